@@ -1,0 +1,111 @@
+/* tunless configuration: loaded from YAML with a libcyaml schema, then one semantic pass.
+ * The loaded form is plain C data with keys decoded and prefixes parsed; nothing here
+ * touches the network. */
+#ifndef TL_CONFIG_H
+#define TL_CONFIG_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_KEY_LEN 32
+
+enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
+
+/* An IPv4 or IPv6 address; v4 is stored in addr[0..3]. */
+struct tl_ip {
+	int family;          /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+};
+
+struct tl_prefix {
+	struct tl_ip ip;     /* host bits cleared by the semantic pass */
+	uint8_t len;
+};
+
+struct tl_sockaddr {
+	struct tl_ip ip;
+	uint16_t port;       /* host order */
+};
+
+enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD };
+
+struct tl_cfg_port {
+	bool present;
+	char iface[IF_NAMESIZE];  /* kernel interface (af_xdp); for pmd: a label */
+	enum tl_port_driver driver;
+	char devargs[256];        /* pmd: full vdev/PCI devargs, e.g. "net_null0" */
+	uint16_t queues;          /* RX/TX queue pairs, default = workers */
+	bool zero_copy;           /* af_xdp: ask for zero-copy (default false: copy mode) */
+};
+
+struct tl_cfg_peer {
+	uint8_t public_key[TL_KEY_LEN];
+	bool has_psk;
+	uint8_t psk[TL_KEY_LEN];
+	bool has_endpoint;
+	struct tl_sockaddr endpoint;
+	struct tl_prefix *allowed_ips;
+	size_t n_allowed_ips;
+	uint16_t persistent_keepalive;   /* seconds, 0 = off */
+	char name[32];                   /* optional label, for humans */
+};
+
+struct tl_cfg_neighbour {
+	struct tl_ip ip;
+	uint8_t mac[6];
+	bool on_wan;                     /* which port it belongs to */
+};
+
+/* Protocol timers. Production values are the protocol's (REFERENCE.md); a test config may
+ * shorten them. Seconds, except the message counts. */
+struct tl_cfg_timers {
+	double rekey_after_time;         /* 120 */
+	double reject_after_time;        /* 180 */
+	double rekey_attempt_time;       /* 90 */
+	double rekey_timeout;            /* 5 */
+	double keepalive_timeout;        /* 10 */
+	uint64_t rekey_after_messages;   /* 2^60 */
+	uint64_t reject_after_messages;  /* 2^64 - 2^13 - 1 */
+};
+
+struct tl_config {
+	char path[4096];                 /* file it came from */
+	char name[IF_NAMESIZE];          /* instance name: host interface, socket names */
+	enum tl_mode mode;
+	uint8_t private_key[TL_KEY_LEN];
+	uint16_t listen_port;            /* default 51820 */
+	uint16_t mtu;                    /* tunnel MTU, default 1420 */
+	struct tl_prefix *addresses;     /* host mode: on the host end of the veth */
+	size_t n_addresses;
+	unsigned workers;                /* default 1 */
+	struct tl_cfg_port wan;          /* required */
+	struct tl_cfg_port lan;          /* gateway mode: required; host mode: must be absent */
+	struct tl_cfg_peer *peers;
+	size_t n_peers;
+	struct tl_cfg_neighbour *neighbours;  /* static next-hop overrides */
+	size_t n_neighbours;
+	struct tl_cfg_timers timers;
+	size_t staged_packets;           /* per-peer staged queue, default 128 */
+	char **eal_args;                 /* extra EAL arguments, NULL-terminated, may be NULL */
+	size_t n_eal_args;
+};
+
+/* Loads and validates path. On failure returns -1, leaves *out NULL and writes one line to
+ * err: "<file>:<line>: <field>: <why>" (line 0 if the file itself could not be read). */
+int tl_config_load(const char *path, struct tl_config **out, char *err, size_t errlen);
+void tl_config_free(struct tl_config *cfg);   /* wipes key material */
+
+/* Shared parsers, also used by the control API and UAPI. Return 0 or -1. */
+int tl_key_from_base64(uint8_t key[TL_KEY_LEN], const char *b64);
+int tl_key_from_hex(uint8_t key[TL_KEY_LEN], const char *hex);
+void tl_key_to_base64(char out[45], const uint8_t key[TL_KEY_LEN]);
+void tl_key_to_hex(char out[65], const uint8_t key[TL_KEY_LEN]);
+int tl_prefix_parse(struct tl_prefix *p, const char *s);      /* "10.0.0.0/24", "fd00::/64", bare IP = host */
+int tl_sockaddr_parse(struct tl_sockaddr *sa, const char *s); /* "1.2.3.4:51820", "[fd00::1]:51820" */
+int tl_mac_parse(uint8_t mac[6], const char *s);
+void tl_prefix_format(char *out, size_t len, const struct tl_prefix *p);
+void tl_sockaddr_format(char *out, size_t len, const struct tl_sockaddr *sa);
+
+#endif

@@ -1,0 +1,43 @@
+/* Drop reasons: the one list. Every packet the dataplane lets go of without delivering it
+ * is counted under exactly one of these. The X-macro yields the enum, the names, the
+ * per-worker counters and the metric labels. */
+#ifndef TL_DROP_H
+#define TL_DROP_H
+
+#include <stdint.h>
+
+#define TL_DROP_REASONS(X)                                                                  \
+	X(malformed,                  "truncated or unparsable frame, header or message")   \
+	X(oversized,                  "frame larger than the port or tunnel can carry")      \
+	X(unknown_type,               "WireGuard message type not 1..4")                     \
+	X(unknown_receiver,           "data message for a receiver index we do not hold")    \
+	X(bad_mac1,                   "handshake message with a wrong mac1")                 \
+	X(bad_mac2,                   "handshake under load without a valid mac2 (cookie sent)") \
+	X(handshake_failed,           "handshake message that did not authenticate")         \
+	X(handshake_overload,         "handshake queue to the control plane full")           \
+	X(auth_failed,                "data message whose tag did not verify")               \
+	X(replay,                     "data message counter already seen or too old")        \
+	X(key_expired,                "data message on a keypair past REJECT_AFTER_TIME/MESSAGES") \
+	X(src_not_allowed,            "decrypted inner source outside the peer's allowed IPs") \
+	X(no_route,                   "inner destination matches no peer's allowed IPs")     \
+	X(no_endpoint,                "peer has no known endpoint to send to")               \
+	X(no_neighbour,               "next-hop MAC address not resolved")                   \
+	X(no_session_staged_overflow, "staged queue of a peer without session full, oldest dropped") \
+	X(no_session_expired,         "staged packets dropped when the handshake gave up")   \
+	X(frag_needed,                "inner packet above tunnel MTU, ICMP sent back")       \
+	X(not_ip,                     "non-IP frame on a tunnel port")                        \
+	X(peer_removed,               "packets held for a peer that was removed")            \
+	X(nomem,                      "mbuf allocation failed")                              \
+	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (socket statistics)")
+
+enum tl_drop {
+#define TL_DROP_ENUM(name, help) TL_DROP_##name,
+	TL_DROP_REASONS(TL_DROP_ENUM)
+#undef TL_DROP_ENUM
+	TL_DROP_MAX
+};
+
+extern const char *const tl_drop_names[TL_DROP_MAX];
+extern const char *const tl_drop_help[TL_DROP_MAX];
+
+#endif
