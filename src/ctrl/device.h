@@ -1,0 +1,125 @@
+/* The tunless device: one instance of the daemon, owned by the control plane (EAL main
+ * lcore). Holds the configuration, our identity, the peers and the dataplane objects. */
+#ifndef TL_DEVICE_H
+#define TL_DEVICE_H
+
+#include <pthread.h>
+#include <sys/queue.h>
+
+#include <rte_dev.h>
+
+#include "crypto/cookie.h"
+#include "crypto/noise.h"
+#include "ctrl/config.h"
+#include "ctrl/xdp.h"
+#include "dataplane/dp.h"
+#include "dataplane/worker.h"
+
+struct tl_nl;
+
+/* Control-plane half of a peer; the shared half is pc->dp. */
+struct tl_peer_ctrl {
+	TAILQ_ENTRY(tl_peer_ctrl) link;
+	struct tl_peer *dp;
+	struct tl_cfg_peer cfg;            /* allowed_ips owned here */
+	struct tl_handshake hs;
+	uint64_t hs_first_attempt_ns;      /* 0 = not trying to handshake */
+	uint64_t hs_last_sent_ns;
+	uint64_t hs_retry_ns;              /* REKEY_TIMEOUT + jitter for the next retry */
+	uint64_t last_session_ns;          /* monotonic, last completed handshake */
+	uint64_t last_handshake_unix_ns;   /* realtime, for wg show */
+	uint64_t last_keepalive_sent_ns;
+	uint64_t handshakes;               /* completed */
+	uint64_t ep_resolve_ns;            /* next time to try to resolve the endpoint MAC */
+};
+
+TAILQ_HEAD(tl_peer_list, tl_peer_ctrl);
+
+/* What an index in our handshake/session space refers to (control plane only). */
+struct tl_index_ref {
+	struct tl_peer_ctrl *pc;
+	bool is_handshake;
+};
+
+struct tl_port_ctl {
+	bool af_xdp;
+	char iface[IF_NAMESIZE];
+	int ifindex;
+	uint16_t queues;
+	struct tl_xdp_maps maps;
+	bool started;
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+};
+
+struct tl_device {
+	struct tl_config *cfg;
+	struct tl_identity id;
+	struct tl_cookie_checker cookies;
+	struct tl_dp dp;
+	struct tl_worker workers[TL_MAX_WORKERS];
+	unsigned worker_lcores[TL_MAX_WORKERS];
+	struct tl_port_ctl ports[TL_PORT_MAX];
+	struct tl_peer_list peers;
+	uint32_t n_peers;
+	pthread_mutex_t lock;              /* peers list vs. telemetry thread */
+	struct rte_hash *ctrl_index;       /* u32 index -> struct tl_index_ref* (ctrl only) */
+	struct tl_counters cnt;            /* control-plane drops and events */
+	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
+	struct tl_nl *nl;
+	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
+	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
+	uint64_t under_load_until_ns;
+	uint64_t table_gen;
+	bool table_dirty;
+	uint64_t handshakes_sent, handshakes_received, cookies_sent;
+};
+
+#define TL_NS 1000000000ull
+
+/* peer.c */
+int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg);
+void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc);
+struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN]);
+int tl_table_publish(struct tl_device *dev);
+void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
+			  const uint8_t *mac);
+
+/* session.c: keypairs and indices */
+uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake);
+void tl_index_free(struct tl_device *dev, uint32_t index);
+struct tl_index_ref *tl_index_find(struct tl_device *dev, uint32_t index);
+int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_session_keys *k,
+		       uint64_t now);
+void tl_session_confirm(struct tl_device *dev, struct tl_peer_ctrl *pc);
+void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc);
+void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+
+/* handshake.c */
+void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);
+int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len);
+void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why);
+
+/* timers.c */
+void tl_timers_run(struct tl_device *dev, uint64_t now);
+
+/* neigh.c */
+void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now);
+void tl_neigh_serve_requests(struct tl_device *dev);
+int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask);
+
+/* ports.c */
+int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
+void tl_ports_teardown(struct tl_device *dev);
+
+/* hostmode.c */
+int tl_host_setup(struct tl_device *dev, char *err, size_t errlen);
+int tl_host_routes(struct tl_device *dev, bool add);
+void tl_host_teardown(struct tl_device *dev);
+
+/* telemetry.c */
+int tl_telemetry_register(struct tl_device *dev);
+
+#endif

@@ -1,0 +1,313 @@
+/* Handshake messages on the control plane: received from the workers through the
+ * handshake ring, answered through worker 0's control TX ring. Also the frames the control
+ * plane originates: initiations, keepalives and staged packets once a session exists. */
+#include <sys/socket.h>
+
+#include <rte_malloc.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "dataplane/packet.h"
+
+#define TL_UNDER_LOAD_HOLD_NS TL_NS
+
+static struct tl_worker *ctrl_worker(struct tl_device *dev)
+{
+	return &dev->workers[0];
+}
+
+static int frame_enqueue(struct tl_device *dev, struct rte_mbuf *m)
+{
+	if (rte_ring_sp_enqueue(ctrl_worker(dev)->ctrl_tx, m) != 0) {
+		tl_drop_pkt(&dev->cnt, m, TL_DROP_nomem);
+		return -1;
+	}
+	return 0;
+}
+
+int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
+	struct tl_endpoint ep;
+	void *p;
+
+	if (!m) {
+		dev->cnt.drops[TL_DROP_nomem]++;
+		return -1;
+	}
+	tl_endpoint_read(pc->dp, &ep);
+	if (!ep.family || !ep.mac_valid) {
+		tl_drop_pkt(&dev->cnt, m, ep.family ? TL_DROP_no_neighbour : TL_DROP_no_endpoint);
+		return -1;
+	}
+	p = rte_pktmbuf_append(m, (uint16_t)len);
+	memcpy(p, msg, len);
+	if (tl_pkt_push_outer(m, &dev->dp.port[TL_PORT_WAN], &ep, dev->dp.listen_port, 0) != 0) {
+		tl_drop_pkt(&dev->cnt, m, TL_DROP_oversized);
+		return -1;
+	}
+	atomic_store_explicit(&pc->dp->last_tx_any_ns, tl_now_ns(), memory_order_relaxed);
+	return frame_enqueue(dev, m);
+}
+
+/* Sends an already encrypted-ready inner packet (or an empty one: keepalive). */
+static int send_data(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_keypair *kp,
+		     struct rte_mbuf *m, uint64_t now)
+{
+	enum tl_drop r = tl_encap_one(&dev->dp, dev->aead, pc->dp, kp, m, 0, now);
+
+	if (r != TL_DROP_MAX) {
+		tl_drop_pkt(&dev->cnt, m, r);
+		return -1;
+	}
+	return frame_enqueue(dev, m);
+}
+
+void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_keypair *kp = atomic_load(&pc->dp->current);
+	struct rte_mbuf *m;
+
+	if (!tl_keypair_can_send(&dev->dp, kp, now)) {
+		tl_handshake_initiate(dev, pc, now);
+		return;
+	}
+	m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
+	if (!m) {
+		dev->cnt.drops[TL_DROP_nomem]++;
+		return;
+	}
+	if (send_data(dev, pc, kp, m, now) == 0)
+		pc->last_keepalive_sent_ns = now;
+}
+
+void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_keypair *kp = atomic_load(&pc->dp->current);
+	struct rte_ring *tx = ctrl_worker(dev)->ctrl_tx;
+	struct rte_mbuf *m;
+
+	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > 0 &&
+	       rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
+		if (send_data(dev, pc, kp, m, now) == 0)
+			dev->cnt.unstaged++;
+	}
+}
+
+void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0)
+		tl_drop_pkt(&dev->cnt, m, why);
+}
+
+int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_msg_initiation msg;
+	uint8_t ts[TL_TIMESTAMP_LEN];
+	uint32_t idx;
+	int r;
+
+	if (!dev->id.has_key || !pc->dp->ep.family)
+		return -1;
+	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)
+		return 0;
+	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
+		tl_index_free(dev, pc->hs.local_index);
+	idx = tl_index_new(dev, pc, true);
+	tl_tai64n_now(ts);
+	r = tl_noise_create_initiation(&msg, &pc->hs, &dev->id, idx, ts, now);
+	if (r != TL_NOISE_OK) {
+		tl_index_free(dev, idx);
+		return -1;
+	}
+	if (!pc->hs_first_attempt_ns)
+		pc->hs_first_attempt_ns = now;
+	pc->hs_last_sent_ns = now;
+	pc->hs_retry_ns = (uint64_t)(dev->cfg->timers.rekey_timeout * 1e9) + tl_random_u32() % (333 * 1000000u);
+	dev->handshakes_sent++;
+	tl_log_debug("peer %u: sending handshake initiation", pc->dp->id);
+	return tl_send_frame(dev, pc, &msg, sizeof(msg));
+}
+
+struct rx_ctx {
+	struct tl_device *dev;
+	struct tl_outer o;
+	uint64_t now;
+};
+
+static struct tl_handshake *lookup_static(void *arg, const uint8_t pub[TL_KEY_LEN])
+{
+	struct tl_peer_ctrl *pc = tl_peer_find(((struct rx_ctx *)arg)->dev, pub);
+
+	return pc ? &pc->hs : NULL;
+}
+
+static struct tl_handshake *lookup_index(void *arg, uint32_t index)
+{
+	struct tl_index_ref *ref = tl_index_find(((struct rx_ctx *)arg)->dev, index);
+
+	return ref && ref->is_handshake ? &ref->pc->hs : NULL;
+}
+
+static struct tl_peer_ctrl *hs_owner(struct tl_handshake *hs)
+{
+	return (struct tl_peer_ctrl *)((char *)hs - offsetof(struct tl_peer_ctrl, hs));
+}
+
+/* The endpoint becomes the source of the authenticated message; the frame's source MAC
+ * is the way back. */
+static void learn_endpoint(struct rx_ctx *c, struct tl_peer_ctrl *pc)
+{
+	struct tl_sockaddr sa = { .ip.family = c->o.family, .port = c->o.src_port };
+
+	memcpy(sa.ip.addr, c->o.src_ip, c->o.family == AF_INET ? 4 : 16);
+	tl_peer_set_endpoint(c->dev, pc, &sa, c->o.src_mac);
+	atomic_store_explicit(&pc->dp->last_rx_auth_ns, c->now, memory_order_relaxed);
+}
+
+static int derive_and_install(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_session_keys k;
+	int r = tl_noise_derive_session(&pc->hs, &k);
+
+	if (r == TL_NOISE_OK)
+		r = tl_session_install(dev, pc, &k, now);
+	tl_wipe(&k, sizeof(k));
+	return r;
+}
+
+/* Every handshake message handed to the control plane ends either consumed or under
+ * exactly one drop reason. */
+static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
+{
+	struct tl_device *dev = c->dev;
+	struct tl_handshake *hs;
+	struct tl_msg_response resp;
+	struct tl_peer_ctrl *pc;
+	uint32_t idx;
+
+	if (tl_noise_consume_initiation(msg, &dev->id, lookup_static, c, c->now, &hs) != TL_NOISE_OK) {
+		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		return;
+	}
+	pc = hs_owner(hs);
+	learn_endpoint(c, pc);
+	idx = tl_index_new(dev, pc, true);
+	if (tl_noise_create_response(&resp, hs, idx, c->now) != TL_NOISE_OK ||
+	    derive_and_install(dev, pc, c->now) != 0) {
+		tl_index_free(dev, idx);
+		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		return;
+	}
+	dev->handshakes_received++;
+	dev->cnt.consumed++;
+	tl_log_debug("peer %u: handshake initiation accepted, responding", pc->dp->id);
+	tl_send_frame(dev, pc, &resp, sizeof(resp));
+}
+
+static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg)
+{
+	struct tl_device *dev = c->dev;
+	struct tl_handshake *hs;
+	struct tl_peer_ctrl *pc;
+
+	if (tl_noise_consume_response(msg, &dev->id, lookup_index, c, &hs) != TL_NOISE_OK) {
+		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		return;
+	}
+	pc = hs_owner(hs);
+	if (derive_and_install(dev, pc, c->now) != 0) {
+		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		return;
+	}
+	learn_endpoint(c, pc);
+	pc->hs_first_attempt_ns = 0;
+	dev->handshakes_received++;
+	dev->cnt.consumed++;
+	tl_log_debug("peer %u: handshake complete (initiator)", pc->dp->id);
+	/* The responder waits for data on the new session: give it some. */
+	if (rte_ring_count(pc->dp->staged))
+		tl_staged_flush(dev, pc, c->now);
+	else
+		tl_send_keepalive(dev, pc, c->now);
+}
+
+static void rx_cookie(struct rx_ctx *c, const struct tl_msg_cookie *msg)
+{
+	struct tl_index_ref *ref = tl_index_find(c->dev, msg->receiver);
+
+	if (!ref || tl_cookie_consume_reply(msg, &ref->pc->hs, c->now) != 0)
+		c->dev->cnt.drops[TL_DROP_handshake_failed]++;
+	else
+		c->dev->cnt.consumed++;
+}
+
+static bool under_load(struct tl_device *dev, uint64_t now)
+{
+	if (rte_ring_count(dev->dp.hs_ring) >= rte_ring_get_capacity(dev->dp.hs_ring) / 8)
+		dev->under_load_until_ns = now + TL_UNDER_LOAD_HOLD_NS;
+	return now < dev->under_load_until_ns;
+}
+
+/* mac1 always; under load mac2 too, else the sender gets a cookie to retry with. */
+static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t sender)
+{
+	size_t alen = c->o.family == AF_INET ? 4 : 16;
+	enum tl_mac_state st = tl_cookie_validate(&c->dev->cookies, msg, len, c->o.src_ip, alen,
+						  c->o.src_port, c->now);
+	struct tl_msg_cookie reply;
+	struct rte_mbuf *m;
+	struct tl_endpoint ep = { .family = c->o.family, .port = c->o.src_port, .mac_valid = true };
+
+	if (st == TL_MAC_INVALID) {
+		c->dev->cnt.drops[TL_DROP_bad_mac1]++;
+		return false;
+	}
+	if (st == TL_MAC_VALID_COOKIE || !under_load(c->dev, c->now))
+		return true;
+	c->dev->cnt.drops[TL_DROP_bad_mac2]++;
+	tl_cookie_create_reply(&reply, &c->dev->cookies, msg, len, sender, c->o.src_ip, alen, c->o.src_port, c->now);
+	memcpy(ep.ip, c->o.src_ip, alen);
+	memcpy(ep.mac, c->o.src_mac, 6);
+	m = rte_pktmbuf_alloc(c->dev->dp.ctrl_pool);
+	if (!m)
+		return false;
+	memcpy(rte_pktmbuf_append(m, sizeof(reply)), &reply, sizeof(reply));
+	if (tl_pkt_push_outer(m, &c->dev->dp.port[TL_PORT_WAN], &ep, c->dev->dp.listen_port, 0) != 0) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (frame_enqueue(c->dev, m) == 0)
+		c->dev->cookies_sent++;
+	return false;
+}
+
+void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
+{
+	struct rx_ctx c = { .dev = dev, .now = now };
+	const uint8_t *msg;
+	uint32_t type;
+
+	if (tl_pkt_parse_outer(m, dev->dp.listen_port, &c.o) != TL_DROP_MAX)
+		return tl_drop_pkt(&dev->cnt, m, TL_DROP_malformed);
+	msg = rte_pktmbuf_mtod(m, const uint8_t *);
+	type = rte_le_to_cpu_32(*(const uint32_t *)msg);
+	if (!dev->id.has_key) {
+		dev->cnt.drops[TL_DROP_handshake_failed]++;
+	} else if (type == TL_MSG_INITIATION) {
+		const struct tl_msg_initiation *init = (const void *)msg;
+
+		if (macs_ok(&c, msg, sizeof(*init), init->sender))
+			rx_initiation(&c, init);
+	} else if (type == TL_MSG_RESPONSE) {
+		const struct tl_msg_response *resp = (const void *)msg;
+
+		if (macs_ok(&c, msg, sizeof(*resp), resp->sender))
+			rx_response(&c, resp);
+	} else {
+		rx_cookie(&c, (const void *)msg);
+	}
+	rte_pktmbuf_free(m);
+}

@@ -1,0 +1,90 @@
+/* Host mode, the TUN replacement: a veth pair whose host end carries the tunnel addresses,
+ * MTU and the routes to the peers' allowed IPs (what wg-quick does for wg0), and whose
+ * other end is the dataplane's AF_XDP port. The host end is NOARP: the kernel sends
+ * straight to it without ARP/ND, like a point-to-point device. */
+#include <net/if.h>
+#include <stdio.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/netlink.h"
+
+static int host_addresses(struct tl_device *dev, int ifindex)
+{
+	for (size_t i = 0; i < dev->cfg->n_addresses; i++) {
+		const struct tl_prefix *a = &dev->cfg->addresses[i];
+		int r = tl_nl_addr_add(dev->nl, ifindex, a->ip.family, a->ip.addr, a->len);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
+{
+	int ifindex, r, mtu = dev->cfg->mtu;
+	uint8_t mac[6];
+
+	snprintf(dev->host_if, sizeof(dev->host_if), "%s", dev->cfg->name);
+	snprintf(dev->dp_if, sizeof(dev->dp_if), "%.11s-dp", dev->cfg->name);
+	if (tl_nl_link_delete(dev->nl, dev->host_if) == 0)
+		tl_log_info("host: removed %s left over from an earlier run", dev->host_if);
+	r = tl_nl_veth_create(dev->nl, dev->host_if, dev->dp_if, dev->cfg->workers);
+	if (r == 0)
+		r = tl_nl_link_set(dev->nl, dev->dp_if, 1, mtu, -1);
+	if (r == 0)
+		r = tl_nl_link_set(dev->nl, dev->host_if, -1, mtu, 1);
+	if (r == 0)
+		r = tl_nl_link_info(dev->nl, dev->host_if, &ifindex, mac, NULL);
+	if (r == 0)
+		r = host_addresses(dev, ifindex);
+	if (r == 0)
+		r = tl_nl_link_set(dev->nl, dev->host_if, 1, 0, -1);
+	if (r != 0) {
+		snprintf(err, errlen, "host: cannot set up %s/%s: %s", dev->host_if, dev->dp_if, strerror(-r));
+		return -1;
+	}
+	memcpy(dev->dp.port[TL_PORT_LAN].peer_mac, mac, 6);
+	dev->dp.port[TL_PORT_LAN].fixed_peer_mac = true;
+	for (size_t i = 0; i < dev->cfg->n_addresses; i++) {
+		struct tl_port_info *pi = &dev->dp.port[TL_PORT_LAN];
+		const struct tl_prefix *a = &dev->cfg->addresses[i];
+
+		if (a->ip.family == AF_INET && !pi->has_ip4) {
+			memcpy(pi->ip4, a->ip.addr, 4);
+			pi->has_ip4 = true;
+		} else if (a->ip.family == AF_INET6 && !pi->has_ip6) {
+			memcpy(pi->ip6, a->ip.addr, 16);
+			pi->has_ip6 = true;
+		}
+	}
+	return 0;
+}
+
+/* Routes for every peer's allowed IPs through the host end. */
+int tl_host_routes(struct tl_device *dev, bool add)
+{
+	int ifindex = (int)if_nametoindex(dev->host_if);
+	struct tl_peer_ctrl *pc;
+
+	if (!ifindex)
+		return -1;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
+			const struct tl_prefix *p = &pc->cfg.allowed_ips[i];
+			int r = add ? tl_nl_route_add(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len)
+				    : tl_nl_route_del(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len);
+
+			if (r != 0 && add)
+				tl_log_err("host: route for peer %u prefix %zu: %s", pc->dp->id, i, strerror(-r));
+		}
+	return 0;
+}
+
+void tl_host_teardown(struct tl_device *dev)
+{
+	if (dev->host_if[0])
+		tl_nl_link_delete(dev->nl, dev->host_if);   /* takes the routes and the peer end along */
+	dev->host_if[0] = 0;
+}

@@ -1,0 +1,343 @@
+/* tunlessd: the daemon. Loads the configuration (nothing starts on a bad one), brings up
+ * EAL, the ports and the workers, then runs the control plane on the main lcore until
+ * SIGINT/SIGTERM, and takes everything down again: workers, ports (which detaches the XDP
+ * programs), the host-mode veth, key material. */
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/netlink.h"
+
+#define TL_HS_RING_SIZE 4096
+#define TL_NEIGH_REQ_SIZE 1024
+#define TL_CTRL_POOL_SIZE 4095
+#define TL_TICK_NS (5ull * 1000000ull)
+#define TL_CTRL_IDLE_US 500
+
+const char *tl_log_name = "tunlessd";
+int tl_log_verbose;
+static volatile sig_atomic_t g_stop;
+
+void tl_log_line(const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s: ", tl_log_name, level);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tl_keypair_reclaim(void *arg, void *key_data);
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tunlessd -c CONFIG.yaml [-v]\n"
+		   "  -c, --config FILE   configuration (see docs/config.md)\n"
+		   "  -v, --verbose       debug logging\n"
+		   "  -t, --check         validate the configuration and exit\n");
+}
+
+/* --lcores: every lcore may float over every CPU this process may use, so that two
+ * instances (or a benchmark) on a small machine share the CPUs instead of pinning. */
+static void lcores_arg(char *out, size_t len, unsigned n_workers)
+{
+	cpu_set_t set;
+	int first = -1, last = -1;
+	size_t off = 0;
+
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof(set), &set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		}
+	for (unsigned l = 0; l <= n_workers && off < len; l++)
+		off += (size_t)snprintf(out + off, len - off, "%s%u@(%d-%d)", l ? "," : "", l, first, last);
+}
+
+static int eal_start(struct tl_device *dev, const char *argv0)
+{
+	char prefix[64], lcores[512];
+	char *args[64];
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "tunless-%s", dev->cfg->name);
+	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers);
+	args[n++] = (char *)argv0;
+	args[n++] = "--no-huge";
+	args[n++] = "-m";
+	args[n++] = "512";
+	args[n++] = "--file-prefix";
+	args[n++] = prefix;
+	args[n++] = "--lcores";
+	args[n++] = lcores;
+	args[n++] = "--no-pci";
+	for (size_t i = 0; i < dev->cfg->n_eal_args && n < 62; i++)
+		args[n++] = dev->cfg->eal_args[i];
+	args[n] = NULL;
+	if (rte_eal_init(n, args) < 0) {
+		tl_log_err("EAL: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+static struct rte_hash *hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free)
+{
+	struct rte_hash_parameters p = {
+		.name = name,
+		.entries = entries,
+		.key_len = key_len,
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = lock_free ? RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF : 0,
+	};
+
+	return rte_hash_create(&p);
+}
+
+static int dp_objects(struct tl_device *dev)
+{
+	struct tl_dp *dp = &dev->dp;
+	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
+	struct rte_hash_rcu_config rcu = {
+		.mode = RTE_HASH_QSBR_MODE_DQ,
+		.free_key_data_func = tl_keypair_reclaim,
+	};
+
+	dp->qsbr = rte_zmalloc("tl_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) != 0)
+		return -1;
+	dp->index_table = hash_new("tl_index", 4 * TL_MAX_PEERS, sizeof(uint32_t), true);
+	dp->neigh_table = hash_new("tl_neigh", 16384, sizeof(struct tl_neigh_key), true);
+	dev->ctrl_index = hash_new("tl_ctrl_index", 8 * TL_MAX_PEERS, sizeof(uint32_t), false);
+	if (!dp->index_table || !dp->neigh_table || !dev->ctrl_index)
+		return -1;
+	rcu.v = dp->qsbr;
+	if (rte_hash_rcu_qsbr_add(dp->index_table, &rcu) != 0)
+		return -1;
+	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
+	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
+					     (int)rte_socket_id(), RING_F_SC_DEQ);
+	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						(int)rte_socket_id());
+	dev->aead = tl_dp_aead_new();
+	return dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
+}
+
+static void dp_params(struct tl_device *dev)
+{
+	const struct tl_config *c = dev->cfg;
+	struct tl_dp *dp = &dev->dp;
+
+	dp->n_workers = c->workers;
+	dp->listen_port = c->listen_port;
+	dp->mtu = c->mtu;
+	dp->host_mode = c->mode == TL_MODE_HOST;
+	dp->limits.rekey_after_time_ns = (uint64_t)(c->timers.rekey_after_time * 1e9);
+	dp->limits.reject_after_time_ns = (uint64_t)(c->timers.reject_after_time * 1e9);
+	dp->limits.rekey_after_messages = c->timers.rekey_after_messages;
+	dp->limits.reject_after_messages = c->timers.reject_after_messages;
+}
+
+static int peers_load(struct tl_device *dev)
+{
+	for (size_t i = 0; i < dev->cfg->n_peers; i++)
+		if (tl_peer_add(dev, &dev->cfg->peers[i]) != 0) {
+			tl_log_err("peers[%zu]: cannot add peer", i);
+			return -1;
+		}
+	return tl_table_publish(dev);
+}
+
+static int workers_start(struct tl_device *dev)
+{
+	unsigned lcore, w = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (w == dev->dp.n_workers)
+			break;
+		if (tl_worker_init(&dev->workers[w], w, &dev->dp) != 0)
+			return -1;
+		dev->worker_lcores[w++] = lcore;
+	}
+	if (w != dev->dp.n_workers) {
+		tl_log_err("EAL gave %u worker lcores, %u needed", w, dev->dp.n_workers);
+		return -1;
+	}
+	for (w = 0; w < dev->dp.n_workers; w++)
+		if (rte_eal_remote_launch(tl_worker_main, &dev->workers[w], dev->worker_lcores[w]) != 0)
+			return -1;
+	return 0;
+}
+
+static void control_loop(struct tl_device *dev)
+{
+	struct rte_mbuf *msgs[TL_BURST];
+	uint64_t last_tick = 0;
+
+	while (!g_stop) {
+		uint64_t now = tl_now_ns();
+		unsigned n = rte_ring_sc_dequeue_burst(dev->dp.hs_ring, (void **)msgs, TL_BURST, NULL);
+
+		for (unsigned i = 0; i < n; i++)
+			tl_handshake_rx(dev, msgs[i], now);
+		tl_neigh_serve_requests(dev);
+		if (now - last_tick >= TL_TICK_NS) {
+			last_tick = now;
+			tl_neigh_resolve_endpoints(dev, now);
+			tl_timers_run(dev, now);
+		}
+		if (!n)
+			usleep(TL_CTRL_IDLE_US);
+	}
+}
+
+static void device_down(struct tl_device *dev)
+{
+	struct tl_peer_ctrl *pc;
+	struct rte_mbuf *m = NULL;
+
+	dev->dp.stop = true;
+	rte_eal_mp_wait_lcore();
+	while ((pc = TAILQ_FIRST(&dev->peers)))
+		tl_peer_remove(dev, pc);
+	for (unsigned w = 0; w < dev->dp.n_workers; w++)
+		if (dev->workers[w].aead)
+			tl_worker_fini(&dev->workers[w]);
+	while (dev->dp.hs_ring && rte_ring_dequeue(dev->dp.hs_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	tl_ports_teardown(dev);
+	if (dev->dp.host_mode)
+		tl_host_teardown(dev);
+	tl_dp_aead_free(dev->aead);
+	tl_identity_clear(&dev->id);
+}
+
+static int device_up(struct tl_device *dev, const char *argv0)
+{
+	char err[512] = "";
+
+	dp_params(dev);
+	if (dev->dp.host_mode && tl_host_setup(dev, err, sizeof(err)) != 0)
+		goto fail;
+	if (eal_start(dev, argv0) != 0)
+		return -1;
+	if (dp_objects(dev) != 0) {
+		snprintf(err, sizeof(err), "cannot allocate dataplane objects: %s", rte_strerror(rte_errno));
+		goto fail;
+	}
+	if (tl_ports_setup(dev, err, sizeof(err)) != 0)
+		goto fail;
+	if (workers_start(dev) != 0) {
+		snprintf(err, sizeof(err), "cannot start workers");
+		goto fail;
+	}
+	if (peers_load(dev) != 0) {
+		snprintf(err, sizeof(err), "cannot load peers");
+		goto fail;
+	}
+	if (dev->dp.host_mode)
+		tl_host_routes(dev, true);
+	if (tl_telemetry_register(dev) != 0)
+		tl_log_err("telemetry commands not registered");
+	return 0;
+fail:
+	tl_log_err("%s", err);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "check", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct tl_device dev = { 0 };
+	const char *path = NULL;
+	char err[1024];
+	bool check = false;
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "c:vth", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'v': tl_log_verbose = 1; break;
+		case 't': check = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!path) {
+		usage(stderr);
+		return 2;
+	}
+	if (tl_crypto_init() != 0) {
+		tl_log_err("crypto library initialisation failed");
+		return 1;
+	}
+	if (tl_config_load(path, &dev.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "tunlessd: %s\n", err);
+		return 2;
+	}
+	if (check) {
+		printf("%s: configuration OK\n", path);
+		tl_config_free(dev.cfg);
+		return 0;
+	}
+	tl_log_name = dev.cfg->name;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	TAILQ_INIT(&dev.peers);
+	pthread_mutex_init(&dev.lock, NULL);
+	tl_identity_set(&dev.id, dev.cfg->private_key);
+	tl_cookie_checker_init(&dev.cookies, &dev.id);
+	dev.nl = tl_nl_open();
+	if (!dev.nl) {
+		tl_log_err("rtnetlink: %s", strerror(errno));
+		rc = 1;
+	} else if (device_up(&dev, argv[0]) != 0) {
+		rc = 1;
+	} else {
+		tl_log_info("up: %s mode, listening on UDP %u, %zu peer(s), %u worker(s)",
+			    dev.dp.host_mode ? "host" : "gateway", dev.dp.listen_port, dev.cfg->n_peers,
+			    dev.dp.n_workers);
+		fflush(stderr);
+		control_loop(&dev);
+		tl_log_info("stopping");
+	}
+	device_down(&dev);
+	if (dev.nl)
+		tl_nl_close(dev.nl);
+	tl_config_free(dev.cfg);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,94 @@
+/* Next-hop MAC addresses from the kernel's neighbour table: for peers' endpoints on the
+ * WAN port, and for inner destinations on the LAN port in gateway mode. Static entries in
+ * the configuration take precedence. Unresolved addresses get a managed kernel entry (the
+ * kernel keeps resolving it) and are tried again shortly. */
+#include <sys/socket.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/netlink.h"
+
+#define TL_RESOLVE_RETRY_NS (100ull * 1000000ull)
+
+static bool static_neighbour(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6])
+{
+	size_t alen = family == AF_INET ? 4 : 16;
+
+	for (size_t i = 0; i < dev->cfg->n_neighbours; i++) {
+		const struct tl_cfg_neighbour *n = &dev->cfg->neighbours[i];
+
+		if (n->ip.family == family && (n->on_wan == (role == TL_PORT_WAN)) && !memcmp(n->ip.addr, ip, alen)) {
+			memcpy(mac, n->mac, 6);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* 0 and mac when known; -1 when not (yet). With ask, an unresolved next hop is handed to
+ * the kernel to resolve. */
+int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask)
+{
+	int oif = 0, has_gw = 0, r;
+	uint8_t gw[16];
+	const uint8_t *hop = ip;
+
+	if (static_neighbour(dev, role, family, ip, mac))
+		return 0;
+	if (!dev->nl || tl_nl_route_get(dev->nl, family, ip, &oif, &has_gw, gw) != 0)
+		return -1;
+	if (oif != dev->ports[role].ifindex)
+		oif = dev->ports[role].ifindex;   /* the port decides, whatever the main table says */
+	if (has_gw) {
+		hop = gw;
+		if (static_neighbour(dev, role, family, gw, mac))
+			return 0;
+	}
+	r = tl_nl_neigh_get(dev->nl, oif, family, hop, mac);
+	if (r == 1)
+		return 0;
+	if (ask)
+		tl_nl_neigh_resolve(dev->nl, oif, family, hop);
+	return -1;
+}
+
+void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now)
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		struct tl_endpoint ep;
+		uint8_t mac[6];
+
+		tl_endpoint_read(pc->dp, &ep);
+		if (!ep.family || ep.mac_valid || now < pc->ep_resolve_ns)
+			continue;
+		if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, mac, true) != 0) {
+			pc->ep_resolve_ns = now + TL_RESOLVE_RETRY_NS;
+			continue;
+		}
+		rte_seqlock_write_lock(&pc->dp->ep_lock);
+		if (pc->dp->ep.family == ep.family && !memcmp(pc->dp->ep.ip, ep.ip, 16)) {
+			memcpy(pc->dp->ep.mac, mac, 6);
+			pc->dp->ep.mac_valid = true;
+		}
+		rte_seqlock_write_unlock(&pc->dp->ep_lock);
+		/* a handshake may have been waiting for the way out */
+		if (rte_ring_count(pc->dp->staged))
+			atomic_store(&pc->dp->want_handshake, true);
+	}
+}
+
+/* LAN next hops the workers asked for (gateway mode). */
+void tl_neigh_serve_requests(struct tl_device *dev)
+{
+	struct tl_neigh_key key;
+	uint8_t mac[6];
+
+	while (rte_ring_sc_dequeue_elem(dev->dp.neigh_req, &key, sizeof(key)) == 0) {
+		if (rte_hash_lookup(dev->dp.neigh_table, &key) >= 0)
+			continue;
+		if (tl_neigh_lookup(dev, TL_PORT_LAN, key.family, key.ip, mac, true) == 0)
+			rte_hash_add_key_data(dev->dp.neigh_table, &key, (void *)tl_mac_pack(mac));
+	}
+}

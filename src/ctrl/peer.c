@@ -1,0 +1,235 @@
+/* Peers: creation, removal, endpoints, and the routing table (allowed IPs) that is
+ * rebuilt and published to the workers as a whole whenever it changes. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_malloc.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+
+static uint32_t peer_id_free(struct tl_device *dev)
+{
+	bool used[TL_MAX_PEERS] = { 0 };
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		used[pc->dp->id] = true;
+	for (uint32_t i = 0; i < TL_MAX_PEERS; i++)
+		if (!used[i])
+			return i;
+	return UINT32_MAX;
+}
+
+struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN])
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		if (!memcmp(pc->cfg.public_key, pub, TL_KEY_LEN))
+			return pc;
+	return NULL;
+}
+
+static struct tl_peer *peer_dp_new(struct tl_device *dev, uint32_t id)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct tl_peer *p = rte_zmalloc("tl_peer", sizeof(*p), RTE_CACHE_LINE_SIZE);
+
+	if (!p)
+		return NULL;
+	p->id = id;
+	rte_seqlock_init(&p->ep_lock);
+	snprintf(name, sizeof(name), "staged%u_%" PRIu64, id, dev->table_gen++);
+	p->staged = rte_ring_create(name, rte_align32pow2((uint32_t)dev->cfg->staged_packets + 1),
+				    (int)rte_socket_id(), 0);
+	if (!p->staged) {
+		rte_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
+			  const uint8_t *mac)
+{
+	struct tl_peer *p = pc->dp;
+
+	rte_seqlock_write_lock(&p->ep_lock);
+	p->ep.family = sa->ip.family;
+	memcpy(p->ep.ip, sa->ip.addr, sizeof(p->ep.ip));
+	p->ep.port = sa->port;
+	p->ep.mac_valid = mac != NULL;
+	if (mac)
+		memcpy(p->ep.mac, mac, 6);
+	rte_seqlock_write_unlock(&p->ep_lock);
+	if (!mac)
+		pc->ep_resolve_ns = 0;   /* resolve at once */
+	(void)dev;
+}
+
+static int copy_cfg(struct tl_cfg_peer *dst, const struct tl_cfg_peer *src)
+{
+	*dst = *src;
+	dst->allowed_ips = NULL;
+	if (src->n_allowed_ips) {
+		dst->allowed_ips = calloc(src->n_allowed_ips, sizeof(*dst->allowed_ips));
+		if (!dst->allowed_ips)
+			return -1;
+		memcpy(dst->allowed_ips, src->allowed_ips, src->n_allowed_ips * sizeof(*dst->allowed_ips));
+	}
+	return 0;
+}
+
+int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg)
+{
+	struct tl_peer_ctrl *pc;
+	uint32_t id = peer_id_free(dev);
+
+	if (id == UINT32_MAX || tl_peer_find(dev, cfg->public_key))
+		return -1;
+	pc = calloc(1, sizeof(*pc));
+	if (!pc || copy_cfg(&pc->cfg, cfg) != 0) {
+		free(pc);
+		return -1;
+	}
+	pc->dp = peer_dp_new(dev, id);
+	if (!pc->dp) {
+		free(pc->cfg.allowed_ips);
+		free(pc);
+		return -1;
+	}
+	pc->dp->ctrl = pc;
+	tl_handshake_init(&pc->hs, &dev->id, cfg->public_key, cfg->has_psk ? cfg->psk : NULL);
+	if (cfg->has_endpoint)
+		tl_peer_set_endpoint(dev, pc, &cfg->endpoint, NULL);
+	pthread_mutex_lock(&dev->lock);
+	TAILQ_INSERT_TAIL(&dev->peers, pc, link);
+	dev->n_peers++;
+	pthread_mutex_unlock(&dev->lock);
+	dev->table_dirty = true;
+	return 0;
+}
+
+static void xdp_routes_del(struct tl_device *dev, const struct tl_peer_ctrl *pc)
+{
+	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
+
+	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
+		return;
+	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+		tl_xdp_route_del(&lan->maps, pc->cfg.allowed_ips[i].ip.family, pc->cfg.allowed_ips[i].ip.addr,
+				 pc->cfg.allowed_ips[i].len);
+}
+
+void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	xdp_routes_del(dev, pc);
+	pthread_mutex_lock(&dev->lock);
+	TAILQ_REMOVE(&dev->peers, pc, link);
+	dev->n_peers--;
+	pthread_mutex_unlock(&dev->lock);
+	tl_table_publish(dev);             /* no worker can find it after the grace period */
+	tl_session_clear_all(dev, pc);
+	if (pc->hs.local_index)
+		tl_index_free(dev, pc->hs.local_index);
+	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	tl_staged_drop(dev, pc, TL_DROP_peer_removed);
+	rte_ring_free(pc->dp->staged);
+	rte_free(pc->dp);
+	tl_handshake_clear(&pc->hs);
+	tl_wipe(&pc->hs, sizeof(pc->hs));
+	tl_wipe(pc->cfg.psk, sizeof(pc->cfg.psk));
+	free(pc->cfg.allowed_ips);
+	free(pc);
+}
+
+static void table_free(struct tl_table *t)
+{
+	if (!t)
+		return;
+	rte_lpm_free(t->lpm4);
+	rte_lpm6_free(t->lpm6);
+	rte_free(t);
+}
+
+static void count_prefixes(struct tl_device *dev, uint32_t *n4, uint32_t *n6)
+{
+	struct tl_peer_ctrl *pc;
+
+	*n4 = *n6 = 0;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+			(pc->cfg.allowed_ips[i].ip.family == AF_INET ? (*n4)++ : (*n6)++);
+}
+
+static struct tl_table *table_build(struct tl_device *dev)
+{
+	char name[RTE_LPM_NAMESIZE];
+	struct tl_table *t = rte_zmalloc("tl_table", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	struct tl_peer_ctrl *pc;
+	uint32_t n4, n6;
+	uint64_t gen = dev->table_gen++;
+
+	if (!t)
+		return NULL;
+	count_prefixes(dev, &n4, &n6);
+	snprintf(name, sizeof(name), "lpm4_%" PRIu64, gen);
+	t->lpm4 = rte_lpm_create(name, (int)rte_socket_id(),
+				 &(struct rte_lpm_config){ .max_rules = n4 + 16, .number_tbl8s = 64 + n4 });
+	snprintf(name, sizeof(name), "lpm6_%" PRIu64, gen);
+	t->lpm6 = rte_lpm6_create(name, (int)rte_socket_id(),
+				  &(struct rte_lpm6_config){ .max_rules = n6 + 16, .number_tbl8s = 64 + 16 * n6 });
+	if (!t->lpm4 || !t->lpm6)
+		goto fail;
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		t->peers[pc->dp->id] = pc->dp;
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
+			const struct tl_prefix *pf = &pc->cfg.allowed_ips[i];
+			int r;
+
+			if (pf->ip.family == AF_INET)
+				r = rte_lpm_add(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)pf->ip.addr), pf->len, pc->dp->id);
+			else
+				r = rte_lpm6_add(t->lpm6, pf->ip.addr, pf->len, pc->dp->id);
+			if (r != 0)
+				goto fail;
+		}
+	}
+	return t;
+fail:
+	table_free(t);
+	return NULL;
+}
+
+/* The LAN port's XDP program steers exactly what the table routes. */
+static void xdp_routes_sync(struct tl_device *dev)
+{
+	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
+	struct tl_peer_ctrl *pc;
+
+	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
+		return;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
+			const struct tl_prefix *pf = &pc->cfg.allowed_ips[i];
+
+			tl_xdp_route_add(&lan->maps, pf->ip.family, pf->ip.addr, pf->len, pc->dp->id);
+		}
+}
+
+int tl_table_publish(struct tl_device *dev)
+{
+	struct tl_table *t = table_build(dev), *old;
+
+	if (!t) {
+		tl_log_err("cannot build the routing table (out of memory)");
+		return -1;
+	}
+	old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
+	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	table_free(old);
+	xdp_routes_sync(dev);
+	dev->table_dirty = false;
+	return 0;
+}

@@ -1,0 +1,217 @@
+/* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
+ * interface with our XDP program (the default), or any DPDK PMD from its devargs. */
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/netlink.h"
+
+#define TL_RX_DESC 2048
+#define TL_TX_DESC 2048
+#define TL_RX_POOL_SIZE 8191
+#define TL_POOL_CACHE 256
+
+static const char *role_name(int role)
+{
+	return role == TL_PORT_WAN ? "wan" : "lan";
+}
+
+static const struct tl_cfg_port *port_cfg(struct tl_device *dev, int role)
+{
+	return role == TL_PORT_WAN ? &dev->cfg->wan : &dev->cfg->lan;
+}
+
+static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint16_t queues,
+			uint16_t *port_id, char *err, size_t errlen)
+{
+	struct tl_port_ctl *pc = &dev->ports[role];
+	char obj[4096], args[4400];
+	int r;
+
+	pc->ifindex = (int)if_nametoindex(iface);
+	if (!pc->ifindex) {
+		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", role_name(role), iface);
+		return -1;
+	}
+	r = tl_xdp_object_path(obj, sizeof(obj), role == TL_PORT_WAN ? TL_XDP_WAN_OBJECT : TL_XDP_LAN_OBJECT);
+	if (r != 0) {
+		snprintf(err, errlen, "XDP object %s not found (build it, or set TUNLESS_BPF_DIR)", obj);
+		return -1;
+	}
+	r = tl_xdp_clear_leftover(pc->ifindex, err, errlen);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		tl_log_info("%s: removed a tunless XDP program left over on %s", role_name(role), iface);
+	snprintf(pc->vdev_name, sizeof(pc->vdev_name), "net_af_xdp_%s_%s", dev->cfg->name, role_name(role));
+	snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=%u,xdp_prog=%s,busy_budget=0", iface,
+		 queues, obj);
+	if (rte_vdev_init(pc->vdev_name, args) != 0) {
+		snprintf(err, errlen, "ports.%s: cannot open AF_XDP on %s (see the DPDK log above)", role_name(role), iface);
+		return -1;
+	}
+	if (rte_eth_dev_get_port_by_name(pc->vdev_name, port_id) != 0) {
+		snprintf(err, errlen, "ports.%s: AF_XDP port %s vanished", role_name(role), pc->vdev_name);
+		return -1;
+	}
+	pc->af_xdp = true;
+	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
+	return 0;
+}
+
+static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint16_t *port_id, char *err,
+		     size_t errlen)
+{
+	struct tl_port_ctl *pc = &dev->ports[role];
+	char name[sizeof(pc->vdev_name)];
+	size_t len = strcspn(devargs, ",");
+
+	if (len >= sizeof(name)) {
+		snprintf(err, errlen, "ports.%s.devargs: device name too long", role_name(role));
+		return -1;
+	}
+	memcpy(name, devargs, len);
+	name[len] = 0;
+	if (rte_dev_probe(devargs) != 0 || rte_eth_dev_get_port_by_name(name, port_id) != 0) {
+		snprintf(err, errlen, "ports.%s.devargs: cannot probe '%s'", role_name(role), devargs);
+		return -1;
+	}
+	memcpy(pc->vdev_name, name, len + 1);
+	return 0;
+}
+
+static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint16_t queues, char *err, size_t errlen)
+{
+	struct rte_eth_conf conf = { 0 };
+	int socket = rte_eth_dev_socket_id(port_id);
+
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	if (rte_eth_dev_configure(port_id, queues, queues, &conf) != 0) {
+		snprintf(err, errlen, "ports.%s: cannot configure %u queues", role_name(role), queues);
+		return -1;
+	}
+	for (uint16_t q = 0; q < queues; q++) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+		struct rte_mempool *mp;
+
+		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
+		mp = rte_pktmbuf_pool_create(name, TL_RX_POOL_SIZE, TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+		if (!mp || rte_eth_rx_queue_setup(port_id, q, TL_RX_DESC, (unsigned)socket, NULL, mp) != 0 ||
+		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
+			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", role_name(role), q,
+				 mp ? "queue setup failed" : rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	if (rte_eth_dev_start(port_id) != 0) {
+		snprintf(err, errlen, "ports.%s: cannot start the port", role_name(role));
+		return -1;
+	}
+	dev->ports[role].started = true;
+	return 0;
+}
+
+/* Source addresses of outer packets and ICMP errors: the interface's own. */
+static void port_addresses(struct tl_port_info *pi, const char *iface)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (!iface[0] || getifaddrs(&ifa) != 0)
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET && !pi->has_ip4) {
+			memcpy(pi->ip4, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+			pi->has_ip4 = true;
+		} else if (i->ifa_addr->sa_family == AF_INET6 && !pi->has_ip6) {
+			const struct in6_addr *a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(a))
+				continue;
+			memcpy(pi->ip6, a, 16);
+			pi->has_ip6 = true;
+		}
+	}
+	freeifaddrs(ifa);
+}
+
+static int port_open(struct tl_device *dev, int role, const char *iface_override, char *err, size_t errlen)
+{
+	const struct tl_cfg_port *cfg = port_cfg(dev, role);
+	struct tl_port_info *pi = &dev->dp.port[role];
+	uint16_t queues = dev->cfg->workers, port_id;
+	struct rte_ether_addr mac;
+	const char *iface = iface_override ? iface_override : cfg->iface;
+	int r;
+
+	if (iface_override || cfg->driver == TL_DRIVER_AF_XDP)
+		r = af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen);
+	else
+		r = pmd_probe(dev, role, cfg->devargs, &port_id, err, errlen);
+	if (r != 0 || queues_setup(dev, role, port_id, queues, err, errlen) != 0)
+		return -1;
+	pi->port_id = port_id;
+	rte_eth_macaddr_get(port_id, &mac);
+	memcpy(pi->mac, mac.addr_bytes, 6);
+	dev->ports[role].queues = queues;
+	if (!iface_override)
+		port_addresses(pi, iface);
+	return 0;
+}
+
+static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t errlen)
+{
+	struct tl_port_ctl *pc = &dev->ports[role];
+	uint32_t flags = role == TL_PORT_LAN && dev->dp.host_mode ? TL_XDP_CFG_REDIRECT_ALL : 0;
+
+	if (!pc->af_xdp)
+		return 0;
+	if (tl_xdp_maps_open(pc->ifindex, &pc->maps, err, errlen) != 0)
+		return -1;
+	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? dev->dp.listen_port : 0, flags);
+}
+
+int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
+{
+	for (int r = 0; r < TL_PORT_MAX; r++)
+		dev->ports[r].maps = (struct tl_xdp_maps){ -1, -1, -1, -1 };
+	if (port_open(dev, TL_PORT_WAN, NULL, err, errlen) != 0)
+		return -1;
+	if (port_open(dev, TL_PORT_LAN, dev->dp.host_mode ? dev->dp_if : NULL, err, errlen) != 0)
+		return -1;
+	if (xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0)
+		return -1;
+	if (!dev->dp.port[TL_PORT_WAN].has_ip4 && !dev->dp.port[TL_PORT_WAN].has_ip6)
+		tl_log_info("wan: %s has no address yet: peers cannot be reached until it has one", dev->cfg->wan.iface);
+	return 0;
+}
+
+void tl_ports_teardown(struct tl_device *dev)
+{
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		struct tl_port_ctl *pc = &dev->ports[r];
+		uint16_t port_id;
+
+		tl_xdp_maps_close(&pc->maps);
+		if (!pc->vdev_name[0] || rte_eth_dev_get_port_by_name(pc->vdev_name, &port_id) != 0)
+			continue;
+		if (pc->started)
+			rte_eth_dev_stop(port_id);
+		rte_eth_dev_close(port_id);
+		if (pc->af_xdp) {
+			rte_vdev_uninit(pc->vdev_name);
+			tl_xdp_detach(pc->ifindex);   /* safety net: the PMD detaches it on close */
+		}
+		pc->vdev_name[0] = 0;
+	}
+}

@@ -1,0 +1,162 @@
+/* Indices and keypairs. The control plane is the only writer of a peer's keypair slots
+ * (current/previous/next) and of the index table; workers read them lock-free, and a
+ * retired keypair is freed by the index table's RCU defer queue once no worker can still
+ * hold it. */
+#include <stdlib.h>
+
+#include <rte_malloc.h>
+
+#include "ctrl/device.h"
+
+uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake)
+{
+	struct tl_index_ref *ref = calloc(1, sizeof(*ref));
+	uint32_t idx;
+
+	if (!ref)
+		return 0;
+	ref->pc = pc;
+	ref->is_handshake = is_handshake;
+	do {
+		idx = tl_random_u32();
+	} while (idx == 0 || rte_hash_lookup(dev->ctrl_index, &idx) >= 0);
+	if (rte_hash_add_key_data(dev->ctrl_index, &idx, ref) != 0) {
+		free(ref);
+		return 0;
+	}
+	return idx;
+}
+
+struct tl_index_ref *tl_index_find(struct tl_device *dev, uint32_t index)
+{
+	void *data;
+
+	if (rte_hash_lookup_data(dev->ctrl_index, &index, &data) < 0)
+		return NULL;
+	return data;
+}
+
+void tl_index_free(struct tl_device *dev, uint32_t index)
+{
+	struct tl_index_ref *ref = tl_index_find(dev, index);
+
+	if (!ref)
+		return;
+	rte_hash_del_key(dev->ctrl_index, &index);
+	free(ref);
+}
+
+static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl *pc,
+				      const struct tl_session_keys *k, uint64_t now)
+{
+	struct tl_keypair *kp = rte_zmalloc("tl_keypair", sizeof(*kp), RTE_CACHE_LINE_SIZE);
+
+	if (!kp)
+		return NULL;
+	memcpy(kp->send_key, k->send, TL_KEY_LEN);
+	memcpy(kp->recv_key, k->recv, TL_KEY_LEN);
+	kp->local_index = k->local_index;
+	kp->remote_index = k->remote_index;
+	kp->birth_ns = now;
+	kp->initiator = k->initiator;
+	kp->peer = pc->dp;
+	atomic_init(&kp->send_counter, 0);
+	rte_spinlock_init(&kp->replay_lock);
+	tl_replay_init(&kp->replay);
+	if (rte_hash_add_key_data(dev->dp.index_table, &kp->local_index, kp) != 0) {
+		tl_wipe(kp, sizeof(*kp));
+		rte_free(kp);
+		return NULL;
+	}
+	return kp;
+}
+
+/* Called by the index table's RCU defer queue after the grace period. */
+void tl_keypair_reclaim(void *arg, void *key_data)
+{
+	struct tl_keypair *kp = key_data;
+
+	(void)arg;
+	tl_wipe(kp, sizeof(*kp));
+	rte_free(kp);
+}
+
+/* The keypair is already out of the peer's slots: unpublish its index. */
+static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
+{
+	if (!kp)
+		return;
+	tl_index_free(dev, kp->local_index);
+	rte_hash_del_key(dev->dp.index_table, &kp->local_index);
+}
+
+static struct tl_keypair *slot_swap(_Atomic(struct tl_keypair *) *slot, struct tl_keypair *kp)
+{
+	return atomic_exchange_explicit(slot, kp, memory_order_acq_rel);
+}
+
+int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_session_keys *k,
+		       uint64_t now)
+{
+	struct tl_peer *p = pc->dp;
+	struct tl_keypair *kp = keypair_new(dev, pc, k, now), *next;
+	struct tl_index_ref *ref = tl_index_find(dev, k->local_index);
+
+	if (!kp)
+		return -1;
+	if (ref)
+		ref->is_handshake = false;
+	if (k->initiator) {
+		/* e, ee, se, psk consumed: usable at once. */
+		next = slot_swap(&p->next, NULL);
+		if (next) {
+			keypair_retire(dev, slot_swap(&p->previous, next));
+			keypair_retire(dev, slot_swap(&p->current, kp));
+		} else {
+			keypair_retire(dev, slot_swap(&p->previous, slot_swap(&p->current, kp)));
+		}
+	} else {
+		/* Responder: wait for the first data message on it before sending with it. */
+		keypair_retire(dev, slot_swap(&p->next, kp));
+		keypair_retire(dev, slot_swap(&p->previous, NULL));
+	}
+	pc->last_session_ns = now;
+	pc->last_handshake_unix_ns = (uint64_t)time(NULL) * TL_NS;
+	pc->handshakes++;
+	return 0;
+}
+
+/* Data arrived on ->next: it becomes current. */
+void tl_session_confirm(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	struct tl_peer *p = pc->dp;
+	struct tl_keypair *next = slot_swap(&p->next, NULL);
+
+	if (!next)
+		return;
+	keypair_retire(dev, slot_swap(&p->previous, slot_swap(&p->current, next)));
+}
+
+void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	struct tl_peer *p = pc->dp;
+
+	keypair_retire(dev, slot_swap(&p->next, NULL));
+	keypair_retire(dev, slot_swap(&p->current, NULL));
+	keypair_retire(dev, slot_swap(&p->previous, NULL));
+}
+
+static void expire_slot(struct tl_device *dev, _Atomic(struct tl_keypair *) *slot, uint64_t now)
+{
+	struct tl_keypair *kp = atomic_load(slot);
+
+	if (kp && now - kp->birth_ns >= dev->dp.limits.reject_after_time_ns)
+		keypair_retire(dev, slot_swap(slot, NULL));
+}
+
+void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	expire_slot(dev, &pc->dp->next, now);
+	expire_slot(dev, &pc->dp->current, now);
+	expire_slot(dev, &pc->dp->previous, now);
+}

@@ -1,0 +1,117 @@
+/* WireGuard's timers, derived on the control plane from the event stamps the workers
+ * leave on each peer (data sent/received, authenticated packet received) instead of
+ * per-packet timer updates on the fast path. Run every few milliseconds. */
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+
+static uint64_t secs(double s)
+{
+	return (uint64_t)(s * 1e9);
+}
+
+static uint64_t stamp(_Atomic uint64_t *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+/* Retransmit an initiation after REKEY_TIMEOUT (+ jitter); give up after REKEY_ATTEMPT_TIME
+ * and drop what was waiting for the session. */
+static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	const struct tl_cfg_timers *t = &dev->cfg->timers;
+
+	if (!pc->hs_first_attempt_ns)
+		return;
+	if (now - pc->hs_first_attempt_ns >= secs(t->rekey_attempt_time)) {
+		tl_log_info("peer %u: handshake did not complete after %.0f s, giving up", pc->dp->id,
+			    t->rekey_attempt_time);
+		pc->hs_first_attempt_ns = 0;
+		if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
+			tl_index_free(dev, pc->hs.local_index);
+		tl_handshake_clear(&pc->hs);
+		tl_staged_drop(dev, pc, TL_DROP_no_session_expired);
+		atomic_store(&pc->dp->want_handshake, false);
+		return;
+	}
+	if (now - pc->hs_last_sent_ns >= pc->hs_retry_ns)
+		tl_handshake_initiate(dev, pc, now);
+}
+
+/* Data sent and nothing authenticated back for KEEPALIVE + REKEY_TIMEOUT: new handshake. */
+static void new_handshake_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	const struct tl_cfg_timers *t = &dev->cfg->timers;
+	uint64_t tx = stamp(&pc->dp->last_tx_data_ns), rx = stamp(&pc->dp->last_rx_auth_ns);
+
+	if (!tx || rx >= tx || pc->hs_first_attempt_ns)
+		return;
+	if (now - tx >= secs(t->keepalive_timeout + t->rekey_timeout) && tx - rx >= secs(t->keepalive_timeout + t->rekey_timeout))
+		tl_handshake_initiate(dev, pc, now);
+}
+
+/* Data received and nothing sent back for KEEPALIVE_TIMEOUT: keepalive. */
+static void keepalive_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	const struct tl_cfg_timers *t = &dev->cfg->timers;
+	uint64_t rx = stamp(&pc->dp->last_rx_data_ns), tx = stamp(&pc->dp->last_tx_any_ns);
+
+	if (rx && tx < rx && now - rx >= secs(t->keepalive_timeout))
+		tl_send_keepalive(dev, pc, now);
+}
+
+static void persistent_keepalive_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	uint64_t interval = (uint64_t)pc->cfg.persistent_keepalive * TL_NS;
+	uint64_t tx = stamp(&pc->dp->last_tx_any_ns);
+
+	if (interval && pc->dp->ep.family && now - tx >= interval && now - pc->last_keepalive_sent_ns >= interval)
+		tl_send_keepalive(dev, pc, now);
+}
+
+/* The initiator rekeys before its session is rejected even when it only receives. */
+static void receive_rekey_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	const struct tl_cfg_timers *t = &dev->cfg->timers;
+	struct tl_keypair *kp = atomic_load(&pc->dp->current);
+	uint64_t rx = stamp(&pc->dp->last_rx_data_ns);
+
+	if (kp && kp->initiator && !pc->hs_first_attempt_ns && rx > kp->birth_ns &&
+	    now - kp->birth_ns >= secs(t->reject_after_time - t->keepalive_timeout - t->rekey_timeout))
+		tl_handshake_initiate(dev, pc, now);
+}
+
+/* Nothing new for 3 × REJECT_AFTER_TIME: forget every key of the peer. */
+static void zero_keys_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	if (!pc->last_session_ns || now - pc->last_session_ns < 3 * secs(dev->cfg->timers.reject_after_time))
+		return;
+	tl_log_info("peer %u: no session for 3 x REJECT_AFTER_TIME, zeroing keys", pc->dp->id);
+	tl_session_clear_all(dev, pc);
+	tl_handshake_clear(&pc->hs);
+	pc->last_session_ns = 0;
+}
+
+static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	if (atomic_exchange(&pc->dp->next_confirmed, false))
+		tl_session_confirm(dev, pc);
+	tl_session_expire(dev, pc, now);
+	if (atomic_exchange(&pc->dp->want_handshake, false) && !pc->hs_first_attempt_ns)
+		tl_handshake_initiate(dev, pc, now);
+	handshake_retry(dev, pc, now);
+	new_handshake_check(dev, pc, now);
+	keepalive_check(dev, pc, now);
+	persistent_keepalive_check(dev, pc, now);
+	receive_rekey_check(dev, pc, now);
+	zero_keys_check(dev, pc, now);
+	if (rte_ring_count(pc->dp->staged))
+		tl_staged_flush(dev, pc, now);
+}
+
+void tl_timers_run(struct tl_device *dev, uint64_t now)
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		peer_tick(dev, pc, now);
+}

@@ -1,0 +1,217 @@
+/* WAN -> LAN: WireGuard datagrams. Handshake messages go to the control plane; data
+ * messages are authenticated, replay-checked, source-checked and delivered. */
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include "crypto/messages.h"
+#include "dataplane/packet.h"
+#include "dataplane/worker.h"
+
+static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (m->data_len < 4)
+		return TL_DROP_malformed;
+	*type = rte_le_to_cpu_32(*(const uint32_t *)p);
+	switch (*type) {
+	case TL_MSG_INITIATION:
+		return m->data_len == sizeof(struct tl_msg_initiation) ? TL_DROP_MAX : TL_DROP_malformed;
+	case TL_MSG_RESPONSE:
+		return m->data_len == sizeof(struct tl_msg_response) ? TL_DROP_MAX : TL_DROP_malformed;
+	case TL_MSG_COOKIE:
+		return m->data_len == sizeof(struct tl_msg_cookie) ? TL_DROP_MAX : TL_DROP_malformed;
+	case TL_MSG_DATA:
+		return m->data_len >= TL_MSG_DATA_MIN ? TL_DROP_MAX : TL_DROP_malformed;
+	default:
+		return TL_DROP_unknown_type;
+	}
+}
+
+/* Handshake messages: the outer headers are restored so that the control plane sees the
+ * source address and MAC. */
+static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
+{
+	rte_pktmbuf_prepend(m, outer_len);
+	if (rte_ring_mp_enqueue(w->dp->hs_ring, m) != 0)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_handshake_overload);
+	w->cnt.to_ctrl++;
+}
+
+static struct tl_keypair *index_lookup(struct tl_dp *dp, uint32_t index)
+{
+	void *data;
+
+	if (rte_hash_lookup_data(dp->index_table, &index, &data) < 0)
+		return NULL;
+	return data;
+}
+
+static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o)
+{
+	size_t alen = o->family == AF_INET ? 4 : 16;
+
+	return ep->family == o->family && ep->port == o->src_port && !memcmp(ep->ip, o->src_ip, alen) &&
+	       ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6);
+}
+
+/* Roaming: the endpoint becomes the source of the latest authenticated packet. The frame's
+ * source MAC is the next hop back. */
+static void roam(struct tl_peer *peer, const struct tl_outer *o)
+{
+	struct tl_endpoint cur;
+
+	tl_endpoint_read(peer, &cur);
+	if (same_endpoint(&cur, o))
+		return;
+	rte_seqlock_write_lock(&peer->ep_lock);
+	peer->ep.family = o->family;
+	memset(peer->ep.ip, 0, sizeof(peer->ep.ip));
+	memcpy(peer->ep.ip, o->src_ip, o->family == AF_INET ? 4 : 16);
+	peer->ep.port = o->src_port;
+	memcpy(peer->ep.mac, o->src_mac, 6);
+	peer->ep.mac_valid = true;
+	rte_seqlock_write_unlock(&peer->ep_lock);
+}
+
+static bool source_allowed(const struct tl_table *t, const struct tl_peer *peer, const struct tl_inner *in)
+{
+	uint32_t hop;
+	int r;
+
+	if (in->family == AF_INET)
+		r = rte_lpm_lookup(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)in->src), &hop);
+	else
+		r = rte_lpm6_lookup(t->lpm6, in->src, &hop);
+	return r == 0 && hop == peer->id;
+}
+
+static int lan_dst_mac(struct tl_worker *w, const struct tl_inner *in, uint8_t mac[6])
+{
+	const struct tl_port_info *lan = &w->dp->port[TL_PORT_LAN];
+	struct tl_neigh_key key = { .family = (uint8_t)in->family };
+	void *data;
+
+	if (lan->fixed_peer_mac) {
+		memcpy(mac, lan->peer_mac, 6);
+		return 0;
+	}
+	memcpy(key.ip, in->dst, in->family == AF_INET ? 4 : 16);
+	if (rte_hash_lookup_data(w->dp->neigh_table, &key, &data) >= 0) {
+		tl_mac_unpack(mac, (uintptr_t)data);
+		return 0;
+	}
+	/* The control plane resolves it; a full request ring only delays the resolution. */
+	rte_ring_mp_enqueue_elem(w->dp->neigh_req, &key, sizeof(key));
+	return -1;
+}
+
+/* RFC 6040 decapsulation: an outer CE mark reaches an ECN-capable inner packet. */
+static void ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
+{
+	if (outer_ecn != 3 || in->ecn == 0 || in->ecn == 3)
+		return;
+	if (in->family == AF_INET) {
+		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+
+		h->type_of_service |= 3;
+		h->hdr_checksum = 0;
+		h->hdr_checksum = rte_ipv4_cksum(h);
+	} else {
+		ip[1] |= 3 << 4;
+	}
+}
+
+static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struct tl_peer *peer,
+			    struct rte_mbuf *m, uint8_t outer_ecn)
+{
+	struct tl_inner in;
+	uint8_t mac[6];
+	enum tl_drop r;
+
+	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
+	if (r != TL_DROP_MAX)
+		return r;
+	if (!source_allowed(t, peer, &in))
+		return TL_DROP_src_not_allowed;
+	rte_pktmbuf_trim(m, m->data_len - in.len);
+	ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn);
+	if (lan_dst_mac(w, &in, mac) != 0)
+		return TL_DROP_no_neighbour;
+	if (tl_pkt_push_eth(m, mac, w->dp->port[TL_PORT_LAN].mac, in.family) != 0)
+		return TL_DROP_malformed;
+	return TL_DROP_MAX;
+}
+
+static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_outer *o)
+{
+	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
+	uint32_t clen = m->data_len - sizeof(*hdr) - TL_AEAD_TAG_LEN;
+	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
+	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
+	struct tl_peer *peer;
+	enum tl_drop r;
+	bool fresh;
+
+	if (!kp)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_unknown_receiver);
+	if (w->now_ns - kp->birth_ns >= w->dp->limits.reject_after_time_ns || ctr >= w->dp->limits.reject_after_messages)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_key_expired);
+	if (tl_dp_aead_open(w->aead, kp->recv_key, ctr, hdr->payload, clen, hdr->payload + clen) != 0)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_auth_failed);
+	rte_spinlock_lock(&kp->replay_lock);
+	fresh = tl_replay_check(&kp->replay, ctr, w->dp->limits.reject_after_messages);
+	rte_spinlock_unlock(&kp->replay_lock);
+	if (!fresh)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_replay);
+	peer = kp->peer;
+	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&peer->stats.rx_packets, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp)
+		atomic_store_explicit(&peer->next_confirmed, true, memory_order_release);
+	roam(peer, o);
+	rte_pktmbuf_adj(m, sizeof(*hdr));
+	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);
+	if (clen == 0) {                      /* keepalive */
+		w->cnt.consumed++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	atomic_store_explicit(&peer->last_rx_data_ns, w->now_ns, memory_order_relaxed);
+	r = deliver(w, t, peer, m, o->ecn);
+	if (r != TL_DROP_MAX)
+		return tl_drop_pkt(&w->cnt, m, r);
+	if (rte_ring_sp_enqueue(w->egress[TL_PORT_LAN], m) != 0)   /* space was reserved */
+		tl_drop_pkt(&w->cnt, m, TL_DROP_nomem);
+}
+
+static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
+{
+	struct tl_outer o;
+	uint16_t before = m->data_len, outer_len;
+	uint32_t type;
+	enum tl_drop r;
+
+	r = tl_pkt_parse_outer(m, w->dp->listen_port, &o);
+	if (r != TL_DROP_MAX)
+		return tl_drop_pkt(&w->cnt, m, r);
+	outer_len = (uint16_t)(before - m->data_len);
+	r = check_type(m, &type);
+	if (r != TL_DROP_MAX)
+		return tl_drop_pkt(&w->cnt, m, r);
+	if (type != TL_MSG_DATA)
+		return to_ctrl(w, m, outer_len);
+	data_in(w, t, m, &o);
+}
+
+void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
+{
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++)
+		decap_one(w, t, pkts[i]);
+}

@@ -1,0 +1,162 @@
+/* Dataplane objects shared by the workers (readers, fast path) and the control plane
+ * (owner, writer). Workers never take locks on these: peers, keypairs and lookup tables
+ * are published with atomics and reclaimed after an rte_rcu_qsbr grace period. */
+#ifndef TL_DP_H
+#define TL_DP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_hash.h>
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_seqlock.h>
+#include <rte_spinlock.h>
+
+#include "crypto/replay.h"
+#include "dataplane/drop.h"
+
+#define TL_MAX_WORKERS 16
+#define TL_MAX_PEERS 4096
+#define TL_BURST 32
+
+enum tl_port_role { TL_PORT_WAN, TL_PORT_LAN, TL_PORT_MAX };
+
+/* Protocol limits in nanoseconds / messages, fixed at start. */
+struct tl_dp_limits {
+	uint64_t rekey_after_time_ns;
+	uint64_t reject_after_time_ns;
+	uint64_t rekey_after_messages;
+	uint64_t reject_after_messages;
+};
+
+/* A session's transport keys. Created by the control plane on handshake completion; the
+ * send counter is shared by all workers; the replay window has one writer at a time. */
+struct tl_keypair {
+	uint8_t send_key[32];
+	uint8_t recv_key[32];
+	uint32_t local_index;
+	uint32_t remote_index;
+	uint64_t birth_ns;
+	bool initiator;
+	struct tl_peer *peer;
+	_Atomic uint64_t send_counter;
+	rte_spinlock_t replay_lock;
+	struct tl_replay replay;
+};
+
+/* Where to send a peer's packets: outer address, port and next-hop MAC. Written by the
+ * control plane (config, handshakes) and by workers (roaming), read under a seqlock. */
+struct tl_endpoint {
+	int family;                 /* 0 = unknown */
+	uint8_t ip[16];
+	uint16_t port;              /* host order */
+	uint8_t mac[6];             /* next hop on the WAN port */
+	bool mac_valid;
+};
+
+struct tl_peer_stats {
+	_Atomic uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets;
+};
+
+struct tl_peer {
+	uint32_t id;                                 /* index in the table, LPM next hop */
+	_Atomic(struct tl_keypair *) current, previous, next;
+	rte_seqlock_t ep_lock;
+	struct tl_endpoint ep;
+	struct rte_ring *staged;                     /* packets waiting for a session (MP/MC) */
+	struct tl_peer_stats stats;
+	/* Event stamps (CLOCK_MONOTONIC ns) from which the control plane derives the timers. */
+	_Atomic uint64_t last_tx_data_ns, last_tx_any_ns, last_rx_data_ns, last_rx_auth_ns;
+	_Atomic bool want_handshake;                 /* worker: no usable session / rekey due */
+	_Atomic bool next_confirmed;                 /* worker: data arrived on ->next */
+	void *ctrl;                                  /* control-plane state, opaque here */
+};
+
+static inline void tl_endpoint_read(struct tl_peer *p, struct tl_endpoint *ep)
+{
+	uint32_t sn;
+
+	do {
+		sn = rte_seqlock_read_begin(&p->ep_lock);
+		*ep = p->ep;
+	} while (rte_seqlock_read_retry(&p->ep_lock, sn));
+}
+
+/* Read-only routing snapshot: replaced as a whole when allowed IPs change. */
+struct tl_table {
+	struct rte_lpm *lpm4;
+	struct rte_lpm6 *lpm6;
+	struct tl_peer *peers[TL_MAX_PEERS];
+};
+
+/* Per port constants for building frames. */
+struct tl_port_info {
+	uint16_t port_id;
+	uint8_t mac[6];
+	uint8_t ip4[4];        /* source address for outer IPv4 (WAN) / ICMP errors (LAN) */
+	uint8_t ip6[16];
+	bool has_ip4, has_ip6;
+	uint8_t peer_mac[6];   /* host mode LAN: the host end of the veth */
+	bool fixed_peer_mac;
+};
+
+/* Counters of one thread (worker or control plane), written by that thread only. */
+struct tl_counters {
+	uint64_t drops[TL_DROP_MAX];
+	uint64_t rx[TL_PORT_MAX], tx[TL_PORT_MAX];
+	uint64_t to_ctrl;          /* handshake messages handed to the control plane */
+	uint64_t consumed;         /* keepalives and handshake messages taken by us */
+	uint64_t staged;           /* inner packets parked while no session */
+	uint64_t unstaged;         /* staged packets sent after the handshake */
+	uint64_t from_ctrl;        /* frames built by the control plane and sent */
+	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
+	uint64_t busy_polls, idle_polls;
+} __rte_cache_aligned;
+
+/* Neighbour cache entry key (gateway mode LAN next hops). */
+struct tl_neigh_key {
+	uint8_t family;
+	uint8_t pad[3];
+	uint8_t ip[16];
+};
+
+/* MACs travel through rte_hash data pointers packed in the low 48 bits. */
+static inline uintptr_t tl_mac_pack(const uint8_t mac[6])
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 6; i++)
+		v = (v << 8) | mac[i];
+	return (uintptr_t)(v | (1ull << 48));   /* never NULL */
+}
+
+static inline void tl_mac_unpack(uint8_t mac[6], uintptr_t v)
+{
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)(v >> (8 * (5 - i)));
+}
+
+/* Everything the dataplane needs, built by the control plane before workers start. */
+struct tl_dp {
+	unsigned n_workers;
+	uint16_t listen_port;
+	uint16_t mtu;
+	bool host_mode;
+	struct tl_dp_limits limits;
+	struct tl_port_info port[TL_PORT_MAX];
+	_Atomic(struct tl_table *) table;
+	struct rte_hash *index_table;        /* local index -> keypair (lock-free readers) */
+	struct rte_hash *neigh_table;        /* tl_neigh_key -> MAC packed in uintptr_t */
+	struct rte_rcu_qsbr *qsbr;
+	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
+	struct rte_ring *neigh_req;          /* tl_neigh_key elements: unresolved next hops (MP/SC) */
+	struct rte_mempool *ctrl_pool;
+	volatile bool stop;
+};
+
+#endif

@@ -1,0 +1,140 @@
+/* LAN -> WAN: cryptokey routing on the inner destination, encryption, outer headers. */
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include "crypto/messages.h"
+#include "dataplane/packet.h"
+#include "dataplane/worker.h"
+
+static struct tl_peer *route_lookup(const struct tl_table *t, const struct tl_inner *in)
+{
+	uint32_t hop;
+
+	if (in->family == AF_INET) {
+		uint32_t dst = rte_be_to_cpu_32(*(const uint32_t *)in->dst);
+
+		if (rte_lpm_lookup(t->lpm4, dst, &hop) != 0)
+			return NULL;
+	} else if (rte_lpm6_lookup(t->lpm6, in->dst, &hop) != 0) {
+		return NULL;
+	}
+	return hop < TL_MAX_PEERS ? t->peers[hop] : NULL;
+}
+
+enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_peer *peer,
+			  struct tl_keypair *kp, struct rte_mbuf *m, uint8_t ecn, uint64_t now_ns)
+{
+	uint32_t len = m->data_len, padded = RTE_ALIGN_CEIL(len, TL_PADDING_MULTIPLE);
+	struct tl_msg_data *hdr;
+	struct tl_endpoint ep;
+	uint64_t ctr;
+	uint8_t *tail;
+
+	if (padded > dp->mtu)
+		padded = RTE_MAX(len, (uint32_t)dp->mtu);
+	tl_endpoint_read(peer, &ep);
+	if (!ep.family || (ep.family == AF_INET && !dp->port[TL_PORT_WAN].has_ip4) ||
+	    (ep.family == AF_INET6 && !dp->port[TL_PORT_WAN].has_ip6))
+		return TL_DROP_no_endpoint;
+	if (!ep.mac_valid)
+		return TL_DROP_no_neighbour;
+	ctr = atomic_fetch_add_explicit(&kp->send_counter, 1, memory_order_relaxed);
+	if (ctr >= dp->limits.reject_after_messages)
+		return TL_DROP_key_expired;
+	tail = (uint8_t *)rte_pktmbuf_append(m, padded - len + TL_AEAD_TAG_LEN);
+	if (!tail)
+		return TL_DROP_oversized;
+	memset(tail, 0, padded - len);
+	tl_dp_aead_seal(aead, kp->send_key, ctr, rte_pktmbuf_mtod(m, uint8_t *), padded, tail + padded - len);
+	hdr = (struct tl_msg_data *)rte_pktmbuf_prepend(m, sizeof(*hdr));
+	if (!hdr)
+		return TL_DROP_oversized;
+	hdr->type = rte_cpu_to_le_32(TL_MSG_DATA);
+	hdr->receiver = kp->remote_index;
+	hdr->counter = rte_cpu_to_le_64(ctr);
+	if (tl_pkt_push_outer(m, &dp->port[TL_PORT_WAN], &ep, dp->listen_port, ecn) != 0)
+		return TL_DROP_oversized;
+	atomic_fetch_add_explicit(&peer->stats.tx_bytes, m->data_len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&peer->stats.tx_packets, 1, memory_order_relaxed);
+	atomic_store_explicit(&peer->last_tx_any_ns, now_ns, memory_order_relaxed);
+	if (len)
+		atomic_store_explicit(&peer->last_tx_data_ns, now_ns, memory_order_relaxed);
+	if (kp->initiator && now_ns - kp->birth_ns >= dp->limits.rekey_after_time_ns)
+		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
+	if (ctr >= dp->limits.rekey_after_messages)
+		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
+	return TL_DROP_MAX;
+}
+
+/* Parks a packet while the peer has no session: oldest out when full, counted. */
+static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
+{
+	struct rte_mbuf *old;
+
+	while (rte_ring_enqueue(peer->staged, m) != 0) {
+		if (rte_ring_dequeue(peer->staged, (void **)&old) == 0)
+			tl_drop_pkt(&w->cnt, old, TL_DROP_no_session_staged_overflow);
+	}
+	w->cnt.staged++;
+	atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
+}
+
+/* ECN of the inner packet copied to the outer header (RFC 6040 normal mode). */
+static uint8_t outer_ecn(const struct tl_inner *in)
+{
+	return in->ecn;
+}
+
+static void too_big(struct tl_worker *w, struct rte_mbuf *m)
+{
+	w->cnt.drops[TL_DROP_frag_needed]++;
+	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0 ||
+	    rte_ring_sp_enqueue(w->egress[TL_PORT_LAN], m) != 0)
+		rte_pktmbuf_free(m);
+}
+
+static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct tl_keypair *kp;
+	struct tl_peer *peer;
+	struct tl_inner in;
+	enum tl_drop r;
+
+	if (m->nb_segs != 1 || m->data_len < TL_ETH_LEN)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_malformed);
+	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
+	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_not_ip);
+	r = tl_pkt_parse_inner((const uint8_t *)(eth + 1), m->data_len - TL_ETH_LEN, &in);
+	if (r != TL_DROP_MAX)
+		return tl_drop_pkt(&w->cnt, m, r);
+	if (in.len > w->dp->mtu)
+		return too_big(w, m);
+	peer = route_lookup(t, &in);
+	if (!peer)
+		return tl_drop_pkt(&w->cnt, m, TL_DROP_no_route);
+	rte_pktmbuf_adj(m, TL_ETH_LEN);
+	rte_pktmbuf_trim(m, m->data_len - in.len);
+	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
+	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
+		return stage(w, peer, m);
+	r = tl_encap_one(w->dp, w->aead, peer, kp, m, outer_ecn(&in), w->now_ns);
+	if (r == TL_DROP_key_expired)
+		return stage(w, peer, m);
+	if (r != TL_DROP_MAX)
+		return tl_drop_pkt(&w->cnt, m, r);
+	if (rte_ring_sp_enqueue(w->egress[TL_PORT_WAN], m) != 0)   /* space was reserved */
+		tl_drop_pkt(&w->cnt, m, TL_DROP_nomem);
+}
+
+void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
+{
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++)
+		encap_one(w, t, pkts[i]);
+}

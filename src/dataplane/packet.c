@@ -1,0 +1,262 @@
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "dataplane/packet.h"
+
+static enum tl_drop parse_outer4(struct rte_mbuf *m, struct tl_outer *o, uint16_t *l3len)
+{
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, TL_ETH_LEN);
+	uint16_t ihl, tot;
+
+	if (m->data_len < TL_ETH_LEN + sizeof(*ip))
+		return TL_DROP_malformed;
+	ihl = (ip->version_ihl & 0xf) * 4;
+	tot = rte_be_to_cpu_16(ip->total_length);
+	if ((ip->version_ihl >> 4) != 4 || ihl < 20 || tot < ihl + 8 || tot > m->data_len - TL_ETH_LEN)
+		return TL_DROP_malformed;
+	if (ip->next_proto_id != IPPROTO_UDP || (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff))
+		return TL_DROP_malformed;
+	o->family = AF_INET;
+	memcpy(o->src_ip, &ip->src_addr, 4);
+	o->ecn = ip->type_of_service & 3;
+	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - tot);
+	*l3len = ihl;
+	return TL_DROP_MAX;
+}
+
+static enum tl_drop parse_outer6(struct rte_mbuf *m, struct tl_outer *o, uint16_t *l3len)
+{
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, TL_ETH_LEN);
+	uint16_t plen;
+
+	if (m->data_len < TL_ETH_LEN + sizeof(*ip) + 8)
+		return TL_DROP_malformed;
+	plen = rte_be_to_cpu_16(ip->payload_len);
+	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || ip->proto != IPPROTO_UDP ||
+	    plen < 8 || plen > m->data_len - TL_ETH_LEN - sizeof(*ip))
+		return TL_DROP_malformed;
+	o->family = AF_INET6;
+	memcpy(o->src_ip, ip->src_addr, 16);
+	o->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
+	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - sizeof(*ip) - plen);
+	*l3len = sizeof(*ip);
+	return TL_DROP_MAX;
+}
+
+enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct tl_outer *o)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	const struct rte_udp_hdr *udp;
+	enum tl_drop r;
+	uint16_t l3len = 0, ulen;
+
+	if (m->nb_segs != 1 || m->data_len < TL_ETH_LEN)
+		return TL_DROP_malformed;
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+		r = parse_outer4(m, o, &l3len);
+	else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
+		r = parse_outer6(m, o, &l3len);
+	else
+		return TL_DROP_not_ip;
+	if (r != TL_DROP_MAX)
+		return r;
+	udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *, TL_ETH_LEN + l3len);
+	ulen = rte_be_to_cpu_16(udp->dgram_len);
+	if (rte_be_to_cpu_16(udp->dst_port) != listen_port || ulen < 8 ||
+	    ulen != m->data_len - TL_ETH_LEN - l3len)
+		return TL_DROP_malformed;
+	memcpy(o->src_mac, &eth->src_addr, 6);
+	o->src_port = rte_be_to_cpu_16(udp->src_port);
+	rte_pktmbuf_adj(m, TL_ETH_LEN + l3len + 8);
+	return TL_DROP_MAX;
+}
+
+enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in)
+{
+	if (avail < 20)
+		return TL_DROP_malformed;
+	if ((p[0] >> 4) == 4) {
+		const struct rte_ipv4_hdr *ip = (const void *)p;
+		uint16_t ihl = (ip->version_ihl & 0xf) * 4;
+
+		in->len = rte_be_to_cpu_16(ip->total_length);
+		if (ihl < 20 || in->len < ihl || in->len > avail)
+			return TL_DROP_malformed;
+		in->family = AF_INET;
+		in->src = (const uint8_t *)&ip->src_addr;
+		in->dst = (const uint8_t *)&ip->dst_addr;
+		in->ecn = ip->type_of_service & 3;
+		return TL_DROP_MAX;
+	}
+	if ((p[0] >> 4) == 6 && avail >= 40) {
+		const struct rte_ipv6_hdr *ip = (const void *)p;
+
+		in->len = 40 + rte_be_to_cpu_16(ip->payload_len);
+		if (in->len > avail)
+			return TL_DROP_malformed;
+		in->family = AF_INET6;
+		in->src = ip->src_addr;
+		in->dst = ip->dst_addr;
+		in->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
+		return TL_DROP_MAX;
+	}
+	return TL_DROP_malformed;
+}
+
+static void fill_eth(struct rte_ether_hdr *eth, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
+{
+	memcpy(&eth->dst_addr, dst, 6);
+	memcpy(&eth->src_addr, src, 6);
+	eth->ether_type = rte_cpu_to_be_16(type);
+}
+
+static void fill_udp(struct rte_udp_hdr *udp, uint16_t sport, uint16_t dport, uint16_t len)
+{
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16(len);
+	udp->dgram_cksum = 0;
+}
+
+int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+		      uint16_t src_port, uint8_t ecn)
+{
+	uint16_t ulen = m->data_len + 8;
+	uint8_t *h;
+
+	if (ep->family == AF_INET) {
+		struct rte_ipv4_hdr *ip;
+
+		h = (uint8_t *)rte_pktmbuf_prepend(m, TL_OUTER4_LEN);
+		if (!h)
+			return -1;
+		ip = (struct rte_ipv4_hdr *)(h + TL_ETH_LEN);
+		fill_eth((void *)h, ep->mac, wan->mac, RTE_ETHER_TYPE_IPV4);
+		memset(ip, 0, sizeof(*ip));
+		ip->version_ihl = 0x45;
+		ip->type_of_service = ecn;
+		ip->total_length = rte_cpu_to_be_16(20 + ulen);
+		ip->time_to_live = 64;
+		ip->next_proto_id = IPPROTO_UDP;
+		memcpy(&ip->src_addr, wan->ip4, 4);
+		memcpy(&ip->dst_addr, ep->ip, 4);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		fill_udp((void *)(ip + 1), src_port, ep->port, ulen);
+	} else {
+		struct rte_ipv6_hdr *ip;
+		struct rte_udp_hdr *udp;
+
+		h = (uint8_t *)rte_pktmbuf_prepend(m, TL_OUTER6_LEN);
+		if (!h)
+			return -1;
+		ip = (struct rte_ipv6_hdr *)(h + TL_ETH_LEN);
+		fill_eth((void *)h, ep->mac, wan->mac, RTE_ETHER_TYPE_IPV6);
+		ip->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)ecn << 20));
+		ip->payload_len = rte_cpu_to_be_16(ulen);
+		ip->proto = IPPROTO_UDP;
+		ip->hop_limits = 64;
+		memcpy(ip->src_addr, wan->ip6, 16);
+		memcpy(ip->dst_addr, ep->ip, 16);
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		fill_udp(udp, src_port, ep->port, ulen);
+		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+	}
+	return 0;
+}
+
+int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family)
+{
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, TL_ETH_LEN);
+
+	if (!eth)
+		return -1;
+	fill_eth(eth, dst, src, family == AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	return 0;
+}
+
+/* ICMP errors quote as much of the offending packet as fits in a minimum-MTU datagram. */
+#define TL_ICMP4_QUOTE (576 - 20 - 8)
+#define TL_ICMP6_QUOTE (1280 - 40 - 8)
+
+static int too_big4(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *orig = (struct rte_ipv4_hdr *)(eth + 1), *ip;
+	struct rte_icmp_hdr *icmp;
+	uint16_t quote = RTE_MIN((uint16_t)(m->data_len - TL_ETH_LEN), (uint16_t)TL_ICMP4_QUOTE);
+	uint8_t src_mac[6], dst_ip[4];
+
+	if (!lan->has_ip4)
+		return -1;
+	memcpy(src_mac, &eth->src_addr, 6);
+	memcpy(dst_ip, &orig->src_addr, 4);
+	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - quote);
+	if (!rte_pktmbuf_prepend(m, 20 + 8))
+		return -1;
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	fill_eth(eth, src_mac, lan->mac, RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	memset(ip, 0, 28);
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16(28 + quote);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_ICMP;
+	memcpy(&ip->src_addr, lan->ip4, 4);
+	memcpy(&ip->dst_addr, dst_ip, 4);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	icmp = (struct rte_icmp_hdr *)(ip + 1);
+	icmp->icmp_type = 3;                          /* destination unreachable */
+	icmp->icmp_code = 4;                          /* fragmentation needed and DF set */
+	icmp->icmp_seq_nb = rte_cpu_to_be_16(mtu);    /* next-hop MTU in the low 16 bits */
+	icmp->icmp_cksum = ~rte_raw_cksum(icmp, 8 + quote);
+	return 0;
+}
+
+static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv6_hdr *orig = (struct rte_ipv6_hdr *)(eth + 1), *ip;
+	uint8_t *icmp;
+	uint16_t quote = RTE_MIN((uint16_t)(m->data_len - TL_ETH_LEN), (uint16_t)TL_ICMP6_QUOTE);
+	uint8_t src_mac[6], dst_ip[16];
+	uint32_t mtu32 = rte_cpu_to_be_32(mtu);
+
+	if (!lan->has_ip6)
+		return -1;
+	memcpy(src_mac, &eth->src_addr, 6);
+	memcpy(dst_ip, orig->src_addr, 16);
+	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - quote);
+	if (!rte_pktmbuf_prepend(m, 40 + 8))
+		return -1;
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	fill_eth(eth, src_mac, lan->mac, RTE_ETHER_TYPE_IPV6);
+	ip = (struct rte_ipv6_hdr *)(eth + 1);
+	ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip->payload_len = rte_cpu_to_be_16(8 + quote);
+	ip->proto = IPPROTO_ICMPV6;
+	ip->hop_limits = 255;
+	memcpy(ip->src_addr, lan->ip6, 16);
+	memcpy(ip->dst_addr, dst_ip, 16);
+	icmp = (uint8_t *)(ip + 1);
+	icmp[0] = 2;                                  /* packet too big */
+	icmp[1] = 0;
+	icmp[2] = icmp[3] = 0;
+	memcpy(icmp + 4, &mtu32, 4);
+	*(uint16_t *)(icmp + 2) = rte_ipv6_udptcp_cksum(ip, icmp);
+	return 0;
+}
+
+int tl_pkt_make_too_big(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+		return too_big4(m, lan, mtu);
+	return too_big6(m, lan, mtu);
+}

@@ -1,0 +1,52 @@
+/* Frame parsing and building for the fast path: outer Ethernet/IP/UDP of WireGuard
+ * datagrams on the WAN port, inner IP packets on the LAN port. Single-segment mbufs. */
+#ifndef TL_PACKET_H
+#define TL_PACKET_H
+
+#include <stdint.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/dp.h"
+
+#define TL_ETH_LEN 14
+#define TL_OUTER4_LEN (TL_ETH_LEN + 20 + 8)
+#define TL_OUTER6_LEN (TL_ETH_LEN + 40 + 8)
+
+/* A parsed WAN datagram. After tl_pkt_parse_outer the mbuf data starts at the UDP payload. */
+struct tl_outer {
+	int family;
+	uint8_t src_ip[16];
+	uint16_t src_port;             /* host order */
+	uint8_t src_mac[6];
+	uint8_t ecn;                   /* outer ECN bits */
+};
+
+/* A parsed inner IP packet. */
+struct tl_inner {
+	int family;
+	const uint8_t *src, *dst;      /* 4 or 16 bytes */
+	uint16_t len;                  /* IP total length */
+	uint8_t ecn;
+};
+
+/* Strips Ethernet/IP/UDP of a frame that must be UDP to listen_port. Returns
+ * TL_DROP_MAX on success, else the drop reason. */
+enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct tl_outer *o);
+
+/* Validates an IP packet at p of at most avail bytes. Returns TL_DROP_MAX or a reason. */
+enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in);
+
+/* Prepends Ethernet/IP/UDP in front of the WireGuard message the mbuf holds. Returns -1
+ * without headroom. */
+int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+		      uint16_t src_port, uint8_t ecn);
+
+/* Prepends an Ethernet header for a decrypted IP packet. */
+int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family);
+
+/* Turns a too-big inner packet (Ethernet frame in m) into the ICMP/ICMPv6 error telling
+ * its sender the tunnel MTU, addressed back out of the port it came from. 0 or -1 (the
+ * packet is then simply dropped by the caller). */
+int tl_pkt_make_too_big(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu);
+
+#endif

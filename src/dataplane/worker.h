@@ -1,0 +1,62 @@
+/* A run-to-completion worker: owns RX/TX queue `queue` of every port, its egress queues
+ * and its counters. Workers back off when idle. */
+#ifndef TL_WORKER_H
+#define TL_WORKER_H
+
+#include <time.h>
+
+#include "crypto/primitives.h"
+#include "dataplane/dp.h"
+
+#define TL_EGRESS_SIZE 1024
+#define TL_CTRL_TX_SIZE 512
+
+struct tl_worker {
+	unsigned id;
+	uint16_t queue;
+	struct tl_dp *dp;
+	struct tl_dp_aead *aead;
+	struct rte_ring *egress[TL_PORT_MAX];    /* SP/SC: the only queues of the worker */
+	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
+	struct tl_counters cnt;
+	uint64_t now_ns;
+	uint32_t idle_rounds;
+};
+
+static inline uint64_t tl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void tl_drop_pkt(struct tl_counters *c, struct rte_mbuf *m, enum tl_drop why)
+{
+	c->drops[why]++;
+	rte_pktmbuf_free(m);
+}
+
+int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp);
+void tl_worker_fini(struct tl_worker *w);
+int tl_worker_main(void *arg);    /* rte_eal_remote_launch entry */
+
+/* Fast-path stages (encap.c, decap.c): each consumes every packet it is given, either into
+ * an egress queue (space reserved by the caller) or into a counted drop. */
+void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
+void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
+
+/* Encrypts the IP packet the mbuf holds (data starts at the IP header) for peer with the
+ * keypair, and prepends the outer headers. Shared with the control plane (staged packets,
+ * keepalives). Returns TL_DROP_MAX on success or a drop reason. */
+enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_peer *peer,
+			  struct tl_keypair *kp, struct rte_mbuf *m, uint8_t ecn, uint64_t now_ns);
+
+/* Keypair usable for sending now? */
+static inline bool tl_keypair_can_send(const struct tl_dp *dp, const struct tl_keypair *kp, uint64_t now)
+{
+	return kp && now - kp->birth_ns < dp->limits.reject_after_time_ns &&
+	       atomic_load_explicit(&kp->send_counter, memory_order_relaxed) < dp->limits.reject_after_messages;
+}
+
+#endif
