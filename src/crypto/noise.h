@@ -85,6 +85,16 @@ int tl_noise_consume_initiation(const struct tl_msg_initiation *m, const struct 
 int tl_noise_create_response(struct tl_msg_response *m, struct tl_handshake *hs,
 			     uint32_t local_index, uint64_t now_ns);
 
+/* As the two above, with a caller-chosen (clamped) ephemeral private key instead of a
+ * fresh random one: for known-answer tests only, never for real traffic. */
+int tl_noise_create_initiation_with_ephemeral(struct tl_msg_initiation *m, struct tl_handshake *hs,
+					      const struct tl_identity *id, uint32_t local_index,
+					      const uint8_t timestamp[TL_TIMESTAMP_LEN],
+					      const uint8_t ephemeral_priv[TL_KEY_LEN], uint64_t now_ns);
+int tl_noise_create_response_with_ephemeral(struct tl_msg_response *m, struct tl_handshake *hs,
+					    uint32_t local_index,
+					    const uint8_t ephemeral_priv[TL_KEY_LEN], uint64_t now_ns);
+
 /* Initiator. The lookup maps our index (m->receiver) to the handshake that sent it. */
 typedef struct tl_handshake *(*tl_index_lookup_fn)(void *arg, uint32_t local_index);
 int tl_noise_consume_response(const struct tl_msg_response *m, const struct tl_identity *id,

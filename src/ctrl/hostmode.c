@@ -2,12 +2,34 @@
  * MTU and the routes to the peers' allowed IPs (what wg-quick does for wg0), and whose
  * other end is the dataplane's AF_XDP port. The host end is NOARP: the kernel sends
  * straight to it without ARP/ND, like a point-to-point device. */
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
+
+/* Frames reach the dataplane through XDP as they are: the kernel must finish checksums
+ * itself instead of leaving them to a NIC that does not exist. */
+static int tx_checksum_off(const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_STXCSUM, .data = 0 };
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ev;
+	r = ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
 
 static int host_addresses(struct tl_device *dev, int ifindex)
 {
@@ -35,6 +57,8 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 		r = tl_nl_link_set(dev->nl, dev->dp_if, 1, mtu, -1);
 	if (r == 0)
 		r = tl_nl_link_set(dev->nl, dev->host_if, -1, mtu, 1);
+	if (r == 0)
+		r = tx_checksum_off(dev->host_if);
 	if (r == 0)
 		r = tl_nl_link_info(dev->nl, dev->host_if, &ifindex, mac, NULL);
 	if (r == 0)
