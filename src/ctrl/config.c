@@ -1,0 +1,1368 @@
+/* Configuration loader: a libcyaml schema loads the YAML document into raw strings and
+ * numbers, then one semantic pass converts and validates them into struct tl_config.
+ *
+ * Errors are one line, "<file>:<line>: <field path>: <why>". libcyaml does not give value
+ * positions, so the document is also walked once with libyaml's event parser to build a
+ * path -> line index ("peers[1].allowed_ips[0]" -> 9); the same walk reports syntax errors.
+ * Secrets are wiped from every buffer we own: the file text, the index, every block
+ * libcyaml allocates (through tl_cfg_mem), and the loaded struct. */
+#include "ctrl/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cyaml/cyaml.h>
+#include <sodium.h>
+#include <yaml.h>
+
+#define TL_CFG_MAX_FILE   (1u << 20)   /* a config larger than 1 MiB is a mistake */
+#define TL_CFG_MAX_DEPTH  64
+#define TL_CFG_LOG_MAX    4096
+#define TL_CFG_PATH_MAX   256
+#define TL_CFG_SHOW       "%.80s"      /* how much of a bad value an error echoes */
+
+/* ---- raw document, as libcyaml loads it ------------------------------------------------ */
+
+struct tl_raw_port {
+	char *iface;
+	char *driver;
+	char *devargs;
+	int64_t *queues;
+	bool *zero_copy;
+};
+
+struct tl_raw_ports {
+	struct tl_raw_port *wan;
+	struct tl_raw_port *lan;
+};
+
+struct tl_raw_peer {
+	char *public_key;
+	char *preshared_key;
+	char *preshared_key_file;
+	char *endpoint;
+	char **allowed_ips;
+	unsigned allowed_ips_count;
+	int64_t *persistent_keepalive;
+	char *name;
+};
+
+struct tl_raw_neighbour {
+	char *ip;
+	char *mac;
+	char *port;
+};
+
+struct tl_raw_timers {
+	double *rekey_after_time;
+	double *reject_after_time;
+	double *rekey_attempt_time;
+	double *rekey_timeout;
+	double *keepalive_timeout;
+	uint64_t *rekey_after_messages;
+	uint64_t *reject_after_messages;
+};
+
+struct tl_raw_config {
+	char *name;
+	char *mode;
+	char *private_key;
+	char *private_key_file;
+	int64_t *listen_port;
+	int64_t *mtu;
+	char **addresses;
+	unsigned addresses_count;
+	int64_t *workers;
+	int64_t *staged_packets;
+	struct tl_raw_ports *ports;
+	struct tl_raw_peer *peers;
+	unsigned peers_count;
+	struct tl_raw_neighbour *neighbours;
+	unsigned neighbours_count;
+	struct tl_raw_timers *timers;
+	char **eal;
+	unsigned eal_count;
+};
+
+#define TL_OPT (CYAML_FLAG_OPTIONAL | CYAML_FLAG_POINTER)
+#define TL_STR(key, st, m)     CYAML_FIELD_STRING_PTR(key, CYAML_FLAG_POINTER, st, m, 0, CYAML_UNLIMITED)
+#define TL_OSTR(key, st, m)    CYAML_FIELD_STRING_PTR(key, TL_OPT, st, m, 0, CYAML_UNLIMITED)
+#define TL_OINT(key, st, m)    CYAML_FIELD_INT_PTR(key, TL_OPT, st, m)
+#define TL_OUINT(key, st, m)   CYAML_FIELD_UINT_PTR(key, TL_OPT, st, m)
+#define TL_OFLOAT(key, st, m)  CYAML_FIELD_FLOAT_PTR(key, TL_OPT, st, m)
+
+static const cyaml_schema_value_t tl_schema_string = {
+	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 0, CYAML_UNLIMITED),
+};
+
+static const cyaml_schema_field_t tl_schema_port_fields[] = {
+	TL_OSTR("iface", struct tl_raw_port, iface),
+	TL_OSTR("driver", struct tl_raw_port, driver),
+	TL_OSTR("devargs", struct tl_raw_port, devargs),
+	TL_OINT("queues", struct tl_raw_port, queues),
+	CYAML_FIELD_BOOL_PTR("zero_copy", TL_OPT, struct tl_raw_port, zero_copy),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t tl_schema_ports_fields[] = {
+	CYAML_FIELD_MAPPING_PTR("wan", CYAML_FLAG_POINTER, struct tl_raw_ports, wan,
+				tl_schema_port_fields),
+	CYAML_FIELD_MAPPING_PTR("lan", TL_OPT, struct tl_raw_ports, lan, tl_schema_port_fields),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t tl_schema_peer_fields[] = {
+	TL_STR("public_key", struct tl_raw_peer, public_key),
+	TL_OSTR("preshared_key", struct tl_raw_peer, preshared_key),
+	TL_OSTR("preshared_key_file", struct tl_raw_peer, preshared_key_file),
+	TL_OSTR("endpoint", struct tl_raw_peer, endpoint),
+	CYAML_FIELD_SEQUENCE("allowed_ips", TL_OPT, struct tl_raw_peer, allowed_ips,
+			     &tl_schema_string, 0, CYAML_UNLIMITED),
+	TL_OINT("persistent_keepalive", struct tl_raw_peer, persistent_keepalive),
+	TL_OSTR("name", struct tl_raw_peer, name),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t tl_schema_peer = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct tl_raw_peer, tl_schema_peer_fields),
+};
+
+static const cyaml_schema_field_t tl_schema_neighbour_fields[] = {
+	TL_STR("ip", struct tl_raw_neighbour, ip),
+	TL_STR("mac", struct tl_raw_neighbour, mac),
+	TL_STR("port", struct tl_raw_neighbour, port),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t tl_schema_neighbour = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct tl_raw_neighbour,
+			    tl_schema_neighbour_fields),
+};
+
+static const cyaml_schema_field_t tl_schema_timers_fields[] = {
+	TL_OFLOAT("rekey_after_time", struct tl_raw_timers, rekey_after_time),
+	TL_OFLOAT("reject_after_time", struct tl_raw_timers, reject_after_time),
+	TL_OFLOAT("rekey_attempt_time", struct tl_raw_timers, rekey_attempt_time),
+	TL_OFLOAT("rekey_timeout", struct tl_raw_timers, rekey_timeout),
+	TL_OFLOAT("keepalive_timeout", struct tl_raw_timers, keepalive_timeout),
+	TL_OUINT("rekey_after_messages", struct tl_raw_timers, rekey_after_messages),
+	TL_OUINT("reject_after_messages", struct tl_raw_timers, reject_after_messages),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t tl_schema_config_fields[] = {
+	TL_STR("name", struct tl_raw_config, name),
+	TL_STR("mode", struct tl_raw_config, mode),
+	TL_OSTR("private_key", struct tl_raw_config, private_key),
+	TL_OSTR("private_key_file", struct tl_raw_config, private_key_file),
+	TL_OINT("listen_port", struct tl_raw_config, listen_port),
+	TL_OINT("mtu", struct tl_raw_config, mtu),
+	CYAML_FIELD_SEQUENCE("addresses", TL_OPT, struct tl_raw_config, addresses,
+			     &tl_schema_string, 0, CYAML_UNLIMITED),
+	TL_OINT("workers", struct tl_raw_config, workers),
+	TL_OINT("staged_packets", struct tl_raw_config, staged_packets),
+	CYAML_FIELD_MAPPING_PTR("ports", CYAML_FLAG_POINTER, struct tl_raw_config, ports,
+				tl_schema_ports_fields),
+	CYAML_FIELD_SEQUENCE("peers", TL_OPT, struct tl_raw_config, peers, &tl_schema_peer,
+			     0, CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE("neighbours", TL_OPT, struct tl_raw_config, neighbours,
+			     &tl_schema_neighbour, 0, CYAML_UNLIMITED),
+	CYAML_FIELD_MAPPING_PTR("timers", TL_OPT, struct tl_raw_config, timers,
+				tl_schema_timers_fields),
+	CYAML_FIELD_SEQUENCE("eal", TL_OPT, struct tl_raw_config, eal, &tl_schema_string,
+			     0, CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t tl_schema_config = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct tl_raw_config, tl_schema_config_fields),
+};
+
+/* ---- loading context and the one-line error ------------------------------------------- */
+
+struct tl_cfg_node {
+	char *path;
+	char *value;       /* scalars only; wiped on free */
+	unsigned line;     /* 1-based */
+	size_t seq;        /* document order, for stable sorting */
+};
+
+struct tl_cfg_index {
+	struct tl_cfg_node *nodes;
+	size_t n, cap;
+};
+
+struct tl_cfg_ctx {
+	const char *file;
+	char *err;
+	size_t errlen;
+	bool failed;
+	struct tl_cfg_index ix;
+	char log[TL_CFG_LOG_MAX];   /* libcyaml's error messages, concatenated */
+	size_t log_len;
+};
+
+static unsigned tl_cfg_line(const struct tl_cfg_ctx *c, const char *path);
+
+/* Writes the error line (first failure wins) and returns -1. */
+static int __attribute__((format(printf, 4, 5)))
+tl_cfg_fail_at(struct tl_cfg_ctx *c, unsigned line, const char *path, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	if (c->failed)
+		return -1;
+	c->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen, "%s:%u: %s: %s", c->file, line,
+			 path[0] ? path : "(document)", why);
+	return -1;
+}
+
+#define tl_cfg_fail(c, path, ...) tl_cfg_fail_at((c), tl_cfg_line((c), (path)), (path), __VA_ARGS__)
+
+/* ---- path -> line index, from libyaml's event parser ---------------------------------- */
+
+static int tl_cfg_index_add(struct tl_cfg_index *ix, const char *path, unsigned line)
+{
+	struct tl_cfg_node *n;
+
+	if (ix->n == ix->cap) {
+		size_t cap = ix->cap ? 2 * ix->cap : 64;
+		struct tl_cfg_node *v = realloc(ix->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		ix->nodes = v;
+		ix->cap = cap;
+	}
+	n = &ix->nodes[ix->n];
+	memset(n, 0, sizeof(*n));
+	n->path = strdup(path);
+	if (!n->path)
+		return -1;
+	n->line = line;
+	n->seq = ix->n++;
+	return 0;
+}
+
+static void tl_cfg_index_free(struct tl_cfg_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++) {
+		if (ix->nodes[i].value)
+			sodium_memzero(ix->nodes[i].value, strlen(ix->nodes[i].value));
+		free(ix->nodes[i].value);
+		free(ix->nodes[i].path);
+	}
+	free(ix->nodes);
+	memset(ix, 0, sizeof(*ix));
+}
+
+static int tl_cfg_node_cmp(const void *a, const void *b)
+{
+	const struct tl_cfg_node *x = a, *y = b;
+	int r = strcmp(x->path, y->path);
+
+	return r ? r : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static const struct tl_cfg_node *tl_cfg_lookup(const struct tl_cfg_ctx *c, const char *path)
+{
+	size_t lo = 0, hi = c->ix.n;
+
+	while (lo < hi) {   /* first node whose path is >= path */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(c->ix.nodes[mid].path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ix.n && !strcmp(c->ix.nodes[lo].path, path) ? &c->ix.nodes[lo] : NULL;
+}
+
+/* Line of path, or of its nearest ancestor present in the document. */
+static unsigned tl_cfg_line(const struct tl_cfg_ctx *c, const char *path)
+{
+	char buf[TL_CFG_PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (;;) {
+		const struct tl_cfg_node *n = tl_cfg_lookup(c, buf);
+		char *cut = strrchr(buf, '.');
+		char *bracket = strrchr(buf, '[');
+
+		if (n)
+			return n->line;
+		if (!buf[0])
+			return 1;
+		if (!cut || (bracket && bracket > cut))
+			cut = bracket;
+		if (!cut)
+			cut = buf;
+		*cut = '\0';
+	}
+}
+
+struct tl_cfg_walk {
+	struct tl_cfg_ctx *c;
+	yaml_parser_t parser;
+	char fail_path[TL_CFG_PATH_MAX];
+};
+
+static void tl_cfg_event_delete(yaml_event_t *ev)
+{
+	if (ev->type == YAML_SCALAR_EVENT && ev->data.scalar.value)
+		sodium_memzero(ev->data.scalar.value, ev->data.scalar.length);
+	yaml_event_delete(ev);
+}
+
+static int tl_cfg_next(struct tl_cfg_walk *w, yaml_event_t *ev, const char *path)
+{
+	if (yaml_parser_parse(&w->parser, ev))
+		return 0;
+	snprintf(w->fail_path, sizeof(w->fail_path), "%s", path);
+	if (w->parser.context)
+		return tl_cfg_fail_at(w->c, (unsigned)w->parser.problem_mark.line + 1, path,
+				      "invalid YAML: %s (%s on line %u)",
+				      w->parser.problem ? w->parser.problem : "error",
+				      w->parser.context, (unsigned)w->parser.context_mark.line + 1);
+	return tl_cfg_fail_at(w->c, (unsigned)w->parser.problem_mark.line + 1, path,
+			      "invalid YAML: %s", w->parser.problem ? w->parser.problem : "error");
+}
+
+static int tl_cfg_walk_node(struct tl_cfg_walk *w, yaml_event_t *ev, const char *path,
+			    bool record, unsigned depth);
+
+static char *tl_cfg_child(const char *parent, const char *key, size_t idx)
+{
+	char *out = NULL;
+	int r;
+
+	if (key)
+		r = asprintf(&out, "%s%s%.100s", parent, parent[0] ? "." : "", key);
+	else
+		r = asprintf(&out, "%s[%zu]", parent, idx);
+	return r < 0 ? NULL : out;
+}
+
+/* Walks one child of a mapping (key event given) or of a sequence (key NULL). */
+static int tl_cfg_walk_child(struct tl_cfg_walk *w, const char *path, const yaml_event_t *key,
+			     size_t idx, unsigned depth)
+{
+	const char *k = NULL;
+	yaml_event_t ev;
+	char *child;
+	int rc;
+
+	if (key)
+		k = key->type == YAML_SCALAR_EVENT ? (const char *)key->data.scalar.value : "?";
+	child = tl_cfg_child(path, k, idx);
+	if (!child)
+		return tl_cfg_fail_at(w->c, 0, path, "out of memory");
+	rc = -1;
+	if (key && tl_cfg_index_add(&w->c->ix, child, (unsigned)key->start_mark.line + 1) < 0)
+		tl_cfg_fail_at(w->c, 0, path, "out of memory");
+	else if (tl_cfg_next(w, &ev, child) == 0) {
+		rc = tl_cfg_walk_node(w, &ev, child, !key, depth + 1);
+		tl_cfg_event_delete(&ev);
+	}
+	free(child);
+	return rc;
+}
+
+static int tl_cfg_walk_mapping(struct tl_cfg_walk *w, const char *path, unsigned depth)
+{
+	for (;;) {
+		yaml_event_t key;
+		int rc;
+
+		if (tl_cfg_next(w, &key, path) < 0)
+			return -1;
+		if (key.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&key);
+			return 0;
+		}
+		rc = key.type == YAML_SCALAR_EVENT ? 0 :
+			tl_cfg_fail_at(w->c, (unsigned)key.start_mark.line + 1, path,
+				       "mapping keys must be plain strings");
+		if (rc == 0)
+			rc = tl_cfg_walk_child(w, path, &key, 0, depth);
+		tl_cfg_event_delete(&key);
+		if (rc < 0)
+			return -1;
+	}
+}
+
+static int tl_cfg_walk_sequence(struct tl_cfg_walk *w, const char *path, unsigned depth)
+{
+	for (size_t i = 0;; i++) {
+		yaml_event_t ev;
+		char *child = tl_cfg_child(path, NULL, i);
+		int rc = -1;
+
+		if (!child)
+			return tl_cfg_fail_at(w->c, 0, path, "out of memory");
+		if (tl_cfg_next(w, &ev, child) == 0) {
+			rc = ev.type == YAML_SEQUENCE_END_EVENT ? 1 :
+				tl_cfg_walk_node(w, &ev, child, true, depth + 1);
+			tl_cfg_event_delete(&ev);
+		}
+		free(child);
+		if (rc != 0)
+			return rc > 0 ? 0 : -1;
+	}
+}
+
+static int tl_cfg_walk_node(struct tl_cfg_walk *w, yaml_event_t *ev, const char *path,
+			    bool record, unsigned depth)
+{
+	unsigned line = (unsigned)ev->start_mark.line + 1;
+
+	if (depth > TL_CFG_MAX_DEPTH)
+		return tl_cfg_fail_at(w->c, line, path, "nested deeper than %d levels",
+				      TL_CFG_MAX_DEPTH);
+	if (ev->type == YAML_ALIAS_EVENT)
+		return tl_cfg_fail_at(w->c, line, path, "YAML aliases are not supported");
+	if (record && tl_cfg_index_add(&w->c->ix, path, line) < 0)
+		return tl_cfg_fail_at(w->c, line, path, "out of memory");
+	if (ev->type == YAML_SCALAR_EVENT) {
+		struct tl_cfg_node *n = &w->c->ix.nodes[w->c->ix.n - 1];
+
+		n->value = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+		return n->value ? 0 : tl_cfg_fail_at(w->c, line, path, "out of memory");
+	}
+	if (ev->type == YAML_MAPPING_START_EVENT)
+		return tl_cfg_walk_mapping(w, path, depth);
+	if (ev->type == YAML_SEQUENCE_START_EVENT)
+		return tl_cfg_walk_sequence(w, path, depth);
+	return tl_cfg_fail_at(w->c, line, path, "unexpected YAML event");
+}
+
+/* Walks the first document; also the syntax check (libcyaml never sees invalid YAML). */
+static int tl_cfg_index_build(struct tl_cfg_ctx *c, const char *text, size_t len)
+{
+	struct tl_cfg_walk w = { .c = c };
+	yaml_event_t ev;
+	int rc = 0;
+
+	if (!yaml_parser_initialize(&w.parser))
+		return tl_cfg_fail_at(c, 0, "(file)", "out of memory");
+	yaml_parser_set_input_string(&w.parser, (const unsigned char *)text, len);
+	for (bool done = false; !done && rc == 0;) {
+		rc = tl_cfg_next(&w, &ev, "");
+		if (rc < 0)
+			break;
+		if (ev.type == YAML_STREAM_END_EVENT || ev.type == YAML_DOCUMENT_END_EVENT)
+			done = true;
+		else if (ev.type != YAML_STREAM_START_EVENT && ev.type != YAML_DOCUMENT_START_EVENT)
+			rc = tl_cfg_walk_node(&w, &ev, "", true, 0);
+		tl_cfg_event_delete(&ev);
+	}
+	if (w.parser.buffer.start)
+		sodium_memzero(w.parser.buffer.start,
+			       (size_t)(w.parser.buffer.end - w.parser.buffer.start));
+	yaml_parser_delete(&w.parser);
+	if (rc == 0 && c->ix.n)
+		qsort(c->ix.nodes, c->ix.n, sizeof(*c->ix.nodes), tl_cfg_node_cmp);
+	return rc;
+}
+
+/* ---- libcyaml: memory that is wiped on free, errors captured into one line ------------- */
+
+static void *tl_cfg_mem(void *ctx, void *ptr, size_t size)
+{
+	void *fresh = NULL;
+	size_t old = ptr ? malloc_usable_size(ptr) : 0;
+
+	(void)ctx;
+	if (size) {
+		fresh = malloc(size);
+		if (!fresh)
+			return NULL;
+		if (ptr)
+			memcpy(fresh, ptr, old < size ? old : size);
+	}
+	if (ptr) {
+		sodium_memzero(ptr, old);
+		free(ptr);
+	}
+	return fresh;
+}
+
+static void tl_cfg_log(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+{
+	struct tl_cfg_ctx *c = ctx;
+	int n;
+
+	if (level < CYAML_LOG_ERROR || c->log_len >= sizeof(c->log) - 1)
+		return;
+	n = vsnprintf(c->log + c->log_len, sizeof(c->log) - c->log_len, fmt, args);
+	if (n > 0)
+		c->log_len += (size_t)n < sizeof(c->log) - c->log_len
+			? (size_t)n : sizeof(c->log) - c->log_len - 1;
+}
+
+/* Appends one backtrace frame ("  in mapping field 'x' (line: 3, ...)") to path. libcyaml
+ * counts a sequence entry before reading it, so entry 'n' is index n - 1. */
+static void tl_cfg_frame_to_path(char *path, size_t size, const char *frame, unsigned *line)
+{
+	const char *l = strstr(frame, "(line: ");
+	char name[128];
+	unsigned long entry;
+	size_t len = strlen(path);
+
+	if (l)
+		*line = (unsigned)strtoul(l + 7, NULL, 10);
+	if (sscanf(frame, "  in mapping field '%127[^']'", name) == 1)
+		snprintf(path + len, size - len, "%s%s", len ? "." : "", name);
+	else if (sscanf(frame, "  in sequence entry '%lu'", &entry) == 1)
+		snprintf(path + len, size - len, "[%lu]", entry ? entry - 1 : 0);
+}
+
+/* Field path from the backtrace (innermost frame first in the log). For errors about a key
+ * (unknown, missing, repeated) the innermost mapping frame names the previous field, not
+ * the one at fault, so it is skipped. */
+static unsigned tl_cfg_log_path(char *log, bool key_error, char *path, size_t size)
+{
+	char *frames[64];
+	size_t n = 0, skip = 0;
+	unsigned line = 1;
+
+	path[0] = '\0';
+	for (char *s = strtok(log, "\n"); s && n < 64; s = strtok(NULL, "\n"))
+		if (!strncmp(s, "  in ", 5))
+			frames[n++] = s;
+	if (key_error && n && !strncmp(frames[0], "  in mapping field", 18))
+		skip = 1;
+	while (n-- > skip)
+		tl_cfg_frame_to_path(path, size, frames[n], &line);
+	return line;
+}
+
+static void tl_cfg_strip_nl(char *s)
+{
+	s[strcspn(s, "\n")] = '\0';
+}
+
+/* libcyaml's type and event names, as a user would say them. */
+static const char *tl_cfg_type_word(const char *s)
+{
+	static const char *const words[][2] = {
+		{ "MAPPING_START", "a mapping" }, { "SEQUENCE_START", "a list" },
+		{ "SCALAR", "a single value" }, { "MAPPING", "a mapping" },
+		{ "SEQUENCE", "a list" }, { "STRING", "a string" }, { "UINT", "an integer" },
+		{ "INT", "an integer" }, { "BOOL", "true or false" }, { "FLOAT", "a number" },
+		{ "ALIAS", "an alias" },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strncmp(s, words[i][0], strlen(words[i][0])))
+			return words[i][1];
+	return s;
+}
+
+/* "MAPPING, got event: SCALAR" -> "expected a mapping, got a single value". */
+static void tl_cfg_wrong_type(const char *s, char *why, size_t wlen)
+{
+	const char *got = strstr(s, "got event: ");
+
+	snprintf(why, wlen, "wrong type: expected %s, got %s", tl_cfg_type_word(s),
+		 got ? tl_cfg_type_word(got + 11) : "something else");
+}
+
+/* Turns "Load: <message>" into a path suffix and a reason. */
+static void tl_cfg_explain(const char *msg, char *path, size_t size, char *why, size_t wlen)
+{
+	char arg[256];
+	size_t len = strlen(path);
+
+	if (sscanf(msg, "Unexpected key: %255[^\n]", arg) == 1) {
+		snprintf(path + len, size - len, "%s%s", len ? "." : "", arg);
+		snprintf(why, wlen, "unknown key '%s'", arg);
+	} else if (sscanf(msg, "Missing required mapping field: %255[^\n]", arg) == 1) {
+		snprintf(path + len, size - len, "%s%s", len ? "." : "", arg);
+		snprintf(why, wlen, "missing (required)");
+	} else if (sscanf(msg, "Mapping field already seen: %255[^\n]", arg) == 1) {
+		snprintf(path + len, size - len, "%s%s", len ? "." : "", arg);
+		snprintf(why, wlen, "given twice");
+	} else if (sscanf(msg, "Invalid INT value: %255[^\n]", arg) == 1) {
+		snprintf(why, wlen, "%s is not an integer", arg);
+	} else if (sscanf(msg, "Invalid uint64_t value: %255[^\n]", arg) == 1 ||
+		   sscanf(msg, "Invalid UINT value: %255[^\n]", arg) == 1) {
+		snprintf(why, wlen, "%s is not an unsigned 64-bit integer", arg);
+	} else if (sscanf(msg, "Invalid FLOAT value: %255[^\n]", arg) == 1) {
+		snprintf(why, wlen, "'%s' is not a number", arg);
+	} else if (sscanf(msg, "Invalid BOOL value: %255[^\n]", arg) == 1) {
+		snprintf(why, wlen, "%s is not a boolean (true/false)", arg);
+	} else if (!strncmp(msg, "Expecting ", 10)) {
+		tl_cfg_wrong_type(msg + 10, why, wlen);
+	} else {
+		snprintf(why, wlen, "%s", msg);
+	}
+}
+
+static bool tl_cfg_key_error(const char *msg)
+{
+	return !strncmp(msg, "Unexpected key:", 15) || !strncmp(msg, "Missing required", 16) ||
+	       !strncmp(msg, "Mapping field already seen:", 27);
+}
+
+/* One line from libcyaml's error log; line from the index when the path is known. */
+static int tl_cfg_cyaml_fail(struct tl_cfg_ctx *c, cyaml_err_t err)
+{
+	char path[TL_CFG_PATH_MAX], why[400], msg[300];
+	char *load = strstr(c->log, "Load: ");
+	unsigned line;
+
+	if (!load)
+		return tl_cfg_fail_at(c, 1, "", "%s", cyaml_strerror(err));
+	snprintf(msg, sizeof(msg), "%s", load + 6);
+	tl_cfg_strip_nl(msg);
+	line = tl_cfg_log_path(c->log, tl_cfg_key_error(msg), path, sizeof(path));
+	if (!strncmp(msg, "Missing required", 16)) {
+		line = tl_cfg_line(c, path);
+		tl_cfg_explain(msg, path, sizeof(path), why, sizeof(why));
+	} else {
+		tl_cfg_explain(msg, path, sizeof(path), why, sizeof(why));
+		const struct tl_cfg_node *n = tl_cfg_lookup(c, path);
+
+		/* a repeated key: point at its last occurrence */
+		while (n && n + 1 < c->ix.nodes + c->ix.n && !strcmp(n[1].path, path))
+			n++;
+		if (n)
+			line = n->line;
+	}
+	return tl_cfg_fail_at(c, line, path, "%s", why);
+}
+
+/* ---- semantic pass: numbers, strings, keys ---------------------------------------------- */
+
+/* The document's own text for path (scalars), to reject "12abc" that strtoll half-reads. */
+static const char *tl_cfg_text(const struct tl_cfg_ctx *c, const char *path)
+{
+	const struct tl_cfg_node *n = tl_cfg_lookup(c, path);
+
+	return n && n->value ? n->value : "";
+}
+
+static int tl_cfg_int(struct tl_cfg_ctx *c, const char *path, const int64_t *v, int64_t lo,
+		      int64_t hi, int64_t def, int64_t *out)
+{
+	const char *text;
+	char *end;
+
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	text = tl_cfg_text(c, path);
+	errno = 0;
+	(void)strtoll(text, &end, 0);
+	if (end == text || *end || errno)
+		return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' is not an integer", text);
+	if (*v < lo || *v > hi)
+		return tl_cfg_fail(c, path, "%" PRId64 " is out of range %" PRId64 "..%" PRId64,
+				   *v, lo, hi);
+	*out = *v;
+	return 0;
+}
+
+static int tl_cfg_u16(struct tl_cfg_ctx *c, const char *path, const int64_t *v, int64_t lo,
+		      int64_t hi, int64_t def, uint16_t *out)
+{
+	int64_t x;
+
+	if (tl_cfg_int(c, path, v, lo, hi, def, &x) < 0)
+		return -1;
+	*out = (uint16_t)x;
+	return 0;
+}
+
+/* libcyaml reads any unknown word as true; only accept real YAML booleans. */
+static bool tl_cfg_bool_text(const char *s)
+{
+	static const char *const words[] = { "true", "false", "yes", "no", "on", "off" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcasecmp(s, words[i]))
+			return true;
+	return false;
+}
+
+static int tl_cfg_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n >= IF_NAMESIZE)
+		return 0;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
+/* Why b64 is not a key: wrong length after decoding, or not base64 at all. */
+static void tl_cfg_key_why(const char *b64, char *why, size_t wlen)
+{
+	uint8_t tmp[96];
+	size_t binlen = 0;
+	const char *end = NULL;
+	size_t len = strlen(b64);
+
+	if (len <= 128 && sodium_base642bin(tmp, sizeof(tmp), b64, len, NULL, &binlen, &end,
+					    sodium_base64_VARIANT_ORIGINAL) == 0 &&
+	    end == b64 + len)
+		snprintf(why, wlen, "key decodes to %zu bytes, want 32", binlen);
+	else
+		snprintf(why, wlen, "key is not valid base64 (want 44 characters, as from wg genkey)");
+	sodium_memzero(tmp, sizeof(tmp));
+}
+
+static int tl_cfg_key(struct tl_cfg_ctx *c, const char *path, const char *b64,
+		      uint8_t key[TL_KEY_LEN])
+{
+	char why[128];
+
+	if (tl_key_from_base64(key, b64) == 0)
+		return 0;
+	tl_cfg_key_why(b64, why, sizeof(why));
+	return tl_cfg_fail(c, path, "%s", why);
+}
+
+/* Reads a key file ("wg genkey" output); relative names are relative to the config file. */
+static int tl_cfg_key_file(struct tl_cfg_ctx *c, const char *path, const char *name,
+			   uint8_t key[TL_KEY_LEN])
+{
+	char full[4096], text[128];
+	const char *slash = strrchr(c->file, '/');
+	ssize_t n;
+	int fd, rc;
+
+	if (name[0] == '/' || !slash)
+		snprintf(full, sizeof(full), "%s", name);
+	else
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - c->file), c->file, name);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tl_cfg_fail(c, path, "cannot open '" TL_CFG_SHOW "': %s", full, strerror(errno));
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return tl_cfg_fail(c, path, "cannot read '" TL_CFG_SHOW "': %s", full, strerror(errno));
+	text[n] = '\0';
+	text[strcspn(text, " \t\r\n")] = '\0';
+	rc = tl_key_from_base64(key, text);
+	sodium_memzero(text, sizeof(text));
+	if (rc < 0)
+		return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' does not hold a base64 32-byte key", full);
+	return 0;
+}
+
+/* Exactly one of the inline key and the key file (unless optional and both absent). */
+static int tl_cfg_secret(struct tl_cfg_ctx *c, const char *prefix, const char *field,
+			 const char *inline_b64, const char *file, bool required,
+			 uint8_t key[TL_KEY_LEN], bool *present)
+{
+	char path[TL_CFG_PATH_MAX], fpath[TL_CFG_PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", prefix, field);
+	snprintf(fpath, sizeof(fpath), "%s%s_file", prefix, field);
+	*present = inline_b64 || file;
+	if (inline_b64 && file)
+		return tl_cfg_fail(c, fpath, "give only one of %s and %s_file", field, field);
+	if (inline_b64)
+		return tl_cfg_key(c, path, inline_b64, key);
+	if (file)
+		return tl_cfg_key_file(c, fpath, file, key);
+	if (required)
+		return tl_cfg_fail(c, path, "missing (required: %s or %s_file)", field, field);
+	return 0;
+}
+
+static int tl_cfg_prefix(struct tl_cfg_ctx *c, const char *path, const char *s,
+			 struct tl_prefix *p)
+{
+	if (tl_prefix_parse(p, s) == 0)
+		return 0;
+	return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' %s", s, tl_prefix_error(s));
+}
+
+static int tl_cfg_prefixes(struct tl_cfg_ctx *c, const char *path, char **list, size_t n,
+			   bool clear_host_bits, struct tl_prefix **out)
+{
+	char item[TL_CFG_PATH_MAX];
+
+	if (!n)
+		return 0;
+	*out = calloc(n, sizeof(**out));
+	if (!*out)
+		return tl_cfg_fail(c, path, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(item, sizeof(item), "%s[%zu]", path, i);
+		if (tl_cfg_prefix(c, item, list[i], &(*out)[i]) < 0)
+			return -1;
+		if (clear_host_bits)
+			tl_prefix_clear_host_bits(&(*out)[i]);
+	}
+	return 0;
+}
+
+/* ---- semantic pass: sections ------------------------------------------------------------ */
+
+static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_raw_port *raw,
+		       unsigned workers, struct tl_cfg_port *port)
+{
+	char f[TL_CFG_PATH_MAX];
+
+	port->present = true;
+	snprintf(f, sizeof(f), "%s.driver", path);
+	if (!raw->driver || !strcmp(raw->driver, "af_xdp"))
+		port->driver = TL_DRIVER_AF_XDP;
+	else if (!strcmp(raw->driver, "pmd"))
+		port->driver = TL_DRIVER_PMD;
+	else
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp or pmd", raw->driver);
+	snprintf(f, sizeof(f), "%s.iface", path);
+	if (raw->iface && !tl_cfg_name_ok(raw->iface))
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not an interface name "
+				   "(1..15 characters of A-Z a-z 0-9 _ . -)", raw->iface);
+	if (!raw->iface && port->driver == TL_DRIVER_AF_XDP)
+		return tl_cfg_fail(c, f, "missing (required for driver af_xdp)");
+	snprintf(port->iface, sizeof(port->iface), "%s", raw->iface ? raw->iface : "");
+	snprintf(f, sizeof(f), "%s.devargs", path);
+	if (raw->devargs && port->driver == TL_DRIVER_AF_XDP)
+		return tl_cfg_fail(c, f, "only for driver pmd");
+	if (!raw->devargs && port->driver == TL_DRIVER_PMD)
+		return tl_cfg_fail(c, f, "missing (required for driver pmd)");
+	if (raw->devargs && (!raw->devargs[0] || strlen(raw->devargs) >= sizeof(port->devargs)))
+		return tl_cfg_fail(c, f, "must be 1..%zu characters", sizeof(port->devargs) - 1);
+	snprintf(port->devargs, sizeof(port->devargs), "%s", raw->devargs ? raw->devargs : "");
+	snprintf(f, sizeof(f), "%s.zero_copy", path);
+	if (raw->zero_copy && !tl_cfg_bool_text(tl_cfg_text(c, f)))
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not true or false", tl_cfg_text(c, f));
+	port->zero_copy = raw->zero_copy && *raw->zero_copy;
+	if (port->zero_copy && port->driver != TL_DRIVER_AF_XDP)
+		return tl_cfg_fail(c, f, "only for driver af_xdp");
+	snprintf(f, sizeof(f), "%s.queues", path);
+	return tl_cfg_u16(c, f, raw->queues, 1, 64, workers, &port->queues);
+}
+
+static int tl_cfg_ports(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			struct tl_config *cfg)
+{
+	const struct tl_raw_ports *p = raw->ports;
+
+	if (tl_cfg_port(c, "ports.wan", p->wan, cfg->workers, &cfg->wan) < 0)
+		return -1;
+	if (cfg->mode == TL_MODE_HOST && p->lan)
+		return tl_cfg_fail(c, "ports.lan", "not allowed in host mode (the host end of "
+				   "the tunnel is created by tunless)");
+	if (cfg->mode == TL_MODE_GATEWAY && !p->lan)
+		return tl_cfg_fail(c, "ports.lan", "missing (required in gateway mode)");
+	return p->lan ? tl_cfg_port(c, "ports.lan", p->lan, cfg->workers, &cfg->lan) : 0;
+}
+
+static int tl_cfg_endpoint(struct tl_cfg_ctx *c, const char *path, const char *s,
+			   struct tl_cfg_peer *peer)
+{
+	peer->has_endpoint = true;
+	if (tl_sockaddr_parse(&peer->endpoint, s) == 0)
+		return 0;
+	return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' %s", s, tl_sockaddr_error(s));
+}
+
+static int tl_cfg_peer(struct tl_cfg_ctx *c, size_t i, const struct tl_raw_peer *raw,
+		       struct tl_cfg_peer *peer)
+{
+	char pre[64], f[TL_CFG_PATH_MAX];
+
+	snprintf(pre, sizeof(pre), "peers[%zu].", i);
+	snprintf(f, sizeof(f), "%spublic_key", pre);
+	if (tl_cfg_key(c, f, raw->public_key, peer->public_key) < 0)
+		return -1;
+	if (tl_cfg_secret(c, pre, "preshared_key", raw->preshared_key, raw->preshared_key_file,
+			  false, peer->psk, &peer->has_psk) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%sendpoint", pre);
+	if (raw->endpoint && tl_cfg_endpoint(c, f, raw->endpoint, peer) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%sallowed_ips", pre);
+	peer->n_allowed_ips = raw->allowed_ips_count;
+	if (tl_cfg_prefixes(c, f, raw->allowed_ips, raw->allowed_ips_count, true,
+			    &peer->allowed_ips) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%spersistent_keepalive", pre);
+	if (tl_cfg_u16(c, f, raw->persistent_keepalive, 0, 65535, 0,
+		       &peer->persistent_keepalive) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%sname", pre);
+	if (raw->name && strlen(raw->name) >= sizeof(peer->name))
+		return tl_cfg_fail(c, f, "longer than %zu characters", sizeof(peer->name) - 1);
+	snprintf(peer->name, sizeof(peer->name), "%s", raw->name ? raw->name : "");
+	return 0;
+}
+
+/* "peers[3] 'laptop'" for messages. */
+static void tl_cfg_peer_label(char *out, size_t len, const struct tl_config *cfg, size_t i)
+{
+	if (cfg->peers[i].name[0])
+		snprintf(out, len, "peers[%zu] '%s'", i, cfg->peers[i].name);
+	else
+		snprintf(out, len, "peers[%zu]", i);
+}
+
+struct tl_cfg_ref {
+	const void *item;   /* key or prefix */
+	size_t peer, idx;
+};
+
+static int tl_cfg_key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, TL_KEY_LEN);
+}
+
+static int tl_cfg_prefix_cmp(const void *a, const void *b)
+{
+	const struct tl_prefix *p = a, *q = b;
+	int r = (p->ip.family > q->ip.family) - (p->ip.family < q->ip.family);
+
+	if (!r)
+		r = (p->len > q->len) - (p->len < q->len);
+	return r ? r : memcmp(p->ip.addr, q->ip.addr, sizeof(p->ip.addr));
+}
+
+static int tl_cfg_ref_order(const struct tl_cfg_ref *x, const struct tl_cfg_ref *y)
+{
+	if (x->peer != y->peer)
+		return x->peer < y->peer ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int tl_cfg_key_ref_cmp(const void *a, const void *b)
+{
+	const struct tl_cfg_ref *x = a, *y = b;
+	int r = tl_cfg_key_cmp(x->item, y->item);
+
+	return r ? r : tl_cfg_ref_order(x, y);
+}
+
+static int tl_cfg_prefix_ref_cmp(const void *a, const void *b)
+{
+	const struct tl_cfg_ref *x = a, *y = b;
+	int r = tl_cfg_prefix_cmp(x->item, y->item);
+
+	return r ? r : tl_cfg_ref_order(x, y);
+}
+
+/* Sorts refs (item, then document order). Returns i such that refs[i] repeats refs[i - 1],
+ * the first of its group, choosing the repeat that comes first in the document; n if none. */
+static size_t tl_cfg_first_dup(struct tl_cfg_ref *refs, size_t n,
+			       int (*ref_cmp)(const void *, const void *),
+			       int (*item_cmp)(const void *, const void *))
+{
+	size_t best = n;
+
+	qsort(refs, n, sizeof(*refs), ref_cmp);
+	for (size_t i = 1; i < n; i++) {
+		bool repeat = !item_cmp(refs[i].item, refs[i - 1].item);
+		bool second = i == 1 || item_cmp(refs[i - 1].item, refs[i - 2].item);
+
+		if (repeat && second && (best == n || tl_cfg_ref_order(&refs[i], &refs[best]) < 0))
+			best = i;
+	}
+	return best;
+}
+
+static int tl_cfg_dup_keys(struct tl_cfg_ctx *c, const struct tl_config *cfg)
+{
+	struct tl_cfg_ref *refs = calloc(cfg->n_peers, sizeof(*refs));
+	char path[64], other[64];
+	size_t d;
+
+	if (!refs)
+		return tl_cfg_fail(c, "peers", "out of memory");
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		refs[i] = (struct tl_cfg_ref){ cfg->peers[i].public_key, i, 0 };
+	d = tl_cfg_first_dup(refs, cfg->n_peers, tl_cfg_key_ref_cmp, tl_cfg_key_cmp);
+	if (d == cfg->n_peers) {
+		free(refs);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "peers[%zu].public_key", refs[d].peer);
+	tl_cfg_peer_label(other, sizeof(other), cfg, refs[d - 1].peer);
+	free(refs);
+	return tl_cfg_fail(c, path, "same public key as %s", other);
+}
+
+static int tl_cfg_dup_allowed(struct tl_cfg_ctx *c, const struct tl_config *cfg)
+{
+	struct tl_cfg_ref *refs;
+	char path[96], other[64], self[64], text[64];
+	size_t n = 0, d;
+
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		n += cfg->peers[i].n_allowed_ips;
+	if (!n)
+		return 0;
+	refs = calloc(n, sizeof(*refs));
+	if (!refs)
+		return tl_cfg_fail(c, "peers", "out of memory");
+	n = 0;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		for (size_t j = 0; j < cfg->peers[i].n_allowed_ips; j++)
+			refs[n++] = (struct tl_cfg_ref){ &cfg->peers[i].allowed_ips[j], i, j };
+	d = tl_cfg_first_dup(refs, n, tl_cfg_prefix_ref_cmp, tl_cfg_prefix_cmp);
+	if (d == n) {
+		free(refs);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "peers[%zu].allowed_ips[%zu]", refs[d].peer, refs[d].idx);
+	tl_cfg_peer_label(other, sizeof(other), cfg, refs[d - 1].peer);
+	tl_cfg_peer_label(self, sizeof(self), cfg, refs[d].peer);
+	tl_prefix_format(text, sizeof(text), refs[d].item);
+	d = refs[d - 1].idx;
+	free(refs);
+	return tl_cfg_fail(c, path, "%s of %s is already an allowed IP of %s (allowed_ips[%zu])",
+			   text, self, other, d);
+}
+
+static int tl_cfg_peers(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			struct tl_config *cfg)
+{
+	if (!raw->peers_count)
+		return 0;
+	cfg->peers = calloc(raw->peers_count, sizeof(*cfg->peers));
+	if (!cfg->peers)
+		return tl_cfg_fail(c, "peers", "out of memory");
+	for (size_t i = 0; i < raw->peers_count; i++) {
+		cfg->n_peers = i + 1;
+		if (tl_cfg_peer(c, i, &raw->peers[i], &cfg->peers[i]) < 0)
+			return -1;
+	}
+	if (tl_cfg_dup_keys(c, cfg) < 0)
+		return -1;
+	return tl_cfg_dup_allowed(c, cfg);
+}
+
+static int tl_cfg_neighbour(struct tl_cfg_ctx *c, size_t i, const struct tl_raw_neighbour *raw,
+			    enum tl_mode mode, struct tl_cfg_neighbour *nb)
+{
+	char f[TL_CFG_PATH_MAX];
+
+	snprintf(f, sizeof(f), "neighbours[%zu].ip", i);
+	if (tl_ip_parse(&nb->ip, raw->ip) < 0)
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not an IPv4/IPv6 address", raw->ip);
+	snprintf(f, sizeof(f), "neighbours[%zu].mac", i);
+	if (tl_mac_parse(nb->mac, raw->mac) < 0)
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not a MAC address "
+				   "(want xx:xx:xx:xx:xx:xx)", raw->mac);
+	snprintf(f, sizeof(f), "neighbours[%zu].port", i);
+	nb->on_wan = !strcmp(raw->port, "wan");
+	if (!nb->on_wan && strcmp(raw->port, "lan"))
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not wan or lan", raw->port);
+	if (!nb->on_wan && mode == TL_MODE_HOST)
+		return tl_cfg_fail(c, f, "there is no lan port in host mode");
+	return 0;
+}
+
+static int tl_cfg_neighbours(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			     struct tl_config *cfg)
+{
+	if (!raw->neighbours_count)
+		return 0;
+	cfg->neighbours = calloc(raw->neighbours_count, sizeof(*cfg->neighbours));
+	if (!cfg->neighbours)
+		return tl_cfg_fail(c, "neighbours", "out of memory");
+	cfg->n_neighbours = raw->neighbours_count;
+	for (size_t i = 0; i < raw->neighbours_count; i++)
+		if (tl_cfg_neighbour(c, i, &raw->neighbours[i], cfg->mode, &cfg->neighbours[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static int tl_cfg_seconds(struct tl_cfg_ctx *c, const char *field, const double *v,
+			  double *out)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "timers.%s", field);
+	if (!v)
+		return 0;
+	if (!isfinite(*v) || *v <= 0 || *v > 86400.0 * 365)
+		return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' is not a duration in seconds "
+				   "(> 0, at most a year)", tl_cfg_text(c, path));
+	*out = *v;
+	return 0;
+}
+
+static int tl_cfg_messages(struct tl_cfg_ctx *c, const char *field, const uint64_t *v,
+			   uint64_t *out)
+{
+	const uint64_t max = UINT64_MAX - (1ull << 13);   /* 2^64 - 2^13 - 1 */
+	char path[64];
+	const char *text;
+	char *end;
+
+	snprintf(path, sizeof(path), "timers.%s", field);
+	if (!v)
+		return 0;
+	text = tl_cfg_text(c, path);
+	errno = 0;
+	(void)strtoull(text, &end, 0);
+	if (end == text || *end || errno || text[strspn(text, " \t")] == '-')
+		return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' is not an unsigned integer", text);
+	if (*v < 1 || *v > max)
+		return tl_cfg_fail(c, path, "%" PRIu64 " is out of range 1..%" PRIu64, *v, max);
+	*out = *v;
+	return 0;
+}
+
+static int tl_cfg_timers_order(struct tl_cfg_ctx *c, const struct tl_cfg_timers *t)
+{
+	if (t->reject_after_time <= t->rekey_after_time)
+		return tl_cfg_fail(c, "timers.reject_after_time", "must be greater than "
+				   "rekey_after_time (%g)", t->rekey_after_time);
+	if (t->rekey_attempt_time <= t->rekey_timeout)
+		return tl_cfg_fail(c, "timers.rekey_attempt_time", "must be greater than "
+				   "rekey_timeout (%g)", t->rekey_timeout);
+	if (t->reject_after_messages <= t->rekey_after_messages)
+		return tl_cfg_fail(c, "timers.reject_after_messages", "must be greater than "
+				   "rekey_after_messages (%" PRIu64 ")", t->rekey_after_messages);
+	return 0;
+}
+
+static int tl_cfg_timers(struct tl_cfg_ctx *c, const struct tl_raw_timers *raw,
+			 struct tl_cfg_timers *t)
+{
+	*t = (struct tl_cfg_timers){
+		.rekey_after_time = 120, .reject_after_time = 180, .rekey_attempt_time = 90,
+		.rekey_timeout = 5, .keepalive_timeout = 10,
+		.rekey_after_messages = 1ull << 60,
+		.reject_after_messages = UINT64_MAX - (1ull << 13),
+	};
+	if (!raw)
+		return 0;
+	if (tl_cfg_seconds(c, "rekey_after_time", raw->rekey_after_time, &t->rekey_after_time) ||
+	    tl_cfg_seconds(c, "reject_after_time", raw->reject_after_time,
+			   &t->reject_after_time) ||
+	    tl_cfg_seconds(c, "rekey_attempt_time", raw->rekey_attempt_time,
+			   &t->rekey_attempt_time) ||
+	    tl_cfg_seconds(c, "rekey_timeout", raw->rekey_timeout, &t->rekey_timeout) ||
+	    tl_cfg_seconds(c, "keepalive_timeout", raw->keepalive_timeout,
+			   &t->keepalive_timeout) ||
+	    tl_cfg_messages(c, "rekey_after_messages", raw->rekey_after_messages,
+			    &t->rekey_after_messages) ||
+	    tl_cfg_messages(c, "reject_after_messages", raw->reject_after_messages,
+			    &t->reject_after_messages))
+		return -1;
+	return tl_cfg_timers_order(c, t);
+}
+
+static int tl_cfg_eal(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+		      struct tl_config *cfg)
+{
+	if (!raw->eal_count)
+		return 0;
+	cfg->eal_args = calloc(raw->eal_count + 1, sizeof(*cfg->eal_args));
+	if (!cfg->eal_args)
+		return tl_cfg_fail(c, "eal", "out of memory");
+	for (size_t i = 0; i < raw->eal_count; i++) {
+		cfg->eal_args[i] = strdup(raw->eal[i]);
+		if (!cfg->eal_args[i])
+			return tl_cfg_fail(c, "eal", "out of memory");
+		cfg->n_eal_args = i + 1;
+	}
+	return 0;
+}
+
+static bool tl_cfg_has_v6(const struct tl_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_addresses; i++)
+		if (cfg->addresses[i].ip.family == AF_INET6)
+			return true;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		for (size_t j = 0; j < cfg->peers[i].n_allowed_ips; j++)
+			if (cfg->peers[i].allowed_ips[j].ip.family == AF_INET6)
+				return true;
+	return false;
+}
+
+static int tl_cfg_identity(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			   struct tl_config *cfg)
+{
+	bool present;
+
+	if (!tl_cfg_name_ok(raw->name))
+		return tl_cfg_fail(c, "name", "'" TL_CFG_SHOW "' is not a valid name "
+				   "(1..15 characters of A-Z a-z 0-9 _ . -)", raw->name);
+	snprintf(cfg->name, sizeof(cfg->name), "%s", raw->name);
+	if (!strcmp(raw->mode, "host"))
+		cfg->mode = TL_MODE_HOST;
+	else if (!strcmp(raw->mode, "gateway"))
+		cfg->mode = TL_MODE_GATEWAY;
+	else
+		return tl_cfg_fail(c, "mode", "'" TL_CFG_SHOW "' is not host or gateway", raw->mode);
+	return tl_cfg_secret(c, "", "private_key", raw->private_key, raw->private_key_file, true,
+			     cfg->private_key, &present);
+}
+
+static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			  struct tl_config *cfg)
+{
+	int64_t v;
+
+	if (tl_cfg_u16(c, "listen_port", raw->listen_port, 1, 65535, 51820, &cfg->listen_port) ||
+	    tl_cfg_u16(c, "mtu", raw->mtu, 576, 9000, 1420, &cfg->mtu) ||
+	    tl_cfg_int(c, "workers", raw->workers, 1, 64, 1, &v))
+		return -1;
+	cfg->workers = (unsigned)v;
+	if (tl_cfg_int(c, "staged_packets", raw->staged_packets, 1, 4096, 128, &v))
+		return -1;
+	cfg->staged_packets = (size_t)v;
+	if (raw->addresses && cfg->mode == TL_MODE_GATEWAY)
+		return tl_cfg_fail(c, "addresses", "only for host mode (a gateway uses the "
+				   "addresses of its LAN and WAN interfaces)");
+	cfg->n_addresses = raw->addresses_count;
+	return tl_cfg_prefixes(c, "addresses", raw->addresses, raw->addresses_count, false,
+			       &cfg->addresses);
+}
+
+static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
+			  struct tl_config *cfg)
+{
+	if (tl_cfg_identity(c, raw, cfg) || tl_cfg_scalars(c, raw, cfg) ||
+	    tl_cfg_ports(c, raw, cfg) || tl_cfg_peers(c, raw, cfg) ||
+	    tl_cfg_neighbours(c, raw, cfg) || tl_cfg_timers(c, raw->timers, &cfg->timers) ||
+	    tl_cfg_eal(c, raw, cfg))
+		return -1;
+	if (cfg->mtu < 1280 && tl_cfg_has_v6(cfg))
+		return tl_cfg_fail(c, "mtu", "%u is below 1280, the IPv6 minimum, and an "
+				   "IPv6 address or allowed IP is configured", (unsigned)cfg->mtu);
+	return 0;
+}
+
+/* ---- file, load, free -------------------------------------------------------------------- */
+
+static int tl_cfg_read_file(struct tl_cfg_ctx *c, char **text, size_t *len)
+{
+	int fd = open(c->file, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return tl_cfg_fail_at(c, 0, "(file)", "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TL_CFG_MAX_FILE) {
+		close(fd);
+		return tl_cfg_fail_at(c, 0, "(file)", "not a regular file of at most %u bytes",
+				      TL_CFG_MAX_FILE);
+	}
+	*text = calloc(1, (size_t)st.st_size + 1);
+	if (*text)
+		n = read(fd, *text, (size_t)st.st_size);
+	close(fd);
+	if (!*text || n != st.st_size)
+		return tl_cfg_fail_at(c, 0, "(file)", "cannot read: %s",
+				      *text ? strerror(errno) : "out of memory");
+	*len = (size_t)n;
+	return 0;
+}
+
+static void tl_cfg_raw_wipe(struct tl_raw_config *raw)
+{
+	if (raw->private_key)
+		sodium_memzero(raw->private_key, strlen(raw->private_key));
+	for (unsigned i = 0; i < raw->peers_count; i++)
+		if (raw->peers[i].preshared_key)
+			sodium_memzero(raw->peers[i].preshared_key,
+				       strlen(raw->peers[i].preshared_key));
+}
+
+static int tl_cfg_load_raw(struct tl_cfg_ctx *c, const char *text, size_t len,
+			   struct tl_config *cfg)
+{
+	const cyaml_config_t cy = {
+		.log_fn = tl_cfg_log, .log_ctx = c, .mem_fn = tl_cfg_mem,
+		.log_level = CYAML_LOG_ERROR, .flags = CYAML_CFG_NO_ALIAS,
+	};
+	struct tl_raw_config *raw = NULL;
+	cyaml_err_t err;
+	int rc;
+
+	err = cyaml_load_data((const uint8_t *)text, len, &cy, &tl_schema_config,
+			      (cyaml_data_t **)&raw, NULL);
+	if (err != CYAML_OK)
+		return tl_cfg_cyaml_fail(c, err);
+	if (!raw)
+		return tl_cfg_fail_at(c, 1, "", "empty document");
+	rc = tl_cfg_convert(c, raw, cfg);
+	tl_cfg_raw_wipe(raw);
+	cyaml_free(&cy, &tl_schema_config, raw, 0);
+	return rc;
+}
+
+int tl_config_load(const char *path, struct tl_config **out, char *err, size_t errlen)
+{
+	struct tl_cfg_ctx *c = calloc(1, sizeof(*c));
+	struct tl_config *cfg = calloc(1, sizeof(*cfg));
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	if (!c || !cfg) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s:0: (file): out of memory", path);
+		free(c);
+		free(cfg);
+		return -1;
+	}
+	*c = (struct tl_cfg_ctx){ .file = path, .err = err, .errlen = errlen };
+	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
+	if (tl_cfg_read_file(c, &text, &len) == 0 && tl_cfg_index_build(c, text, len) == 0)
+		rc = tl_cfg_load_raw(c, text, len, cfg);
+	if (text) {
+		sodium_memzero(text, len);
+		free(text);
+	}
+	tl_cfg_index_free(&c->ix);
+	free(c);
+	if (rc < 0) {
+		tl_config_free(cfg);
+		return -1;
+	}
+	*out = cfg;
+	return 0;
+}
+
+void tl_config_free(struct tl_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->n_peers; i++)
+		free(cfg->peers[i].allowed_ips);
+	if (cfg->peers)
+		sodium_memzero(cfg->peers, cfg->n_peers * sizeof(*cfg->peers));
+	free(cfg->peers);
+	free(cfg->addresses);
+	free(cfg->neighbours);
+	for (size_t i = 0; i < cfg->n_eal_args; i++)
+		free(cfg->eal_args[i]);
+	free(cfg->eal_args);
+	sodium_memzero(cfg, sizeof(*cfg));
+	free(cfg);
+}

@@ -108,4 +108,13 @@ int tl_mac_parse(uint8_t mac[6], const char *s);
 void tl_prefix_format(char *out, size_t len, const struct tl_prefix *p);
 void tl_sockaddr_format(char *out, size_t len, const struct tl_sockaddr *sa);
 
+/* Additions (config room): a bare IP ("10.0.0.1", "fd00::1"); host bits of a prefix cleared
+ * (as wg does for allowed IPs); and, for error messages, why a string is rejected by
+ * tl_prefix_parse / tl_sockaddr_parse (a static phrase such as "is not an IPv4/IPv6 prefix",
+ * or NULL if the string is valid). */
+int tl_ip_parse(struct tl_ip *ip, const char *s);
+void tl_prefix_clear_host_bits(struct tl_prefix *p);
+const char *tl_prefix_error(const char *s);
+const char *tl_sockaddr_error(const char *s);
+
 #endif

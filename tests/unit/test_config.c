@@ -1,0 +1,393 @@
+/* Unit tests for the configuration loader: every example config loads, every broken config
+ * fails with the expected "<file>:<line>: <field>" prefix, and the shared parsers round-trip.
+ * Run from the project source root (meson test sets workdir). */
+#include "ctrl/config.h"
+
+#include <arpa/inet.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (cond) {                                                   \
+			passed++;                                             \
+		} else {                                                      \
+			failed++;                                             \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
+			printf(__VA_ARGS__);                                  \
+			printf("\n");                                         \
+		}                                                             \
+	} while (0)
+
+#define BAD "tests/unit/configs/bad/"
+
+struct bad_case {
+	const char *file;
+	unsigned line;
+	const char *field;    /* exact field path after "file:line: " */
+	const char *why;      /* substring of the reason */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "syntax.yaml", 4, "private_key[1]", "invalid YAML" },
+	{ "unknown_top.yaml", 7, "colour", "unknown key 'colour'" },
+	{ "unknown_peer_key.yaml", 9, "peers[0].allowed_ip", "unknown key" },
+	{ "unknown_peer1_key.yaml", 9, "peers[1].keepalive", "unknown key" },
+	{ "wrong_type_seq.yaml", 7, "mtu", "wrong type: expected an integer, got a list" },
+	{ "wrong_type_map.yaml", 5, "ports.wan", "wrong type: expected a mapping" },
+	{ "wrong_type_int.yaml", 7, "workers", "'many' is not an integer" },
+	{ "allowed_ip_type.yaml", 9, "peers[1].allowed_ips[1]", "expected a string" },
+	{ "missing_name.yaml", 1, "name", "missing" },
+	{ "bad_base64.yaml", 3, "private_key", "not valid base64" },
+	{ "key31.yaml", 8, "peers[0].public_key", "31 bytes" },
+	{ "bad_prefix.yaml", 12, "peers[1].allowed_ips[0]",
+	  "'10.0.0.300/24' is not an IPv4/IPv6 prefix" },
+	{ "prefix33.yaml", 9, "peers[0].allowed_ips[0]", "above 32" },
+	{ "bad_endpoint.yaml", 9, "peers[0].endpoint", "is not an endpoint" },
+	{ "hostname_endpoint.yaml", 9, "peers[0].endpoint", "hostnames are not accepted" },
+	{ "endpoint_port0.yaml", 9, "peers[0].endpoint", "port outside 1..65535" },
+	{ "port0.yaml", 7, "listen_port", "0 is out of range 1..65535" },
+	{ "port70000.yaml", 7, "listen_port", "70000 is out of range 1..65535" },
+	{ "port_garbage.yaml", 7, "listen_port", "'51820x' is not an integer" },
+	{ "dup_peer.yaml", 13, "peers[2].public_key", "same public key as peers[0] 'one'" },
+	{ "dup_allowed.yaml", 13, "peers[1].allowed_ips[1]",
+	  "10.2.0.0/24 of peers[1] 'sitec' is already an allowed IP of peers[0] 'siteb'" },
+	{ "lan_in_host.yaml", 7, "ports.lan", "not allowed in host mode" },
+	{ "addresses_in_gateway.yaml", 7, "addresses", "only for host mode" },
+	{ "missing_wan.yaml", 4, "ports.wan", "missing" },
+	{ "missing_lan.yaml", 4, "ports.lan", "required in gateway mode" },
+	{ "mtu_range.yaml", 7, "mtu", "100 is out of range 576..9000" },
+	{ "mtu_v6.yaml", 7, "mtu", "below 1280" },
+	{ "bad_mac.yaml", 9, "neighbours[1].mac", "is not a MAC address" },
+	{ "neighbour_lan_host.yaml", 8, "neighbours[0].port", "no lan port in host mode" },
+	{ "both_keys.yaml", 4, "private_key_file", "only one of" },
+	{ "no_key.yaml", 1, "private_key", "missing" },
+	{ "missing_key_file.yaml", 3, "private_key_file", "cannot open" },
+	{ "long_name.yaml", 1, "name", "not a valid name" },
+	{ "bad_mode.yaml", 2, "mode", "'router' is not host or gateway" },
+	{ "pmd_no_devargs.yaml", 5, "ports.wan.devargs", "required for driver pmd" },
+	{ "afxdp_devargs.yaml", 5, "ports.wan.devargs", "only for driver pmd" },
+	{ "bad_bool.yaml", 5, "ports.wan.zero_copy", "not true or false" },
+	{ "timers_order.yaml", 9, "timers.reject_after_time", "greater than rekey_after_time" },
+	{ "timers_negative.yaml", 8, "timers.rekey_timeout", "not a duration" },
+	{ "timers_messages.yaml", 8, "timers.reject_after_messages", "out of range" },
+	{ "dup_key.yaml", 7, "name", "given twice" },
+	{ "alias.yaml", 6, "ports.wan", "aliases are not supported" },
+	{ "empty.yaml", 1, "(document)", "empty" },
+	{ "keepalive_range.yaml", 9, "peers[0].persistent_keepalive", "out of range 0..65535" },
+	{ "both_psk.yaml", 10, "peers[0].preshared_key_file", "only one of" },
+	{ "peer_no_key.yaml", 8, "peers[0].public_key", "missing" },
+	{ "workers_range.yaml", 7, "workers", "out of range 1..64" },
+	{ "does-not-exist.yaml", 0, "(file)", "No such file" },
+};
+
+static void test_bad_one(const struct bad_case *t)
+{
+	char path[256], err[512], prefix[384];
+	struct tl_config *cfg = (struct tl_config *)1;
+	int rc;
+
+	snprintf(path, sizeof(path), BAD "%s", t->file);
+	snprintf(prefix, sizeof(prefix), "%s:%u: %s: ", path, t->line, t->field);
+	err[0] = '\0';
+	rc = tl_config_load(path, &cfg, err, sizeof(err));
+	CHECK(rc == -1 && cfg == NULL, "%s: expected failure, rc %d", t->file, rc);
+	CHECK(!strncmp(err, prefix, strlen(prefix)), "%s: got '%s', want prefix '%s'", t->file,
+	      err, prefix);
+	CHECK(strstr(err, t->why) != NULL, "%s: got '%s', want '%s' in it", t->file, err, t->why);
+	CHECK(!strchr(err, '\n'), "%s: error is not one line: '%s'", t->file, err);
+	if (rc == 0)
+		tl_config_free(cfg);
+}
+
+static void test_bad(void)
+{
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
+		test_bad_one(&bad_cases[i]);
+}
+
+/* Every file under tests/unit/configs/bad/ has an expectation. */
+static void test_bad_all_listed(void)
+{
+	glob_t g;
+
+	CHECK(glob(BAD "*.yaml", 0, NULL, &g) == 0, "glob bad configs");
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *base = g.gl_pathv[i] + strlen(BAD);
+		bool listed = false;
+
+		for (size_t j = 0; j < sizeof(bad_cases) / sizeof(bad_cases[0]); j++)
+			listed |= !strcmp(bad_cases[j].file, base);
+		CHECK(listed, "%s has no expectation in bad_cases", base);
+	}
+	globfree(&g);
+}
+
+static void test_examples(void)
+{
+	glob_t g;
+	int n = 0;
+
+	CHECK(glob("configs/*.yaml", 0, NULL, &g) == 0, "glob configs/*.yaml");
+	for (size_t i = 0; i < g.gl_pathc; i++, n++) {
+		struct tl_config *cfg = NULL;
+		char err[512] = "";
+
+		CHECK(tl_config_load(g.gl_pathv[i], &cfg, err, sizeof(err)) == 0, "%s: %s",
+		      g.gl_pathv[i], err);
+		tl_config_free(cfg);
+	}
+	CHECK(n >= 4, "expected at least 4 example configs, found %d", n);
+	globfree(&g);
+}
+
+static struct tl_config *load_ok(const char *path)
+{
+	struct tl_config *cfg = NULL;
+	char err[512] = "";
+
+	if (tl_config_load(path, &cfg, err, sizeof(err)) < 0) {
+		CHECK(0, "%s: %s", path, err);
+		return NULL;
+	}
+	return cfg;
+}
+
+static void expect_prefix(const struct tl_prefix *p, const char *want)
+{
+	char buf[64];
+
+	tl_prefix_format(buf, sizeof(buf), p);
+	CHECK(!strcmp(buf, want), "prefix %s, want %s", buf, want);
+}
+
+static void test_gateway_a(void)
+{
+	struct tl_config *cfg = load_ok("configs/gateway-a.yaml");
+	char b64[45];
+
+	if (!cfg)
+		return;
+	CHECK(cfg->mode == TL_MODE_GATEWAY && !strcmp(cfg->name, "gwa"), "gateway-a identity");
+	CHECK(cfg->wan.present && cfg->lan.present && !strcmp(cfg->wan.iface, "wan-a") &&
+	      !strcmp(cfg->lan.iface, "lan-a"), "gateway-a ports");
+	CHECK(cfg->n_peers == 2 && cfg->n_addresses == 0, "gateway-a counts");
+	tl_key_to_base64(b64, cfg->peers[1].public_key);
+	CHECK(!strcmp(b64, "///m5AG8uonBGvfU3rAEudWp1y/VpMKKBuJYggXFTik="), "roadwarrior key");
+	CHECK(!cfg->peers[1].has_endpoint && !strcmp(cfg->peers[1].name, "roadwarrior"),
+	      "roadwarrior roams");
+	tl_config_free(cfg);
+}
+
+static void test_host_a(void)
+{
+	struct tl_config *cfg = load_ok("configs/host-a.yaml");
+	char buf[64];
+
+	if (!cfg)
+		return;
+	CHECK(cfg->mode == TL_MODE_HOST && !strcmp(cfg->name, "tla") && !cfg->lan.present,
+	      "host-a identity");
+	CHECK(cfg->n_addresses == 2, "host-a addresses");
+	if (cfg->n_addresses == 2) {
+		expect_prefix(&cfg->addresses[0], "10.77.0.1/24");   /* host bits kept */
+		expect_prefix(&cfg->addresses[1], "fd77::1/64");
+	}
+	tl_sockaddr_format(buf, sizeof(buf), &cfg->peers[0].endpoint);
+	CHECK(!strcmp(buf, "10.99.0.2:51820"), "host-a endpoint %s", buf);
+	CHECK(cfg->listen_port == 51820 && cfg->mtu == 1420 && cfg->workers == 1 &&
+	      cfg->staged_packets == 128 && cfg->wan.queues == 1 &&
+	      cfg->wan.driver == TL_DRIVER_AF_XDP && !cfg->wan.zero_copy, "host-a defaults");
+	CHECK(cfg->timers.rekey_after_time == 120 && cfg->timers.reject_after_time == 180 &&
+	      cfg->timers.rekey_attempt_time == 90 && cfg->timers.rekey_timeout == 5 &&
+	      cfg->timers.keepalive_timeout == 10 &&
+	      cfg->timers.rekey_after_messages == (1ull << 60) &&
+	      cfg->timers.reject_after_messages == 18446744073709543423ull, "timer defaults");
+	CHECK(cfg->eal_args == NULL && cfg->n_eal_args == 0 && cfg->n_neighbours == 0,
+	      "host-a optional lists");
+	tl_config_free(cfg);
+}
+
+static void test_full_peers(const struct tl_config *cfg)
+{
+	const struct tl_cfg_peer *p = &cfg->peers[0];
+	char buf[64];
+
+	CHECK(p->has_psk && p->persistent_keepalive == 25 && !strcmp(p->name, "site-b"),
+	      "full peer 0");
+	tl_sockaddr_format(buf, sizeof(buf), &p->endpoint);
+	CHECK(!strcmp(buf, "[fd99::2]:51821"), "full endpoint %s", buf);
+	CHECK(p->n_allowed_ips == 4, "allowed count");
+	if (p->n_allowed_ips == 4) {   /* host bits cleared, like wg */
+		expect_prefix(&p->allowed_ips[0], "10.2.0.0/24");
+		expect_prefix(&p->allowed_ips[1], "fd02::/64");
+		expect_prefix(&p->allowed_ips[2], "192.0.2.77/32");
+		expect_prefix(&p->allowed_ips[3], "0.0.0.0/0");
+	}
+	tl_sockaddr_format(buf, sizeof(buf), &cfg->peers[1].endpoint);
+	CHECK(!strcmp(buf, "10.99.0.3:65535") && !cfg->peers[1].has_psk, "full peer 1 %s", buf);
+}
+
+static void test_full(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/configs/good/full.yaml");
+	static const uint8_t mac1[6] = { 0x0a, 0xbc, 0xde, 0xf0, 0x12, 0x34 };
+
+	if (!cfg)
+		return;
+	CHECK(!strcmp(cfg->name, "full_0.x-y") && cfg->listen_port == 4242 && cfg->mtu == 1280 &&
+	      cfg->workers == 2 && cfg->staged_packets == 64, "full scalars");
+	CHECK(cfg->wan.queues == 4 && cfg->wan.zero_copy && cfg->lan.driver == TL_DRIVER_PMD &&
+	      cfg->lan.queues == 2 && !strcmp(cfg->lan.devargs, "net_null0,size=64") &&
+	      !strcmp(cfg->lan.iface, "nulllan"), "full ports");
+	CHECK(cfg->n_peers == 2, "full peers");
+	if (cfg->n_peers == 2)
+		test_full_peers(cfg);
+	CHECK(cfg->n_neighbours == 2 && cfg->neighbours[0].on_wan && !cfg->neighbours[1].on_wan &&
+	      cfg->neighbours[1].ip.family == AF_INET6 &&
+	      !memcmp(cfg->neighbours[1].mac, mac1, 6), "full neighbours");
+	CHECK(cfg->timers.rekey_after_time == 2.5 && cfg->timers.rekey_timeout == 0.5 &&
+	      cfg->timers.rekey_after_messages == 1000, "full timers");
+	CHECK(cfg->n_eal_args == 2 && !strcmp(cfg->eal_args[1], "--no-pci") &&
+	      cfg->eal_args[2] == NULL, "full eal");
+	tl_config_free(cfg);
+}
+
+static void test_key_files(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/configs/good/keyfile.yaml");
+	uint8_t want[TL_KEY_LEN];
+
+	if (!cfg)
+		return;
+	tl_key_from_base64(want, "8KXxrJDW0P45LXP9J7xJFF0BZ4roulGBYr3NWBVhTkM=");
+	CHECK(!memcmp(cfg->private_key, want, TL_KEY_LEN), "private key from file");
+	CHECK(cfg->n_peers == 1 && cfg->peers[0].has_psk, "psk from file");
+	tl_config_free(cfg);
+}
+
+static void test_keys(void)
+{
+	uint8_t k[TL_KEY_LEN], k2[TL_KEY_LEN];
+	char b64[45], hex[65];
+
+	for (int i = 0; i < TL_KEY_LEN; i++)
+		k[i] = (uint8_t)(i * 37 + 1);
+	tl_key_to_base64(b64, k);
+	CHECK(strlen(b64) == 44 && tl_key_from_base64(k2, b64) == 0 && !memcmp(k, k2, 32),
+	      "base64 round trip");
+	tl_key_to_hex(hex, k);
+	CHECK(strlen(hex) == 64 && tl_key_from_hex(k2, hex) == 0 && !memcmp(k, k2, 32),
+	      "hex round trip");
+	CHECK(tl_key_from_base64(k2, "AAAA") < 0, "short base64");
+	CHECK(tl_key_from_base64(k2, "iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020") < 0,
+	      "unpadded base64");
+	CHECK(tl_key_from_base64(k2, "iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020=x") < 0,
+	      "trailing garbage");
+	hex[63] = 'g';
+	CHECK(tl_key_from_hex(k2, hex) < 0, "bad hex digit");
+	CHECK(tl_key_from_hex(k2, "00") < 0, "short hex");
+}
+
+static void prefix_roundtrip(const char *in, const char *want, bool clear)
+{
+	struct tl_prefix p, q;
+	char buf[64];
+
+	CHECK(tl_prefix_parse(&p, in) == 0 && !tl_prefix_error(in), "parse %s", in);
+	if (clear)
+		tl_prefix_clear_host_bits(&p);
+	tl_prefix_format(buf, sizeof(buf), &p);
+	CHECK(!strcmp(buf, want), "%s -> %s, want %s", in, buf, want);
+	CHECK(tl_prefix_parse(&q, buf) == 0 && q.len == p.len && q.ip.family == p.ip.family &&
+	      !memcmp(q.ip.addr, p.ip.addr, 16), "reparse %s", buf);
+}
+
+static void test_prefixes(void)
+{
+	static const char *const bad[] = { "", "/24", "10.0.0.1/", "10.0.0.1/33", "fd00::/129",
+		"10.0.0.1/-1", "10.0.0.1/ 8", "10.0.0.1/0x8", "10.0.0/8", "fe80::1%eth0/64",
+		"10.0.0.1/24/3", "example.com/24", "10.0.0.1 /24", "1.2.3.4/1234" };
+
+	prefix_roundtrip("10.0.0.0/24", "10.0.0.0/24", false);
+	prefix_roundtrip("10.9.0.1/24", "10.9.0.1/24", false);   /* interface address */
+	prefix_roundtrip("10.9.0.1/24", "10.9.0.0/24", true);
+	prefix_roundtrip("10.9.255.255/17", "10.9.128.0/17", true);
+	prefix_roundtrip("192.0.2.1", "192.0.2.1/32", true);
+	prefix_roundtrip("0.0.0.0/0", "0.0.0.0/0", true);
+	prefix_roundtrip("255.255.255.255/1", "128.0.0.0/1", true);
+	prefix_roundtrip("fd09::1/64", "fd09::/64", true);
+	prefix_roundtrip("fd09:1:2:3:4:5:6:7/127", "fd09:1:2:3:4:5:6:6/127", true);
+	prefix_roundtrip("fd09::1", "fd09::1/128", true);
+	prefix_roundtrip("::/0", "::/0", true);
+	prefix_roundtrip("::ffff:10.0.0.1/120", "::ffff:10.0.0.0/120", true);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tl_prefix p;
+
+		CHECK(tl_prefix_parse(&p, bad[i]) < 0 && tl_prefix_error(bad[i]),
+		      "'%s' must not parse", bad[i]);
+	}
+}
+
+static void sockaddr_roundtrip(const char *in)
+{
+	struct tl_sockaddr sa;
+	char buf[64];
+
+	CHECK(tl_sockaddr_parse(&sa, in) == 0 && !tl_sockaddr_error(in), "parse %s", in);
+	tl_sockaddr_format(buf, sizeof(buf), &sa);
+	CHECK(!strcmp(buf, in), "%s -> %s", in, buf);
+}
+
+static void test_sockaddrs(void)
+{
+	static const char *const bad[] = { "", "10.0.0.1", "10.0.0.1:", "10.0.0.1:0",
+		"10.0.0.1:65536", "10.0.0.1:70000", "fd00::1:51820", "[10.0.0.1]:1", "[fd00::1]",
+		"[fd00::1]51820", "host.example:51820", "10.0.0.1:+5", "10.0.0.1:5x",
+		"[fd00::1]:123456" };
+	struct tl_sockaddr sa;
+
+	sockaddr_roundtrip("10.99.0.1:51820");
+	sockaddr_roundtrip("[fd99::2]:1");
+	sockaddr_roundtrip("255.255.255.255:65535");
+	CHECK(tl_sockaddr_parse(&sa, "[fd99::2]:51820") == 0 && sa.port == 51820 &&
+	      sa.ip.family == AF_INET6 && sa.ip.addr[0] == 0xfd && sa.ip.addr[15] == 2, "v6 fields");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(tl_sockaddr_parse(&sa, bad[i]) < 0 && tl_sockaddr_error(bad[i]),
+		      "'%s' must not parse", bad[i]);
+	CHECK(strstr(tl_sockaddr_error("vpn.example.com:51820"), "hostname") != NULL,
+	      "hostname explained");
+}
+
+static void test_macs(void)
+{
+	static const char *const bad[] = { "", "02:00:00:00:00", "02:00:00:00:00:0g",
+		"02-00-00-00-00-01", "02:00:00:00:00:001", "2:00:00:00:00:01:" };
+	uint8_t mac[6];
+
+	CHECK(tl_mac_parse(mac, "02:aB:00:ff:10:01") == 0 && mac[1] == 0xab && mac[3] == 0xff &&
+	      mac[5] == 0x01, "mac parse");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(tl_mac_parse(mac, bad[i]) < 0, "'%s' must not parse", bad[i]);
+}
+
+int main(void)
+{
+	test_keys();
+	test_prefixes();
+	test_sockaddrs();
+	test_macs();
+	test_examples();
+	test_host_a();
+	test_gateway_a();
+	test_full();
+	test_key_files();
+	test_bad();
+	test_bad_all_listed();
+	tl_config_free(NULL);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
