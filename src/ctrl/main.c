@@ -26,7 +26,7 @@
 #define TL_NEIGH_REQ_SIZE 1024
 #define TL_CTRL_POOL_SIZE 4095
 #define TL_TICK_NS (5ull * 1000000ull)
-#define TL_CTRL_IDLE_US 500
+#define TL_CTRL_IDLE_US 1000
 
 const char *tl_log_name = "tunlessd";
 int tl_log_verbose;

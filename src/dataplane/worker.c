@@ -11,9 +11,14 @@
 
 #include "dataplane/worker.h"
 
+/* Idle backoff: spin, then sleep 5 us doubling to 200 us; after about 50 ms without work,
+ * sleep 1 ms per round (an idle worker costs a few wakeups per millisecond, a packet
+ * arriving then waits at most 1 ms). */
 #define TL_IDLE_SPIN_ROUNDS 256
 #define TL_IDLE_SLEEP_MIN_US 5
 #define TL_IDLE_SLEEP_MAX_US 200
+#define TL_IDLE_DEEP_ROUNDS 1024
+#define TL_IDLE_DEEP_US 1000
 
 static struct rte_ring *ring_create(const char *what, unsigned id, unsigned size, unsigned flags)
 {
@@ -132,8 +137,11 @@ static void idle(struct tl_worker *w)
 	if (++w->idle_rounds < TL_IDLE_SPIN_ROUNDS)
 		return;
 	us = TL_IDLE_SLEEP_MIN_US << RTE_MIN((w->idle_rounds - TL_IDLE_SPIN_ROUNDS) / 64, 6u);
+	us = RTE_MIN(us, (uint32_t)TL_IDLE_SLEEP_MAX_US);
+	if (w->idle_rounds > TL_IDLE_DEEP_ROUNDS)
+		us = TL_IDLE_DEEP_US;
 	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
-	rte_delay_us_sleep(RTE_MIN(us, (uint32_t)TL_IDLE_SLEEP_MAX_US));
+	rte_delay_us_sleep(us);
 	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);
 }
 
