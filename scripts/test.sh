@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every tunless test: installs what is missing (scripts/setup.sh), builds with warnings
+# as errors, runs the unit tests (also under ASan+UBSan) and the network-namespace lab tests
+# (root). Ends with one line "tests: N passed, N failed".
+#
+# Usage: scripts/test.sh [--unit-only]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+unit_only=0
+[ "${1:-}" = "--unit-only" ] && unit_only=1
+
+scripts/setup.sh
+# shellcheck source=scripts/env.sh
+. scripts/env.sh
+
+configure() {   # dir, options...
+	local dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson configure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+}
+
+passed=0 failed=0
+run_suite() {   # dir, suite
+	local dir=$1 suite=$2 log
+	log=$(mktemp)
+	if meson test -C "$dir" --suite "$suite" --print-errorlogs --num-processes 1 2>&1 | tee "$log"; then :; fi
+	passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+	failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+	failed=$((failed + $(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+	rm -f "$log"
+}
+
+configure build -Dwerror=true
+ninja -C build
+run_suite build unit
+
+configure build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
+ninja -C build-san
+run_suite build-san unit
+
+if [ "$unit_only" = 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "test.sh: the lab tests need root (network namespaces, XDP)" >&2
+		failed=$((failed + 1))
+	else
+		run_suite build integration
+	fi
+fi
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
