@@ -2,6 +2,7 @@
  * queued), then receive only as much as the downstream queues can hold. Nothing is freed
  * because something downstream is full: a full egress queue stops the receive side and
  * the backlog stays in the port's own RX ring. */
+#include <sched.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 
@@ -11,14 +12,14 @@
 
 #include "dataplane/worker.h"
 
-/* Idle backoff: spin, then sleep 5 us doubling to 200 us; after about 50 ms without work,
- * sleep 1 ms per round (an idle worker costs a few wakeups per millisecond, a packet
- * arriving then waits at most 1 ms). */
-#define TL_IDLE_SPIN_ROUNDS 256
-#define TL_IDLE_SLEEP_MIN_US 5
-#define TL_IDLE_SLEEP_MAX_US 200
-#define TL_IDLE_DEEP_ROUNDS 1024
-#define TL_IDLE_DEEP_US 1000
+/* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
+ * applications and other instances sharing it) without arming a timer, which is costly
+ * in a VM; after 2 ms, sleep 50 us growing to 1 ms per round. An idle worker wakes about
+ * a thousand times a second and a packet arriving then waits at most 1 ms. */
+#define TL_IDLE_SPIN_NS 20000ull
+#define TL_IDLE_YIELD_NS 2000000ull
+#define TL_IDLE_SLEEP_MIN_US 50
+#define TL_IDLE_SLEEP_MAX_US 1000
 
 static struct rte_ring *ring_create(const char *what, unsigned id, unsigned size, unsigned flags)
 {
@@ -128,18 +129,22 @@ static unsigned poll_port(struct tl_worker *w, int in_role, int out_role)
 	return n;
 }
 
-/* Idle backoff: spin a little, then sleep with growing intervals, offline for RCU. */
 static void idle(struct tl_worker *w)
 {
+	uint64_t idle_ns = w->now_ns - w->last_work_ns;
 	uint32_t us;
 
 	w->cnt.idle_polls++;
-	if (++w->idle_rounds < TL_IDLE_SPIN_ROUNDS)
+	if (idle_ns < TL_IDLE_SPIN_NS) {
+		rte_pause();
 		return;
-	us = TL_IDLE_SLEEP_MIN_US << RTE_MIN((w->idle_rounds - TL_IDLE_SPIN_ROUNDS) / 64, 6u);
-	us = RTE_MIN(us, (uint32_t)TL_IDLE_SLEEP_MAX_US);
-	if (w->idle_rounds > TL_IDLE_DEEP_ROUNDS)
-		us = TL_IDLE_DEEP_US;
+	}
+	if (idle_ns < TL_IDLE_YIELD_NS) {
+		sched_yield();
+		return;
+	}
+	us = (uint32_t)RTE_MIN((idle_ns - TL_IDLE_YIELD_NS) / 20000 + TL_IDLE_SLEEP_MIN_US,
+			       (uint64_t)TL_IDLE_SLEEP_MAX_US);
 	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
 	rte_delay_us_sleep(us);
 	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);
@@ -161,7 +166,7 @@ int tl_worker_main(void *arg)
 		work += poll_port(w, TL_PORT_LAN, TL_PORT_WAN);
 		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);
 		if (work) {
-			w->idle_rounds = 0;
+			w->last_work_ns = w->now_ns;
 			w->cnt.busy_polls++;
 		} else {
 			idle(w);

@@ -20,7 +20,7 @@ struct tl_worker {
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct tl_counters cnt;
 	uint64_t now_ns;
-	uint32_t idle_rounds;
+	uint64_t last_work_ns;
 };
 
 static inline uint64_t tl_now_ns(void)
