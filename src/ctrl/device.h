@@ -16,6 +16,7 @@
 #include "dataplane/worker.h"
 
 struct tl_nl;
+struct tl_ratelimit;
 
 /* Control-plane half of a peer; the shared half is pc->dp. */
 struct tl_peer_ctrl {
@@ -63,6 +64,7 @@ struct tl_device {
 	uint32_t n_peers;
 	pthread_mutex_t lock;              /* peers list vs. telemetry thread */
 	struct rte_hash *ctrl_index;       /* u32 index -> struct tl_index_ref* (ctrl only) */
+	struct tl_ratelimit *ratelimit;    /* handshakes per source under load */
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;

@@ -7,6 +7,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/ratelimit.h"
 #include "dataplane/packet.h"
 
 #define TL_UNDER_LOAD_HOLD_NS TL_NS
@@ -265,8 +266,14 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 		c->dev->cnt.drops[TL_DROP_bad_mac1]++;
 		return false;
 	}
-	if (st == TL_MAC_VALID_COOKIE || !under_load(c->dev, c->now))
+	if (!under_load(c->dev, c->now))
 		return true;
+	if (st == TL_MAC_VALID_COOKIE) {
+		if (tl_ratelimit_allow(c->dev->ratelimit, c->o.family, c->o.src_ip, c->now))
+			return true;
+		c->dev->cnt.drops[TL_DROP_handshake_ratelimited]++;
+		return false;
+	}
 	c->dev->cnt.drops[TL_DROP_bad_mac2]++;
 	tl_cookie_create_reply(&reply, &c->dev->cookies, msg, len, sender, c->o.src_ip, alen, c->o.src_port, c->now);
 	memcpy(ep.ip, c->o.src_ip, alen);

@@ -21,6 +21,7 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
+#include "ctrl/ratelimit.h"
 
 #define TL_HS_RING_SIZE 4096
 #define TL_NEIGH_REQ_SIZE 1024
@@ -146,7 +147,8 @@ static int dp_objects(struct tl_device *dev)
 	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 						(int)rte_socket_id());
 	dev->aead = tl_dp_aead_new();
-	return dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
+	dev->ratelimit = tl_ratelimit_new("tl_ratelimit");
+	return dev->ratelimit && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
 }
 
 static void dp_params(struct tl_device *dev)
@@ -198,7 +200,7 @@ static int workers_start(struct tl_device *dev)
 static void control_loop(struct tl_device *dev)
 {
 	struct rte_mbuf *msgs[TL_BURST];
-	uint64_t last_tick = 0;
+	uint64_t last_tick = 0, last_gc = 0;
 
 	while (!g_stop) {
 		uint64_t now = tl_now_ns();
@@ -211,6 +213,10 @@ static void control_loop(struct tl_device *dev)
 			last_tick = now;
 			tl_neigh_resolve_endpoints(dev, now);
 			tl_timers_run(dev, now);
+		}
+		if (now - last_gc >= TL_NS) {
+			last_gc = now;
+			tl_ratelimit_gc(dev->ratelimit, now);
 		}
 		if (!n)
 			usleep(TL_CTRL_IDLE_US);
@@ -235,6 +241,7 @@ static void device_down(struct tl_device *dev)
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
 	tl_dp_aead_free(dev->aead);
+	tl_ratelimit_free(dev->ratelimit);
 	tl_identity_clear(&dev->id);
 }
 

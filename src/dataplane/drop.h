@@ -15,6 +15,7 @@
 	X(bad_mac2,                   "handshake under load without a valid mac2 (cookie sent)") \
 	X(handshake_failed,           "handshake message that did not authenticate")         \
 	X(handshake_overload,         "handshake queue to the control plane full")           \
+	X(handshake_ratelimited,      "handshake under load above the per-source rate (20/s)") \
 	X(auth_failed,                "data message whose tag did not verify")               \
 	X(replay,                     "data message counter already seen or too old")        \
 	X(key_expired,                "data message on a keypair past REJECT_AFTER_TIME/MESSAGES") \
