@@ -1,0 +1,100 @@
+/* LAN/host steering: IP packets whose destination is routed into the tunnel (the
+ * tl_routes4/tl_routes6 tries, or everything with TL_CFG_REDIRECT_ALL) go to the AF_XDP
+ * socket; ARP, neighbour discovery and non-IP stay with the kernel. One program per
+ * object: the net_af_xdp PMD loads the first program it finds. */
+#include "tl_maps.h"
+#include "tl_parse.h"
+
+#define TL_ROUTES_MAX 65536
+
+struct tl_route4_key {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct tl_route6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TL_ROUTES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tl_route4_key);
+	__type(value, __u32);
+} tl_routes4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TL_ROUTES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tl_route6_key);
+	__type(value, __u32);
+} tl_routes6 SEC(".maps");
+
+static __always_inline int tl_lan_match4(struct tl_cursor *c)
+{
+	struct iphdr *ip = tl_parse_ip4(c);
+	struct tl_route4_key key = { .prefixlen = 32 };
+
+	if (!ip)
+		return 0;
+	__builtin_memcpy(key.addr, &ip->daddr, sizeof(key.addr));
+	return bpf_map_lookup_elem(&tl_routes4, &key) != NULL;
+}
+
+/* ICMPv6 router/neighbour solicitation/advertisement and redirect (133-137). */
+static __always_inline int tl_is_nd(struct tl_cursor *c, const struct ipv6hdr *ip6)
+{
+	struct icmp6hdr *icmp;
+
+	if (ip6->nexthdr != IPPROTO_ICMPV6)
+		return 0;
+	icmp = tl_pull(c, sizeof(*icmp));
+	if (!icmp)
+		return 0;
+	return icmp->icmp6_type >= 133 && icmp->icmp6_type <= 137;
+}
+
+static __always_inline int tl_lan_match6(const struct ipv6hdr *ip6)
+{
+	struct tl_route6_key key = { .prefixlen = 128 };
+
+	__builtin_memcpy(key.addr, &ip6->daddr, sizeof(key.addr));
+	return bpf_map_lookup_elem(&tl_routes6, &key) != NULL;
+}
+
+/* 1 to steer, 0 to pass. */
+static __always_inline int tl_lan_decide(struct tl_cursor *c, __be16 proto, __u32 flags)
+{
+	int all = (flags & TL_CFG_REDIRECT_ALL) != 0;
+
+	if (proto == bpf_htons(ETH_P_IP))
+		return all || tl_lan_match4(c);
+	if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = tl_parse_ip6(c);
+
+		if (!ip6 || tl_is_nd(c, ip6))
+			return 0;
+		return all || tl_lan_match6(ip6);
+	}
+	return 0;
+}
+
+SEC("xdp")
+int tl_lan_steer(struct xdp_md *ctx)
+{
+	struct tl_cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	const struct tl_bpf_cfg *cfg = tl_cfg_get();
+	__be16 proto = tl_parse_eth(&c);
+
+	if (!tl_lan_decide(&c, proto, cfg ? cfg->flags : 0))
+		return tl_pass();
+	return tl_steer(ctx);
+}
+
+char _license[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,57 @@
+/* Control-plane side of the tunless XDP programs (bpf/tl_wan.bpf.c, bpf/tl_lan.bpf.c):
+ * locating the objects, clearing leftovers before a port starts, and writing the maps
+ * of the program the net_af_xdp PMD attached. libbpf only; no DPDK.
+ * All functions return 0 (or a documented count) on success and -errno on failure. */
+#ifndef TL_CTRL_XDP_H
+#define TL_CTRL_XDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_XDP_WAN_OBJECT "tl_wan.bpf.o"
+#define TL_XDP_LAN_OBJECT "tl_lan.bpf.o"
+#define TL_XDP_PROG_PREFIX "tl_"             /* names of our programs start with this */
+#define TL_XDP_CFG_REDIRECT_ALL 1u           /* tl_xdp_set_cfg flags: steer all IP (host mode) */
+
+enum tl_xdp_stat {
+	TL_XDP_STAT_REDIRECTED = 0,          /* handed to the AF_XDP socket */
+	TL_XDP_STAT_PASSED = 1,              /* left to the kernel on purpose */
+	TL_XDP_STAT_NO_SOCKET = 2,           /* meant for the socket, slot empty: passed */
+	TL_XDP_STAT_MAX = 3
+};
+
+/* Path of an object: $TUNLESS_BPF_DIR, else the build dir if the file exists there, else
+ * the install dir. out is filled in every case; returns -ENOENT if that file does not
+ * exist, -ENAMETOOLONG if it does not fit. */
+int tl_xdp_object_path(char *out, size_t len, const char *object_name);
+
+/* Before starting an af_xdp port. 1: a program of ours (leftover of a crash) was attached
+ * in some mode and has been detached; 0: nothing attached; -EBUSY: a foreign program is
+ * attached (err says which and how to remove it; nothing is touched). */
+int tl_xdp_clear_leftover(int ifindex, char *err, size_t errlen);
+
+struct tl_xdp_maps {
+	int cfg_fd, routes4_fd, routes6_fd, stats_fd;  /* -1 when the program has no such map */
+};
+
+/* After the port started: finds our program on ifindex and opens its maps by name.
+ * -ENOENT if none of ours is attached. */
+int tl_xdp_maps_open(int ifindex, struct tl_xdp_maps *m, char *err, size_t errlen);
+void tl_xdp_maps_close(struct tl_xdp_maps *m);
+
+/* listen_port in host order (0: steer nothing on WAN); flags TL_XDP_CFG_*. */
+int tl_xdp_set_cfg(const struct tl_xdp_maps *m, uint16_t listen_port, uint32_t flags);
+/* addr: 4 (AF_INET) or 16 (AF_INET6) bytes, network order; host bits are cleared.
+ * Adding an existing prefix replaces its value. del: -ENOENT if absent. */
+int tl_xdp_route_add(const struct tl_xdp_maps *m, int family, const uint8_t *addr,
+		     uint8_t prefixlen, uint32_t value);
+int tl_xdp_route_del(const struct tl_xdp_maps *m, int family, const uint8_t *addr,
+		     uint8_t prefixlen);
+/* out[TL_XDP_STAT_*], summed over CPUs. */
+int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX]);
+
+/* Safety net on exit: detaches every program of ours on ifindex (all modes), leaves
+ * foreign ones alone. Returns how many were detached. */
+int tl_xdp_detach(int ifindex);
+
+#endif
