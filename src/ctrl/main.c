@@ -245,10 +245,19 @@ static void device_down(struct tl_device *dev)
 	tl_identity_clear(&dev->id);
 }
 
+/* The largest tunnel MTU whose encrypted frame (padding, WireGuard, UDP, IPv6, Ethernet
+ * headers) still fits one default mbuf: frames are single-segment on the fast path. */
+#define TL_MTU_MAX (RTE_MBUF_DEFAULT_DATAROOM - 16 - 32 - 48 - 14)
+
 static int device_up(struct tl_device *dev, const char *argv0)
 {
 	char err[512] = "";
 
+	if (dev->cfg->mtu > TL_MTU_MAX) {
+		tl_log_err("%s: mtu: %u is above %u, the largest tunnel MTU this dataplane carries",
+			   dev->cfg->path, dev->cfg->mtu, (unsigned)TL_MTU_MAX);
+		return -1;
+	}
 	dp_params(dev);
 	if (dev->dp.host_mode && tl_host_setup(dev, err, sizeof(err)) != 0)
 		goto fail;
