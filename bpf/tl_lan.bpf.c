@@ -6,6 +6,9 @@
 #include "tl_parse.h"
 
 #define TL_ROUTES_MAX 65536
+/* Route value of the LAN port's own addresses: they stay with the kernel even when a peer
+ * routes everything (0.0.0.0/0, ::/0). Mirrored by TL_XDP_ROUTE_LOCAL in src/ctrl/xdp.h. */
+#define TL_ROUTE_LOCAL 0xffffffffu
 
 struct tl_route4_key {
 	__u32 prefixlen;
@@ -33,6 +36,11 @@ struct {
 	__type(value, __u32);
 } tl_routes6 SEC(".maps");
 
+static __always_inline int tl_route_steers(const __u32 *value)
+{
+	return value && *value != TL_ROUTE_LOCAL;
+}
+
 static __always_inline int tl_lan_match4(struct tl_cursor *c)
 {
 	struct iphdr *ip = tl_parse_ip4(c);
@@ -41,7 +49,7 @@ static __always_inline int tl_lan_match4(struct tl_cursor *c)
 	if (!ip)
 		return 0;
 	__builtin_memcpy(key.addr, &ip->daddr, sizeof(key.addr));
-	return bpf_map_lookup_elem(&tl_routes4, &key) != NULL;
+	return tl_route_steers(bpf_map_lookup_elem(&tl_routes4, &key));
 }
 
 /* ICMPv6 router/neighbour solicitation/advertisement and redirect (133-137). */
@@ -62,7 +70,7 @@ static __always_inline int tl_lan_match6(const struct ipv6hdr *ip6)
 	struct tl_route6_key key = { .prefixlen = 128 };
 
 	__builtin_memcpy(key.addr, &ip6->daddr, sizeof(key.addr));
-	return bpf_map_lookup_elem(&tl_routes6, &key) != NULL;
+	return tl_route_steers(bpf_map_lookup_elem(&tl_routes6, &key));
 }
 
 /* 1 to steer, 0 to pass. */

@@ -169,6 +169,27 @@ static int port_open(struct tl_device *dev, int role, const char *iface_override
 	return 0;
 }
 
+/* The LAN port's own addresses stay with the kernel whatever the peers route. */
+static void xdp_local_routes(struct tl_port_ctl *pc, const char *iface)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (getifaddrs(&ifa) != 0)
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET)
+			tl_xdp_route_add(&pc->maps, AF_INET, (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+					 32, TL_XDP_ROUTE_LOCAL);
+		else if (i->ifa_addr->sa_family == AF_INET6)
+			tl_xdp_route_add(&pc->maps, AF_INET6,
+					 (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 128,
+					 TL_XDP_ROUTE_LOCAL);
+	}
+	freeifaddrs(ifa);
+}
+
 static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t errlen)
 {
 	struct tl_port_ctl *pc = &dev->ports[role];
@@ -178,6 +199,8 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 		return 0;
 	if (tl_xdp_maps_open(pc->ifindex, &pc->maps, err, errlen) != 0)
 		return -1;
+	if (role == TL_PORT_LAN && !dev->dp.host_mode)
+		xdp_local_routes(pc, pc->iface);
 	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? dev->dp.listen_port : 0, flags);
 }
 

@@ -12,6 +12,7 @@
 #define TL_XDP_LAN_OBJECT "tl_lan.bpf.o"
 #define TL_XDP_PROG_PREFIX "tl_"             /* names of our programs start with this */
 #define TL_XDP_CFG_REDIRECT_ALL 1u           /* tl_xdp_set_cfg flags: steer all IP (host mode) */
+#define TL_XDP_ROUTE_LOCAL 0xffffffffu       /* route value: the port's own address, never steered */
 
 enum tl_xdp_stat {
 	TL_XDP_STAT_REDIRECTED = 0,          /* handed to the AF_XDP socket */
