@@ -7,6 +7,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "dataplane/route.h"
 
 static uint32_t peer_id_free(struct tl_device *dev)
 {
@@ -144,62 +145,45 @@ void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	free(pc);
 }
 
-static void table_free(struct tl_table *t)
+/* The routing entries of every peer, for tl_table_build. */
+static struct tl_route_entry *route_entries(struct tl_device *dev, size_t *n)
 {
-	if (!t)
-		return;
-	rte_lpm_free(t->lpm4);
-	rte_lpm6_free(t->lpm6);
-	rte_free(t);
-}
-
-static void count_prefixes(struct tl_device *dev, uint32_t *n4, uint32_t *n6)
-{
+	struct tl_route_entry *e;
 	struct tl_peer_ctrl *pc;
+	size_t total = 0, k = 0;
 
-	*n4 = *n6 = 0;
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-			(pc->cfg.allowed_ips[i].ip.family == AF_INET ? (*n4)++ : (*n6)++);
+		total += pc->cfg.n_allowed_ips;
+	e = calloc(total ? total : 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++, k++) {
+			e[k].family = pc->cfg.allowed_ips[i].ip.family;
+			memcpy(e[k].addr, pc->cfg.allowed_ips[i].ip.addr, 16);
+			e[k].len = pc->cfg.allowed_ips[i].len;
+			e[k].peer_id = pc->dp->id;
+		}
+	*n = total;
+	return e;
 }
 
 static struct tl_table *table_build(struct tl_device *dev)
 {
-	char name[RTE_LPM_NAMESIZE];
-	struct tl_table *t = rte_zmalloc("tl_table", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	struct tl_route_entry *e;
 	struct tl_peer_ctrl *pc;
-	uint32_t n4, n6;
-	uint64_t gen = dev->table_gen++;
+	struct tl_table *t;
+	size_t n = 0;
 
-	if (!t)
+	e = route_entries(dev, &n);
+	if (!e)
 		return NULL;
-	count_prefixes(dev, &n4, &n6);
-	snprintf(name, sizeof(name), "lpm4_%" PRIu64, gen);
-	t->lpm4 = rte_lpm_create(name, (int)rte_socket_id(),
-				 &(struct rte_lpm_config){ .max_rules = n4 + 16, .number_tbl8s = 64 + n4 });
-	snprintf(name, sizeof(name), "lpm6_%" PRIu64, gen);
-	t->lpm6 = rte_lpm6_create(name, (int)rte_socket_id(),
-				  &(struct rte_lpm6_config){ .max_rules = n6 + 16, .number_tbl8s = 64 + 16 * n6 });
-	if (!t->lpm4 || !t->lpm6)
-		goto fail;
-	TAILQ_FOREACH(pc, &dev->peers, link) {
-		t->peers[pc->dp->id] = pc->dp;
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
-			const struct tl_prefix *pf = &pc->cfg.allowed_ips[i];
-			int r;
-
-			if (pf->ip.family == AF_INET)
-				r = rte_lpm_add(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)pf->ip.addr), pf->len, pc->dp->id);
-			else
-				r = rte_lpm6_add(t->lpm6, pf->ip.addr, pf->len, pc->dp->id);
-			if (r != 0)
-				goto fail;
-		}
-	}
+	t = tl_table_build(e, n, dev->table_gen++);
+	free(e);
+	if (t)
+		TAILQ_FOREACH(pc, &dev->peers, link)
+			t->peers[pc->dp->id] = pc->dp;
 	return t;
-fail:
-	table_free(t);
-	return NULL;
 }
 
 /* The LAN port's XDP program steers exactly what the table routes. */
@@ -228,7 +212,7 @@ int tl_table_publish(struct tl_device *dev)
 	}
 	old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
-	table_free(old);
+	tl_table_free(old);
 	xdp_routes_sync(dev);
 	dev->table_dirty = false;
 	return 0;

@@ -8,6 +8,7 @@
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
+#include "dataplane/route.h"
 #include "dataplane/worker.h"
 
 static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
@@ -79,14 +80,7 @@ static void roam(struct tl_peer *peer, const struct tl_outer *o)
 
 static bool source_allowed(const struct tl_table *t, const struct tl_peer *peer, const struct tl_inner *in)
 {
-	uint32_t hop;
-	int r;
-
-	if (in->family == AF_INET)
-		r = rte_lpm_lookup(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)in->src), &hop);
-	else
-		r = rte_lpm6_lookup(t->lpm6, in->src, &hop);
-	return r == 0 && hop == peer->id;
+	return tl_route_lookup(t, in->family, in->src) == peer->id;
 }
 
 static int lan_dst_mac(struct tl_worker *w, const struct tl_inner *in, uint8_t mac[6])

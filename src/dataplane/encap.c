@@ -7,21 +7,14 @@
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
+#include "dataplane/route.h"
 #include "dataplane/worker.h"
 
 static struct tl_peer *route_lookup(const struct tl_table *t, const struct tl_inner *in)
 {
-	uint32_t hop;
+	uint32_t id = tl_route_lookup(t, in->family, in->dst);
 
-	if (in->family == AF_INET) {
-		uint32_t dst = rte_be_to_cpu_32(*(const uint32_t *)in->dst);
-
-		if (rte_lpm_lookup(t->lpm4, dst, &hop) != 0)
-			return NULL;
-	} else if (rte_lpm6_lookup(t->lpm6, in->dst, &hop) != 0) {
-		return NULL;
-	}
-	return hop < TL_MAX_PEERS ? t->peers[hop] : NULL;
+	return id < TL_MAX_PEERS ? t->peers[id] : NULL;
 }
 
 enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_peer *peer,

@@ -1,0 +1,147 @@
+/* Allowed-IPs lookup (rte_lpm/rte_lpm6 as built by tl_table_build) against a linear scan
+ * on random IPv4 and IPv6 prefix sets: the longest matching prefix wins. Addresses are
+ * drawn near the prefixes so that nested and adjacent prefixes are exercised. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+#include "dataplane/route.h"
+
+static unsigned passed, failed;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static bool prefix_match(const struct tl_route_entry *e, const uint8_t *a)
+{
+	unsigned full = e->len / 8, rest = e->len % 8;
+
+	if (memcmp(e->addr, a, full))
+		return false;
+	return !rest || !((e->addr[full] ^ a[full]) & (uint8_t)(0xff << (8 - rest)));
+}
+
+static uint32_t naive_lookup(const struct tl_route_entry *e, size_t n, int family, const uint8_t *a)
+{
+	int best = -1;
+	uint32_t id = UINT32_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].family == family && prefix_match(&e[i], a) && (int)e[i].len > best) {
+			best = e[i].len;
+			id = e[i].peer_id;
+		}
+	return id;
+}
+
+static void clear_host_bits(uint8_t *a, unsigned alen, unsigned len)
+{
+	for (unsigned bit = len; bit < alen * 8; bit++)
+		a[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+}
+
+/* Random prefixes of one family, clustered in a few /8 (/16 for v6) regions. */
+static size_t random_prefixes(struct tl_route_entry *e, size_t n, int family)
+{
+	unsigned alen = family == AF_INET ? 4 : 16, maxlen = alen * 8;
+	size_t k = 0;
+
+	while (k < n) {
+		struct tl_route_entry c = { .family = family };
+		bool dup = false;
+
+		for (unsigned i = 0; i < alen; i++)
+			c.addr[i] = (uint8_t)next_rand();
+		c.addr[0] = (uint8_t)(10 + next_rand() % 3);
+		c.len = (uint8_t)(next_rand() % 4 == 0 ? next_rand() % (maxlen + 1) : maxlen / 2 + next_rand() % (maxlen / 2 + 1));
+		clear_host_bits(c.addr, alen, c.len);
+		c.peer_id = (uint32_t)(next_rand() % TL_MAX_PEERS);
+		for (size_t i = 0; i < k && !dup; i++)
+			dup = e[i].len == c.len && !memcmp(e[i].addr, c.addr, alen);
+		if (!dup)
+			e[k++] = c;
+	}
+	return k;
+}
+
+/* An address inside (or just beside) a random prefix of the set, or anywhere. */
+static void random_address(uint8_t *a, const struct tl_route_entry *e, size_t n, unsigned alen)
+{
+	for (unsigned i = 0; i < alen; i++)
+		a[i] = (uint8_t)next_rand();
+	if (next_rand() % 8 == 0)
+		return;
+	const struct tl_route_entry *p = &e[next_rand() % n];
+	unsigned keep = p->len ? p->len - (next_rand() % 2 && p->len ? 1 : 0) : 0;
+
+	for (unsigned bit = 0; bit < keep; bit++) {
+		uint8_t m = (uint8_t)(0x80u >> (bit % 8));
+
+		a[bit / 8] = (uint8_t)((a[bit / 8] & ~m) | (p->addr[bit / 8] & m));
+	}
+}
+
+static void check_set(int family, size_t n_prefixes, unsigned lookups, uint64_t gen)
+{
+	unsigned alen = family == AF_INET ? 4 : 16, mismatches = 0;
+	struct tl_route_entry *e = calloc(n_prefixes, sizeof(*e));
+	struct tl_table *t;
+
+	random_prefixes(e, n_prefixes, family);
+	t = tl_table_build(e, n_prefixes, gen);
+	if (!t) {
+		failed++;
+		printf("not ok build %s table of %zu prefixes\n", family == AF_INET ? "v4" : "v6", n_prefixes);
+		free(e);
+		return;
+	}
+	for (unsigned i = 0; i < lookups; i++) {
+		uint8_t a[16];
+
+		random_address(a, e, n_prefixes, alen);
+		if (tl_route_lookup(t, family, a) != naive_lookup(e, n_prefixes, family, a))
+			mismatches++;
+	}
+	if (mismatches) {
+		failed++;
+		printf("not ok %s: %u of %u lookups differ from the linear scan (%zu prefixes)\n",
+		       family == AF_INET ? "v4" : "v6", mismatches, lookups, n_prefixes);
+	} else {
+		passed++;
+	}
+	tl_table_free(t);
+	free(e);
+}
+
+int main(int argc, char **argv)
+{
+	char prefix[64];
+	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
+			"--log-level", "lib.eal:error", NULL };
+	uint64_t gen = 0;
+
+	(void)argc;
+	snprintf(prefix, sizeof(prefix), "tl_unit_%d", (int)getpid());
+	if (rte_eal_init(10, eal) < 0) {
+		printf("EAL init failed\n0 passed, 1 failed\n");
+		return 1;
+	}
+	for (unsigned round = 0; round < 40; round++) {
+		size_t n = 1 + next_rand() % (round < 20 ? 16 : 400);
+
+		check_set(AF_INET, n, 4000, gen++);
+		check_set(AF_INET6, n, 4000, gen++);
+	}
+	rte_eal_cleanup();
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed != 0;
+}
