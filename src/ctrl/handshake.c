@@ -20,7 +20,7 @@ static struct tl_worker *ctrl_worker(struct tl_device *dev)
 static int frame_enqueue(struct tl_device *dev, struct rte_mbuf *m)
 {
 	if (rte_ring_sp_enqueue(ctrl_worker(dev)->ctrl_tx, m) != 0) {
-		tl_drop_pkt(&dev->cnt, m, TL_DROP_nomem);
+		tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
 		return -1;
 	}
 	return 0;

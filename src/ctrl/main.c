@@ -26,6 +26,9 @@
 #define TL_HS_RING_SIZE 4096
 #define TL_NEIGH_REQ_SIZE 1024
 #define TL_CTRL_POOL_SIZE 4095
+#define TL_HS_POOL_SIZE (TL_HS_RING_SIZE + 1023)
+#define TL_STAGE_POOL_SIZE 16383
+#define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
 #define TL_TICK_NS (5ull * 1000000ull)
 #define TL_CTRL_IDLE_US 1000
 
@@ -101,7 +104,11 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 		args[n++] = dev->cfg->eal_args[i];
 	args[n] = NULL;
 	if (rte_eal_init(n, args) < 0) {
-		tl_log_err("EAL: %s", rte_strerror(rte_errno));
+		if (rte_errno == EALREADY || rte_errno == 0)
+			tl_log_err("EAL: cannot start: is another tunlessd named '%s' running? (%s is in use)",
+				   dev->cfg->name, prefix);
+		else
+			tl_log_err("EAL: %s", rte_strerror(rte_errno));
 		return -1;
 	}
 	return 0;
@@ -146,9 +153,12 @@ static int dp_objects(struct tl_device *dev)
 					     (int)rte_socket_id(), RING_F_SC_DEQ);
 	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 						(int)rte_socket_id());
+	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, (int)rte_socket_id());
+	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						 (int)rte_socket_id());
 	dev->aead = tl_dp_aead_new();
 	dev->ratelimit = tl_ratelimit_new("tl_ratelimit");
-	return dev->ratelimit && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
+	return dev->ratelimit && dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
 }
 
 static void dp_params(struct tl_device *dev)

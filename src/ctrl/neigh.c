@@ -73,9 +73,58 @@ void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now)
 			pc->dp->ep.mac_valid = true;
 		}
 		rte_seqlock_write_unlock(&pc->dp->ep_lock);
+		/* an initiation that found no next hop was dropped: resend it now, not after
+		 * REKEY_TIMEOUT (handshake_retry sees it due) */
+		if (pc->hs.state == TL_HS_CREATED_INITIATION)
+			pc->hs_last_sent_ns = 0;
 		/* a handshake may have been waiting for the way out */
 		if (rte_ring_count(pc->dp->staged))
 			atomic_store(&pc->dp->want_handshake, true);
+	}
+}
+
+/* LAN next hops being resolved by the kernel: polled until they resolve (or for
+ * TL_PENDING_NS), so that the packet after the one that missed finds its MAC. Only the
+ * control thread touches this. */
+#define TL_PENDING_MAX 64
+#define TL_PENDING_NS (3000ull * 1000000ull)
+#define TL_PENDING_POLL_NS (2ull * 1000000ull)
+
+static struct {
+	struct tl_neigh_key key;
+	uint64_t until;
+} g_pending[TL_PENDING_MAX];
+static unsigned g_n_pending;
+static uint64_t g_pending_next_ns;
+
+static void pending_add(const struct tl_neigh_key *key, uint64_t now)
+{
+	for (unsigned i = 0; i < g_n_pending; i++)
+		if (!memcmp(&g_pending[i].key, key, sizeof(*key)))
+			return;
+	if (g_n_pending == TL_PENDING_MAX)
+		return;   /* the next packet to it asks again */
+	g_pending[g_n_pending].key = *key;
+	g_pending[g_n_pending++].until = now + TL_PENDING_NS;
+}
+
+static void pending_poll(struct tl_device *dev, uint64_t now)
+{
+	uint8_t mac[6];
+
+	if (!g_n_pending || now < g_pending_next_ns)
+		return;
+	g_pending_next_ns = now + TL_PENDING_POLL_NS;
+	for (unsigned i = 0; i < g_n_pending;) {
+		const struct tl_neigh_key *key = &g_pending[i].key;
+		bool ok = tl_neigh_lookup(dev, TL_PORT_LAN, key->family, key->ip, mac, false) == 0;
+
+		if (ok)
+			rte_hash_add_key_data(dev->dp.neigh_table, key, (void *)tl_mac_pack(mac));
+		if (ok || now >= g_pending[i].until)
+			g_pending[i] = g_pending[--g_n_pending];
+		else
+			i++;
 	}
 }
 
@@ -84,11 +133,15 @@ void tl_neigh_serve_requests(struct tl_device *dev)
 {
 	struct tl_neigh_key key;
 	uint8_t mac[6];
+	uint64_t now = tl_now_ns();
 
 	while (rte_ring_sc_dequeue_elem(dev->dp.neigh_req, &key, sizeof(key)) == 0) {
 		if (rte_hash_lookup(dev->dp.neigh_table, &key) >= 0)
 			continue;
 		if (tl_neigh_lookup(dev, TL_PORT_LAN, key.family, key.ip, mac, true) == 0)
 			rte_hash_add_key_data(dev->dp.neigh_table, &key, (void *)tl_mac_pack(mac));
+		else
+			pending_add(&key, now);
 	}
+	pending_poll(dev, now);
 }

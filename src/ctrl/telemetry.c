@@ -41,6 +41,14 @@ static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d
 	(void)cmd;
 	(void)params;
 	counters_sum(&sum);
+	/* kernel side: frames the AF_XDP socket could not take (net_af_xdp reports them as
+	 * imissed); without this they are lost silently */
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		struct rte_eth_stats st = { 0 };
+
+		if (rte_eth_stats_get(g_dev->dp.port[p].port_id, &st) == 0)
+			sum.drops[TL_DROP_xsk_ring_full] += st.imissed;
+	}
 	rte_tel_data_start_dict(d);
 	for (int i = 0; i < TL_DROP_MAX; i++)
 		rte_tel_data_add_dict_u64(d, tl_drop_names[i], sum.drops[i]);

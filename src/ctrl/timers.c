@@ -93,8 +93,13 @@ static void zero_keys_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 
 static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
-	if (atomic_exchange(&pc->dp->next_confirmed, false))
+	if (atomic_exchange(&pc->dp->next_confirmed, false)) {
 		tl_session_confirm(dev, pc);
+		/* Packets staged before this tick saw the confirmation (a responder's first
+		 * replies): the fresh session carries them, no new handshake is due. */
+		if (tl_keypair_can_send(&dev->dp, atomic_load(&pc->dp->current), now))
+			atomic_store(&pc->dp->want_handshake, false);
+	}
 	tl_session_expire(dev, pc, now);
 	if (atomic_exchange(&pc->dp->want_handshake, false) && !pc->hs_first_attempt_ns)
 		tl_handshake_initiate(dev, pc, now);

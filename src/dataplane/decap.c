@@ -32,13 +32,22 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 	}
 }
 
-/* Handshake messages: the outer headers are restored so that the control plane sees the
- * source address and MAC. */
+/* Handshake messages go to the control plane as copies in its own pool: port RX buffers
+ * never wait on the control plane, so a handshake flood cannot starve the port of
+ * buffers. The outer headers come along (source address and MAC). */
 static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 {
+	struct rte_mbuf *c;
+
 	rte_pktmbuf_prepend(m, outer_len);
-	if (rte_ring_mp_enqueue(w->dp->hs_ring, m) != 0)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_handshake_overload);
+	c = rte_pktmbuf_copy(m, w->dp->hs_pool, 0, UINT32_MAX);
+	rte_pktmbuf_free(m);
+	if (!c) {
+		w->cnt.drops[TL_DROP_handshake_overload]++;
+		return;
+	}
+	if (rte_ring_mp_enqueue(w->dp->hs_ring, c) != 0)
+		return tl_drop_pkt(&w->cnt, c, TL_DROP_handshake_overload);
 	w->cnt.to_ctrl++;
 }
 

@@ -155,7 +155,9 @@ struct tl_dp {
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
 	struct rte_ring *neigh_req;          /* tl_neigh_key elements: unresolved next hops (MP/SC) */
-	struct rte_mempool *ctrl_pool;
+	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
+	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
+	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */
 	volatile bool stop;
 };
 

@@ -15,6 +15,7 @@
 	X(bad_mac2,                   "handshake under load without a valid mac2 (cookie sent)") \
 	X(handshake_failed,           "handshake message that did not authenticate")         \
 	X(handshake_overload,         "handshake queue to the control plane full")           \
+	X(ctrl_backlog,               "control-plane frame not sent: its TX queue is full (flood)") \
 	X(handshake_ratelimited,      "handshake under load above the per-source rate (20/s)") \
 	X(auth_failed,                "data message whose tag did not verify")               \
 	X(replay,                     "data message counter already seen or too old")        \
@@ -23,7 +24,7 @@
 	X(no_route,                   "inner destination matches no peer's allowed IPs")     \
 	X(no_endpoint,                "peer has no known endpoint to send to")               \
 	X(no_neighbour,               "next-hop MAC address not resolved")                   \
-	X(no_session_staged_overflow, "staged queue of a peer without session full, oldest dropped") \
+	X(no_session_staged_overflow, "staged queue of a peer without session (or the staging pool) full, oldest dropped") \
 	X(no_session_expired,         "staged packets dropped when the handshake gave up")   \
 	X(frag_needed,                "inner packet above tunnel MTU, ICMP sent back")       \
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \

@@ -62,17 +62,23 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	return TL_DROP_MAX;
 }
 
-/* Parks a packet while the peer has no session: oldest out when full, counted. */
+/* Parks a packet while the peer has no session, as a copy in the staging pool (port RX
+ * buffers never wait on a handshake): oldest out when the peer's queue is full. */
 static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 {
-	struct rte_mbuf *old;
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX), *old;
 
-	while (rte_ring_enqueue(peer->staged, m) != 0) {
+	rte_pktmbuf_free(m);
+	atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
+	if (!c) {
+		w->cnt.drops[TL_DROP_no_session_staged_overflow]++;
+		return;
+	}
+	while (rte_ring_enqueue(peer->staged, c) != 0) {
 		if (rte_ring_dequeue(peer->staged, (void **)&old) == 0)
 			tl_drop_pkt(&w->cnt, old, TL_DROP_no_session_staged_overflow);
 	}
 	w->cnt.staged++;
-	atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
 }
 
 /* ECN of the inner packet copied to the outer header (RFC 6040 normal mode). */
