@@ -561,16 +561,16 @@ def flood(tgt, args, sock, dst, garbage_init):
     check(to_ctrl - hs_rx + lost == F1,
           "flood: conservation: to_ctrl(+%d) - accepted(%d) + veth drops(%d) + imissed(%d) + handshake_overload(%d) + xsk_ring_full(%d) == %d sent"
           % (to_ctrl, hs_rx, vdrop, imissed, dd.get("handshake_overload", 0), dd.get("xsk_ring_full", 0), F1))
-    other = {k: v for k, v in dd.items() if k not in ("handshake_failed", "bad_mac2", "bad_mac1", "handshake_overload", "xsk_ring_full", "nomem")}
+    other = {k: v for k, v in dd.items() if k not in ("handshake_failed", "bad_mac2", "bad_mac1", "handshake_overload", "xsk_ring_full", "ctrl_backlog")}
     check(not other, "flood: no unrelated drop reason moved (%s)" % (other or "{}"))
     if not dd.get("bad_mac2", 0):
         note("flood: never under load (no bad_mac2); cookies_sent +%d" % cookies)
         check(tgt.tunnel_ok(), "flood: tunnel %s -> %s still answers" % (TUN_A, TUN_B))
         return
     check(cookies > 0, "flood: the daemon went under load (bad_mac2 +%d) and sent cookies (+%d)" % (dd["bad_mac2"], cookies))
-    check(cookies + dd.get("nomem", 0) == dd["bad_mac2"],
-          "flood: one cookie reply per bad_mac2, the rest counted (cookies_sent +%d + nomem +%d == bad_mac2 +%d)"
-          % (cookies, dd.get("nomem", 0), dd["bad_mac2"]))
+    check(cookies + dd.get("ctrl_backlog", 0) == dd["bad_mac2"],
+          "flood: one cookie reply per bad_mac2, the rest counted (cookies_sent +%d + ctrl_backlog +%d == bad_mac2 +%d)"
+          % (cookies, dd.get("ctrl_backlog", 0), dd["bad_mac2"]))
     check(len(replies) + len(late_replies) == cookies,
           "flood: every cookie reply sent reached the flooder (%d + %d received, %d sent)" % (len(replies), len(late_replies), cookies))
 
