@@ -300,7 +300,7 @@ void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
 	if (tl_pkt_parse_outer(m, dev->dp.listen_port, &c.o) != TL_DROP_MAX)
 		return tl_drop_pkt(&dev->cnt, m, TL_DROP_malformed);
 	msg = rte_pktmbuf_mtod(m, const uint8_t *);
-	type = rte_le_to_cpu_32(*(const uint32_t *)msg);
+	type = rte_le_to_cpu_32(tl_load32(msg));
 	if (!dev->id.has_key) {
 		dev->cnt.drops[TL_DROP_handshake_failed]++;
 	} else if (type == TL_MSG_INITIATION) {

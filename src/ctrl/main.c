@@ -22,6 +22,7 @@
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
 #include "ctrl/ratelimit.h"
+#include "dataplane/route.h"
 
 #define TL_HS_RING_SIZE 4096
 #define TL_NEIGH_REQ_SIZE 1024
@@ -161,6 +162,25 @@ static int dp_objects(struct tl_device *dev)
 	return dev->ratelimit && dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
 }
 
+/* Freeing the index table drains its RCU defer queue through tl_keypair_reclaim, which
+ * wipes every retired keypair: no session key outlives the daemon. */
+static void dp_objects_free(struct tl_device *dev)
+{
+	struct tl_dp *dp = &dev->dp;
+	struct tl_table *t = atomic_exchange(&dp->table, NULL);
+
+	tl_table_free(t);
+	rte_hash_free(dp->index_table);
+	rte_hash_free(dp->neigh_table);
+	rte_hash_free(dev->ctrl_index);
+	rte_ring_free(dp->hs_ring);
+	rte_ring_free(dp->neigh_req);
+	rte_free(dp->qsbr);
+	dp->index_table = dp->neigh_table = dev->ctrl_index = NULL;
+	dp->hs_ring = dp->neigh_req = NULL;
+	dp->qsbr = NULL;
+}
+
 static void dp_params(struct tl_device *dev)
 {
 	const struct tl_config *c = dev->cfg;
@@ -250,6 +270,7 @@ static void device_down(struct tl_device *dev)
 	tl_ports_teardown(dev);
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
+	dp_objects_free(dev);
 	tl_dp_aead_free(dev->aead);
 	tl_ratelimit_free(dev->ratelimit);
 	tl_identity_clear(&dev->id);

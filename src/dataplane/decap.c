@@ -17,7 +17,7 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 
 	if (m->data_len < 4)
 		return TL_DROP_malformed;
-	*type = rte_le_to_cpu_32(*(const uint32_t *)p);
+	*type = rte_le_to_cpu_32(tl_load32(p));
 	switch (*type) {
 	case TL_MSG_INITIATION:
 		return m->data_len == sizeof(struct tl_msg_initiation) ? TL_DROP_MAX : TL_DROP_malformed;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_hash.h>
 #include <rte_lpm.h>
@@ -124,6 +125,15 @@ struct tl_neigh_key {
 	uint8_t pad[3];
 	uint8_t ip[16];
 };
+
+/* Unaligned loads: frame headers sit at any 2-byte offset. */
+static inline uint32_t tl_load32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* MACs travel through rte_hash data pointers packed in the low 48 bits. */
 static inline uintptr_t tl_mac_pack(const uint8_t mac[6])

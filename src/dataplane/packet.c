@@ -248,7 +248,11 @@ static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 	icmp[1] = 0;
 	icmp[2] = icmp[3] = 0;
 	memcpy(icmp + 4, &mtu32, 4);
-	*(uint16_t *)(icmp + 2) = rte_ipv6_udptcp_cksum(ip, icmp);
+	{
+		uint16_t ck = rte_ipv6_udptcp_cksum(ip, icmp);
+
+		memcpy(icmp + 2, &ck, sizeof(ck));
+	}
 	return 0;
 }
 

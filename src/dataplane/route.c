@@ -20,7 +20,7 @@ static int table_add(struct tl_table *t, const struct tl_route_entry *e)
 	if (e->peer_id >= TL_MAX_PEERS)
 		return -EINVAL;
 	if (e->family == AF_INET)
-		return rte_lpm_add(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)e->addr), e->len, e->peer_id);
+		return rte_lpm_add(t->lpm4, rte_be_to_cpu_32(tl_load32(e->addr)), e->len, e->peer_id);
 	return rte_lpm6_add(t->lpm6, e->addr, e->len, e->peer_id);
 }
 

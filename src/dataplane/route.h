@@ -31,7 +31,7 @@ static inline uint32_t tl_route_lookup(const struct tl_table *t, int family, con
 	int r;
 
 	if (family == AF_INET)
-		r = rte_lpm_lookup(t->lpm4, rte_be_to_cpu_32(*(const uint32_t *)addr), &hop);
+		r = rte_lpm_lookup(t->lpm4, rte_be_to_cpu_32(tl_load32(addr)), &hop);
 	else
 		r = rte_lpm6_lookup(t->lpm6, addr, &hop);
 	return r == 0 ? hop : UINT32_MAX;
