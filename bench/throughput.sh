@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Host-to-host TCP throughput: tunless vs the kernel-TUN baselines (wireguard-go, boringtun).
+#
+#   ${P}-a  tunnel 10.77.0.1/24                        tunnel 10.77.0.2/24  ${P}-b
+#           wg0 (TUN) / tunless host mode              wg0 (TUN) / tunless host mode
+#           veth-a 10.99.0.1/24  <──────── veth ────────>  veth-b 10.99.0.2/24
+#           iperf3 client  ──────── TCP a -> b ────────>  iperf3 server
+#
+# Each implementation runs in a fresh lab (tests/integration/lab.sh), both ends of the same
+# implementation, one iperf3 TCP stream for -t seconds. No CPU pinning: both sides and iperf3
+# share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
+#
+# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-o out.json] [-i impl,impl,...]
+#   impl: wggo, boringtun, tunless (default: all three; tunless is skipped if not built)
+# Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=../scripts/env.sh
+. "$ROOT/scripts/env.sh"
+# shellcheck source=../tests/integration/lab.sh
+. "$ROOT/tests/integration/lab.sh"
+
+DURATION=10
+STREAMS=1
+REVERSE=
+IMPLS=wggo,boringtun,tunless
+OUT=
+while getopts "t:P:Ro:i:h" o; do
+	case $o in
+	t) DURATION=$OPTARG ;;
+	P) STREAMS=$OPTARG ;;
+	R) REVERSE=-R ;;
+	o) OUT=$OPTARG ;;
+	i) IMPLS=$OPTARG ;;
+	*) sed -n '2,16p' "$0"; exit 2 ;;
+	esac
+done
+STAMP=$(date +%Y-%m-%d)
+OUT=${OUT:-$ROOT/docs/results/throughput-$STAMP.json}
+TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+WORK=$(mktemp -d /tmp/tl-bench.XXXXXX)
+RESULTS=$WORK/results.jsonl # one JSON object per implementation
+RUN=0
+trap 'rm -rf "$WORK"' EXIT
+
+say() { printf '[bench] %s\n' "$*" >&2; }
+
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || { say "missing '$c': run scripts/setup.sh"; exit 1; }
+	done
+}
+need ip wg iperf3 python3
+
+# A fresh lab for one implementation (lab_cleanup at the end of each run, trap on exit).
+bench_lab() {
+	RUN=$((RUN + 1))
+	lab_init "bt$$$RUN"
+	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
+	lab_host_pair
+	lab_wait_ping a 10.99.0.2 5 || { say "lab: veth not up"; return 1; }
+}
+
+# CPU seconds (user+system) used so far by every process in the lab's two namespaces except
+# iperf3 (i.e. the VPN implementation, whatever its process layout).
+vpn_cpu_ticks() {
+	local ns p t=0 comm stat
+	for ns in a b; do
+		for p in $(ip netns pids "$(lab_ns "$ns")" 2>/dev/null); do
+			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+			case $comm in iperf3 | sh | sleep | ping) continue ;; esac
+			stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+			stat=${stat##*) }
+			# fields after "comm)": state=1 ... utime=12 stime=13 cutime=14 cstime=15
+			t=$((t + $(awk '{ print $12 + $13 }' <<<"$stat")))
+		done
+	done
+	echo "$t"
+}
+
+# Busy ticks of the whole machine (all cores): user nice system irq softirq steal.
+busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+
+# run_iperf <impl> <version>: TCP a -> b over 10.77.0.2, appends a JSON line to RESULTS.
+run_iperf() {
+	local impl=$1 version=$2 srv out=$WORK/$1.iperf.json c0 c1 b0 b1 w0 w1 hz
+	hz=$(getconf CLK_TCK)
+	lab_bg b "$LAB_DIR/iperf3-server.log" iperf3 -s -1 -B 10.77.0.2
+	srv=$LAB_LAST_PID
+	lab_wait_for 5 sh -c "ip netns exec $(lab_ns b) ss -Hltn 'sport = :5201' | grep -q ." ||
+		{ say "$impl: iperf3 server did not start"; return 1; }
+	b0=$(busy_ticks)
+	c0=$(vpn_cpu_ticks)
+	w0=$EPOCHREALTIME
+	say "$impl: iperf3 TCP ${DURATION}s, $STREAMS stream(s) ${REVERSE:+(reverse)}"
+	timeout $((DURATION + 30)) ip netns exec "$(lab_ns a)" \
+		iperf3 -c 10.77.0.2 -t "$DURATION" -P "$STREAMS" $REVERSE -J >"$out" 2>&1
+	w1=$EPOCHREALTIME
+	c1=$(vpn_cpu_ticks)
+	b1=$(busy_ticks)
+	wait "$srv" 2>/dev/null
+	python3 - "$impl" "$version" "$out" "$(((c1 - c0) * 100 / hz))" "$w0" "$w1" \
+		"$(((b1 - b0) * 100 / hz))" >>"$RESULTS" <<'EOF'
+import json, os, sys
+impl, version, path, cpu_cs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+dur = float(sys.argv[6]) - float(sys.argv[5])  # wall time of the measured window
+busy = round(min(int(sys.argv[7]) / dur, 100.0 * os.cpu_count()), 1)
+res = {"impl": impl, "version": version}
+try:
+    r = json.load(open(path))
+except ValueError:
+    res["error"] = "iperf3 gave no JSON: " + open(path).read()[-300:]
+    print(json.dumps(res)); sys.exit(0)
+if "error" in r:
+    res["error"] = r["error"]
+else:
+    e = r["end"]
+    res.update(
+        gbit_s=round(e["sum_received"]["bits_per_second"] / 1e9, 3),
+        sender_gbit_s=round(e["sum_sent"]["bits_per_second"] / 1e9, 3),
+        retransmits=e["sum_sent"].get("retransmits"),
+        bytes=e["sum_received"]["bytes"],
+        seconds=round(e["sum_received"]["seconds"], 2),
+        vpn_cpu_percent=round(cpu_cs / dur, 1),  # of 100 % per core; both ends together
+        sender_cpu_percent=round(e["cpu_utilization_percent"]["host_total"], 1),
+        receiver_cpu_percent=round(e["cpu_utilization_percent"]["remote_total"], 1),
+        machine_busy_percent=busy,
+    )
+    # CPU used by anything but the VPN and iperf3 during the run (other jobs, kernel threads
+    # such as ksoftirqd/kworkers). A large value flags a run skewed by other work.
+    res["other_cpu_percent"] = round(max(0.0, busy - res["vpn_cpu_percent"]
+                                         - res["sender_cpu_percent"] - res["receiver_cpu_percent"]), 1)
+print(json.dumps(res))
+EOF
+}
+
+record_error() { # record_error <impl> <version> <message>
+	python3 -c 'import json,sys; print(json.dumps({"impl":sys.argv[1],"version":sys.argv[2],"error":sys.argv[3]}))' \
+		"$1" "$2" "$3" >>"$RESULTS"
+	say "$1: $3"
+}
+
+# wg_tun_up <ns> <my-key-file> <peer-pub> <my-tunnel-ip> <peer-tunnel-ip> <peer-wan-ip>
+wg_tun_up() {
+	lab_exec "$1" wg set wg0 private-key "$2" listen-port 51820 \
+		peer "$3" allowed-ips "$5/32" endpoint "$6:51820" &&
+		lab_exec "$1" ip addr add "$4/24" dev wg0 &&
+		lab_exec "$1" ip link set wg0 mtu 1420 up
+}
+
+# run_kernel_tun <impl> <version> <start-command...>: both ends of one TUN implementation.
+run_kernel_tun() {
+	local impl=$1 version=$2 ka kb pa pb ns
+	shift 2
+	bench_lab || { record_error "$impl" "$version" "lab setup failed"; return; }
+	ka=$LAB_DIR/a.key kb=$LAB_DIR/b.key
+	(umask 077 && wg genkey >"$ka" && wg genkey >"$kb")
+	pa=$(wg pubkey <"$ka") pb=$(wg pubkey <"$kb")
+	for ns in a b; do
+		lab_bg "$ns" "$LAB_DIR/$impl-$ns.log" "$@"
+		if ! lab_wait_for 10 lab_exec "$ns" wg show wg0; then
+			record_error "$impl" "$version" "no wg0 in $ns: $(tail -n 3 "$LAB_DIR/$impl-$ns.log")"
+			lab_cleanup
+			return
+		fi
+	done
+	wg_tun_up a "$ka" "$pb" 10.77.0.1 10.77.0.2 10.99.0.2 &&
+		wg_tun_up b "$kb" "$pa" 10.77.0.2 10.77.0.1 10.99.0.1 ||
+		{ record_error "$impl" "$version" "wg set failed"; lab_cleanup; return; }
+	if lab_wait_ping a 10.77.0.2 15; then
+		run_iperf "$impl" "$version"
+	else
+		record_error "$impl" "$version" "no handshake: tunnel ping failed"
+	fi
+	lab_cleanup
+}
+
+run_wggo() {
+	local v
+	[ -x "$WG_GO" ] || { record_error wggo "" "$WG_GO missing: run scripts/setup.sh"; return; }
+	v=$("$WG_GO" --version | awk 'NR == 1 { print $2 }')
+	run_kernel_tun wggo "wireguard-go $v" env WG_PROCESS_FOREGROUND=1 LOG_LEVEL=error "$WG_GO" wg0
+}
+
+run_boringtun() {
+	local v
+	[ -x "$BORINGTUN" ] || { record_error boringtun "" "$BORINGTUN missing: run scripts/setup.sh"; return; }
+	v=$("$BORINGTUN" --version)
+	# --disable-drop-privileges (WG_SUDO=1): stay root so it can keep using the TUN device.
+	run_kernel_tun boringtun "$v" env WG_SUDO=1 "$BORINGTUN" --foreground \
+		--disable-drop-privileges --log /dev/stderr wg0
+}
+
+# ---- tunless hook ---------------------------------------------------------------------------
+# Host mode on both ends: configs/host-a.yaml in ns a, configs/host-b.yaml in ns b (tunnel
+# 10.77.0.1 <-> 10.77.0.2, WAN veth-a/veth-b, port 51820). The configs are copied with a
+# unique instance name only, because the DPDK runtime dir /var/run/dpdk/tunless-<name> is
+# global and tests may run tla/tlb at the same time.
+run_tunless() {
+	local v ns cfg
+	if [ ! -x "$TUNLESSD" ]; then
+		say "tunless: skipped ($TUNLESSD not built: meson setup build && ninja -C build)"
+		return
+	fi
+	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	bench_lab || { record_error tunless "$v" "lab setup failed"; return; }
+	for ns in a b; do
+		cfg=$LAB_DIR/host-$ns.yaml
+		sed -e "s/^name: .*/name: bt$$$ns/" "$ROOT/configs/host-$ns.yaml" >"$cfg"
+		lab_bg "$ns" "$LAB_DIR/tunless-$ns.log" "$TUNLESSD" -c "$cfg"
+	done
+	if lab_wait_ping a 10.77.0.2 30; then
+		run_iperf tunless "$v"
+	else
+		record_error tunless "$v" "tunnel ping failed: $(tail -n 3 "$LAB_DIR/tunless-a.log")"
+	fi
+	lab_cleanup
+}
+
+# ---- report ---------------------------------------------------------------------------------
+report() {
+	local txt=${OUT%.json}.txt
+	mkdir -p "$(dirname "$OUT")"
+	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" <<'EOF' | tee "$txt"
+import json, os, platform, subprocess, sys, time
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+by = {r["impl"]: r for r in rows}
+def ratio(a, b):
+    x, y = by.get(a, {}).get("gbit_s"), by.get(b, {}).get("gbit_s")
+    return round(x / y, 2) if x and y else None
+ratios = {"tunless/wireguard-go": ratio("tunless", "wggo"),
+          "tunless/boringtun": ratio("tunless", "boringtun")}
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+doc = {
+    "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
+    "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "duration_s": float(sys.argv[3]),
+    "streams": int(sys.argv[4]), "direction": "b -> a" if sys.argv[5] else "a -> b",
+    "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
+    "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    "results": rows, "ratios": {k: v for k, v in ratios.items() if v is not None},
+}
+json.dump(doc, open(sys.argv[2], "w"), indent=2)
+open(sys.argv[2], "a").write("\n")
+print("TCP throughput, %s, %gs, %d stream(s), %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], platform.release(), os.cpu_count()))
+print("%-12s %-26s %9s %8s %8s %6s  %s" % ("impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
+for r in rows:
+    if "error" in r:
+        print("%-12s %-26s %9s %8s %8s %6s  %s" % (r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
+    else:
+        print("%-12s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+for k, v in ratios.items():
+    print("%-24s %s" % (k, "%.2f" % v if v is not None else "n/a (tunless not run)"))
+print("CPU in % of one core (200 % = both): 'vpn CPU' = both ends of the VPN, 'other' = everything but the VPN and iperf3")
+print("JSON: " + sys.argv[2])
+EOF
+}
+
+: >"$RESULTS"
+IFS=, read -ra LIST <<<"$IMPLS"
+for impl in "${LIST[@]}"; do
+	case $impl in
+	wggo | wireguard-go) run_wggo ;;
+	boringtun) run_boringtun ;;
+	tunless) run_tunless ;;
+	*) say "unknown implementation '$impl'"; exit 2 ;;
+	esac
+done
+trap - EXIT INT TERM
+report
+rm -rf "$WORK"

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# tunless machine setup: Debian packages, interop peers (wireguard-go, boringtun-cli), bpffs.
+#
+# Idempotent and quick on a second run:
+#   * apt is skipped entirely when every package is already installed (dpkg-query);
+#   * each peer build is skipped when the cached binary reports the pinned version.
+# Peers are cached under ${TUNLESS_CACHE:-/var/cache/tunless}/bin; scripts/env.sh puts that on PATH.
+#
+# Usage: scripts/setup.sh [--no-apt] [--no-peers]
+set -euo pipefail
+
+# ---- pins (change here, nowhere else) ------------------------------------------------------
+# wireguard-go release 0.0.20250522 == this module pseudo-version.
+WG_GO_MODULE=golang.zx2c4.com/wireguard
+WG_GO_PIN=v0.0.0-20250521234502-f333402bd9cb
+WG_GO_RELEASE=0.0.20250522
+BORINGTUN_PIN=0.7.1
+
+APT_PACKAGES=(
+	build-essential meson ninja-build pkg-config clang llvm
+	libdpdk-dev dpdk libxdp-dev libbpf-dev bpftool xdp-tools
+	libsodium-dev libssl-dev libcyaml-dev libyaml-dev libmnl-dev libcmocka-dev
+	libelf-dev zlib1g-dev libpcap-dev libnuma-dev libclang-rt-14-dev
+	iproute2 iputils-ping iperf3 wireguard-tools tcpdump
+	python3 python3-scapy jq ethtool procps
+)
+
+CACHE=${TUNLESS_CACHE:-/var/cache/tunless}
+BIN=$CACHE/bin
+DO_APT=1
+DO_PEERS=1
+for arg in "$@"; do
+	case $arg in
+	--no-apt) DO_APT=0 ;;
+	--no-peers) DO_PEERS=0 ;;
+	-h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+	*) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
+	esac
+done
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+APT_UPDATED=0
+apt_update_once() {
+	[ "$APT_UPDATED" -eq 1 ] && return 0
+	log "apt-get update"
+	$SUDO apt-get update -qq
+	APT_UPDATED=1
+}
+
+apt_install() {
+	apt_update_once
+	log "apt-get install $*"
+	$SUDO apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# Packages not in state "install ok installed".
+missing_packages() {
+	local p st
+	for p in "$@"; do
+		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+		[ "$st" = "install ok installed" ] || printf '%s\n' "$p"
+	done
+}
+
+setup_apt() {
+	local missing
+	missing=$(missing_packages "${APT_PACKAGES[@]}")
+	if [ -z "$missing" ]; then
+		log "Debian packages: all ${#APT_PACKAGES[@]} installed, apt skipped"
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	apt_install $missing
+}
+
+# ---- toolchains ------------------------------------------------------------------------------
+find_go() {
+	GO=$(command -v go || true)
+	[ -n "$GO" ] || { [ -x /usr/local/go/bin/go ] && GO=/usr/local/go/bin/go; } || true
+	if [ -z "$GO" ]; then
+		log "Go not found: installing Debian golang-go"
+		apt_install golang-go ca-certificates
+		GO=$(command -v go) || die "golang-go installed but 'go' not on PATH"
+	fi
+	log "go: $GO ($("$GO" version))"
+}
+
+find_cargo() {
+	CARGO=$(command -v cargo || true)
+	[ -n "$CARGO" ] || { [ -x "$HOME/.cargo/bin/cargo" ] && CARGO=$HOME/.cargo/bin/cargo; } || true
+	if [ -z "$CARGO" ]; then
+		log "cargo not found: installing Debian cargo"
+		apt_install cargo rustc ca-certificates
+		CARGO=$(command -v cargo) || die "cargo installed but not on PATH"
+	fi
+	# rustup's proxy needs its own bin dir on PATH to find rustc.
+	PATH=$(dirname "$CARGO"):$PATH
+	log "cargo: $CARGO ($("$CARGO" --version))"
+}
+
+# ---- peers -----------------------------------------------------------------------------------
+wg_go_ok() {
+	[ -x "$BIN/wireguard-go" ] && "$BIN/wireguard-go" --version 2>/dev/null | grep -q "v$WG_GO_RELEASE"
+}
+
+setup_wireguard_go() {
+	if wg_go_ok; then
+		log "wireguard-go $WG_GO_RELEASE: cached"
+		return 0
+	fi
+	find_go
+	local t0=$SECONDS
+	log "building wireguard-go $WG_GO_MODULE@$WG_GO_PIN"
+	# GOTOOLCHAIN=auto lets an older Go fetch the toolchain the module asks for (from the proxy).
+	GOBIN=$BIN GOFLAGS= GOTOOLCHAIN=${GOTOOLCHAIN:-auto} \
+		"$GO" install "$WG_GO_MODULE@$WG_GO_PIN"
+	ln -sf wireguard "$BIN/wireguard-go"
+	wg_go_ok || die "wireguard-go built but '$BIN/wireguard-go --version' does not say v$WG_GO_RELEASE"
+	log "wireguard-go built in $((SECONDS - t0)) s"
+}
+
+boringtun_ok() {
+	[ -x "$BIN/boringtun-cli" ] && "$BIN/boringtun-cli" --version 2>/dev/null | grep -qx "boringtun $BORINGTUN_PIN"
+}
+
+setup_boringtun() {
+	if boringtun_ok; then
+		log "boringtun-cli $BORINGTUN_PIN: cached"
+		return 0
+	fi
+	find_cargo
+	local t0=$SECONDS
+	log "building boringtun-cli $BORINGTUN_PIN (cargo install --locked; about 1 min on 2 idle cores)"
+	"$CARGO" install --locked --force --root "$CACHE" boringtun-cli --version "=$BORINGTUN_PIN"
+	boringtun_ok || die "boringtun-cli built but does not report $BORINGTUN_PIN"
+	log "boringtun-cli built in $((SECONDS - t0)) s"
+}
+
+# ---- kernel bits -----------------------------------------------------------------------------
+setup_bpffs() {
+	if [ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ]; then
+		log "bpffs: /sys/fs/bpf already mounted"
+	elif $SUDO mount -t bpf bpf /sys/fs/bpf 2>/dev/null; then
+		log "bpffs: mounted /sys/fs/bpf"
+	else
+		log "warning: could not mount bpffs on /sys/fs/bpf (XDP map pinning unavailable)"
+	fi
+}
+
+main() {
+	local t0=$SECONDS
+	[ "$DO_APT" -eq 1 ] && setup_apt
+	if [ "$DO_PEERS" -eq 1 ]; then
+		mkdir -p "$BIN"
+		setup_wireguard_go
+		setup_boringtun
+	fi
+	setup_bpffs
+	log "done in $((SECONDS - t0)) s"
+	log "  peers:        $BIN/wireguard-go  $BIN/boringtun-cli"
+	log "  wg:           $(command -v wg || echo missing)   iperf3: $(command -v iperf3 || echo missing)"
+	log "  environment:  source scripts/env.sh   (TUNLESS_CACHE=$CACHE)"
+	log "  build:        meson setup build && ninja -C build && meson test -C build"
+}
+
+main
