@@ -70,6 +70,7 @@ struct tl_device {
 	struct tl_nl *nl;
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
+	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
 	uint64_t under_load_until_ns;
 	uint64_t table_gen;
 	bool table_dirty;
@@ -110,6 +111,7 @@ void tl_timers_run(struct tl_device *dev, uint64_t now);
 /* neigh.c */
 void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now);
 void tl_neigh_serve_requests(struct tl_device *dev);
+void tl_neigh_refresh(struct tl_device *dev, uint64_t now);
 int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask);
 
 /* ports.c */

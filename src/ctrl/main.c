@@ -22,6 +22,7 @@
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/udpsock.h"
 #include "dataplane/route.h"
 
 #define TL_HS_RING_SIZE 4096
@@ -238,10 +239,12 @@ static void control_loop(struct tl_device *dev)
 
 		for (unsigned i = 0; i < n; i++)
 			tl_handshake_rx(dev, msgs[i], now);
+		n += tl_udpsock_poll(dev);
 		tl_neigh_serve_requests(dev);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
 			tl_neigh_resolve_endpoints(dev, now);
+			tl_neigh_refresh(dev, now);
 			tl_timers_run(dev, now);
 		}
 		if (now - last_gc >= TL_NS) {
@@ -267,6 +270,7 @@ static void device_down(struct tl_device *dev)
 			tl_worker_fini(&dev->workers[w]);
 	while (dev->dp.hs_ring && rte_ring_dequeue(dev->dp.hs_ring, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
+	tl_udpsock_close(dev);
 	tl_ports_teardown(dev);
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
@@ -300,6 +304,8 @@ static int device_up(struct tl_device *dev, const char *argv0)
 	}
 	if (tl_ports_setup(dev, err, sizeof(err)) != 0)
 		goto fail;
+	if (tl_udpsock_open(dev, err, sizeof(err)) != 0)
+		goto fail;
 	if (workers_start(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot start workers");
 		goto fail;
@@ -327,7 +333,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct tl_device dev = { 0 };
+	struct tl_device dev = { .udp_fd = { -1, -1 } };
 	const char *path = NULL;
 	char err[1024];
 	bool check = false;

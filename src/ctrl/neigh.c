@@ -128,6 +128,33 @@ static void pending_poll(struct tl_device *dev, uint64_t now)
 	}
 }
 
+/* Cached LAN next hops are checked against the kernel's table now and then, so that a
+ * host that changed its MAC address is followed. An entry the kernel lost keeps its last
+ * MAC and gets a resolution request. */
+#define TL_REFRESH_NS (5ull * 1000000000ull)
+
+void tl_neigh_refresh(struct tl_device *dev, uint64_t now)
+{
+	static uint64_t next_ns;
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+	uint8_t mac[6], old[6];
+
+	if (now < next_ns)
+		return;
+	next_ns = now + TL_REFRESH_NS;
+	while (rte_hash_iterate(dev->dp.neigh_table, &key, &data, &it) >= 0) {
+		const struct tl_neigh_key *k = key;
+
+		if (tl_neigh_lookup(dev, TL_PORT_LAN, k->family, k->ip, mac, true) != 0)
+			continue;
+		tl_mac_unpack(old, (uintptr_t)data);
+		if (memcmp(old, mac, 6))
+			rte_hash_add_key_data(dev->dp.neigh_table, k, (void *)tl_mac_pack(mac));
+	}
+}
+
 /* LAN next hops the workers asked for (gateway mode). */
 void tl_neigh_serve_requests(struct tl_device *dev)
 {

@@ -29,6 +29,7 @@ static void counters_sum(struct tl_counters *sum)
 		sum->staged += c->staged;
 		sum->unstaged += c->unstaged;
 		sum->from_ctrl += c->from_ctrl;
+		sum->slowpath_rx += c->slowpath_rx;
 		sum->busy_polls += c->busy_polls;
 		sum->idle_polls += c->idle_polls;
 	}
@@ -90,6 +91,7 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "staged", sum.staged);
 	rte_tel_data_add_dict_u64(d, "unstaged", sum.unstaged);
 	rte_tel_data_add_dict_u64(d, "from_ctrl", sum.from_ctrl);
+	rte_tel_data_add_dict_u64(d, "slowpath_rx", sum.slowpath_rx);
 	rte_tel_data_add_dict_u64(d, "busy_polls", sum.busy_polls);
 	rte_tel_data_add_dict_u64(d, "idle_polls", sum.idle_polls);
 	rte_tel_data_add_dict_u64(d, "handshakes_sent", g_dev->handshakes_sent);

@@ -115,6 +115,7 @@ struct tl_counters {
 	uint64_t staged;           /* inner packets parked while no session */
 	uint64_t unstaged;         /* staged packets sent after the handshake */
 	uint64_t from_ctrl;        /* frames built by the control plane and sent */
+	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port */
 	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
 	uint64_t busy_polls, idle_polls;
 } __rte_cache_aligned;

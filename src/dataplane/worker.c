@@ -41,7 +41,8 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	w->egress[TL_PORT_WAN] = ring_create("wan", id, TL_EGRESS_SIZE, spsc);
 	w->egress[TL_PORT_LAN] = ring_create("lan", id, TL_EGRESS_SIZE, spsc);
 	w->ctrl_tx = ring_create("ctl", id, TL_CTRL_TX_SIZE, spsc);
-	if (!w->aead || !w->egress[TL_PORT_WAN] || !w->egress[TL_PORT_LAN] || !w->ctrl_tx)
+	w->slow_rx = ring_create("slw", id, TL_CTRL_TX_SIZE, spsc);
+	if (!w->aead || !w->egress[TL_PORT_WAN] || !w->egress[TL_PORT_LAN] || !w->ctrl_tx || !w->slow_rx)
 		return -1;
 	return 0;
 }
@@ -62,6 +63,8 @@ void tl_worker_fini(struct tl_worker *w)
 	}
 	ring_drain_free(w->ctrl_tx);
 	rte_ring_free(w->ctrl_tx);
+	ring_drain_free(w->slow_rx);
+	rte_ring_free(w->slow_rx);
 	tl_dp_aead_free(w->aead);
 	memset(w, 0, sizeof(*w));
 }
@@ -98,6 +101,18 @@ static unsigned ctrl_tx_move(struct tl_worker *w)
 		rte_ring_sp_enqueue_bulk(w->egress[TL_PORT_WAN], (void **)m, n, NULL);
 		w->cnt.from_ctrl += n;
 	}
+	return n;
+}
+
+/* WAN datagrams the kernel reassembled go through the same decapsulation. */
+static unsigned slow_rx_move(struct tl_worker *w)
+{
+	struct rte_mbuf *m[TL_BURST];
+	unsigned room = rte_ring_free_count(w->egress[TL_PORT_LAN]);
+	unsigned n = rte_ring_sc_dequeue_burst(w->slow_rx, (void **)m, RTE_MIN(room, (unsigned)TL_BURST), NULL);
+
+	if (n)
+		tl_decap_burst(w, m, n);
 	return n;
 }
 
@@ -162,6 +177,7 @@ int tl_worker_main(void *arg)
 		w->now_ns = tl_now_ns();
 		work = egress_flush(w, TL_PORT_WAN) + egress_flush(w, TL_PORT_LAN);
 		work += ctrl_tx_move(w);
+		work += slow_rx_move(w);
 		work += poll_port(w, TL_PORT_WAN, TL_PORT_LAN);
 		work += poll_port(w, TL_PORT_LAN, TL_PORT_WAN);
 		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);

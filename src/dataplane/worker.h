@@ -18,6 +18,7 @@ struct tl_worker {
 	struct tl_dp_aead *aead;
 	struct rte_ring *egress[TL_PORT_MAX];    /* SP/SC: the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
+	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
 	struct tl_counters cnt;
 	uint64_t now_ns;
 	uint64_t last_work_ns;

@@ -1,0 +1,164 @@
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/udpsock.h"
+#include "dataplane/packet.h"
+
+#define TL_UDPSOCK_BUDGET 64
+
+static int sock_open(struct tl_device *dev, int family)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int one = 1, fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev->cfg->wan.iface, (socklen_t)strlen(dev->cfg->wan.iface)) < 0)
+		goto fail;
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(dev->dp.listen_port);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(dev->dp.listen_port);
+		len = sizeof(*a);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		goto fail;
+	return fd;
+fail:
+	one = -errno;
+	close(fd);
+	return one;
+}
+
+int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen)
+{
+	dev->udp_fd[0] = dev->udp_fd[1] = -1;
+	if (!dev->ports[TL_PORT_WAN].af_xdp)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		int fd = sock_open(dev, i ? AF_INET6 : AF_INET);
+
+		if (fd == -EAFNOSUPPORT)
+			continue;
+		if (fd < 0) {
+			snprintf(err, errlen, "listen_port: cannot bind UDP %u on %s: %s", dev->dp.listen_port,
+				 dev->cfg->wan.iface, strerror(-fd));
+			return -1;
+		}
+		dev->udp_fd[i] = fd;
+	}
+	return 0;
+}
+
+void tl_udpsock_close(struct tl_device *dev)
+{
+	for (int i = 0; i < 2; i++)
+		if (dev->udp_fd[i] >= 0)
+			close(dev->udp_fd[i]);
+	dev->udp_fd[0] = dev->udp_fd[1] = -1;
+}
+
+/* Rebuilds the frame the datagram would have been on the wire, next hop MAC from the
+ * kernel's neighbour table, so that the dataplane treats it like any other. */
+static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_storage *src,
+				 const uint8_t *data, size_t len)
+{
+	const struct tl_port_info *wan = &dev->dp.port[TL_PORT_WAN];
+	struct tl_endpoint ep = { .family = src->ss_family, .mac_valid = true };
+	struct tl_port_info back = *wan;
+	struct rte_mbuf *m;
+
+	if (src->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)src;
+
+		memcpy(ep.ip, &a->sin_addr, 4);
+		ep.port = ntohs(a->sin_port);
+	} else {
+		const struct sockaddr_in6 *a = (const void *)src;
+
+		memcpy(ep.ip, &a->sin6_addr, 16);
+		ep.port = ntohs(a->sin6_port);
+	}
+	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, ep.mac, false) != 0) {
+		dev->cnt.drops[TL_DROP_no_neighbour]++;
+		return NULL;
+	}
+	m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
+	if (!m || len > rte_pktmbuf_tailroom(m) || !rte_pktmbuf_append(m, (uint16_t)len)) {
+		dev->cnt.drops[m ? TL_DROP_oversized : TL_DROP_nomem]++;
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memcpy(rte_pktmbuf_mtod(m, void *), data, len);
+	/* Outer headers as sent by the peer: its address is the source, ours the destination;
+	 * tl_pkt_push_outer builds them from our side, so swap roles through a mirrored port. */
+	memcpy(back.mac, ep.mac, 6);
+	memcpy(ep.mac, wan->mac, 6);
+	memcpy(back.ip4, ep.ip, 4);
+	memcpy(back.ip6, ep.ip, 16);
+	if (src->ss_family == AF_INET)
+		memcpy(ep.ip, wan->ip4, 4);
+	else
+		memcpy(ep.ip, wan->ip6, 16);
+	{
+		uint16_t peer_port = ep.port;
+
+		ep.port = dev->dp.listen_port;
+		if (tl_pkt_push_outer(m, &back, &ep, peer_port, 0) != 0) {
+			tl_drop_pkt(&dev->cnt, m, TL_DROP_oversized);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+static unsigned poll_fd(struct tl_device *dev, int fd)
+{
+	static uint8_t buf[65536];
+	struct sockaddr_storage src;
+	unsigned n = 0;
+
+	while (n < TL_UDPSOCK_BUDGET) {
+		socklen_t slen = sizeof(src);
+		ssize_t len = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
+		struct rte_mbuf *m;
+
+		if (len < 0)
+			break;
+		n++;
+		dev->cnt.slowpath_rx++;
+		m = frame_of(dev, &src, buf, (size_t)len);
+		if (m && rte_ring_sp_enqueue(dev->workers[0].slow_rx, m) != 0)
+			tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
+	}
+	return n;
+}
+
+unsigned tl_udpsock_poll(struct tl_device *dev)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (dev->udp_fd[i] >= 0)
+			n += poll_fd(dev, dev->udp_fd[i]);
+	return n;
+}

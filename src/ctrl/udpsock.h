@@ -1,0 +1,15 @@
+/* The listen port as kernel UDP sockets on the WAN interface: they hold the port (no
+ * other program takes it, no "port unreachable" goes out), and they receive what the XDP
+ * program leaves to the kernel for the port: IP fragments, which the kernel reassembles.
+ * Those datagrams join the dataplane through worker 0's slow-path ring. */
+#ifndef TL_UDPSOCK_H
+#define TL_UDPSOCK_H
+
+struct tl_device;
+
+int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen);
+void tl_udpsock_close(struct tl_device *dev);
+/* Receives what is waiting (bounded); returns the number of datagrams taken. */
+unsigned tl_udpsock_poll(struct tl_device *dev);
+
+#endif
