@@ -16,6 +16,7 @@
 #include "dataplane/worker.h"
 
 struct tl_nl;
+struct tl_uapi;
 struct tl_ratelimit;
 
 /* Control-plane half of a peer; the shared half is pc->dp. */
@@ -68,6 +69,7 @@ struct tl_device {
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
+	struct tl_uapi *uapi;              /* wg UAPI socket and its clients (uapi.c) */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
@@ -121,6 +123,7 @@ void tl_ports_teardown(struct tl_device *dev);
 /* hostmode.c */
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen);
 int tl_host_routes(struct tl_device *dev, bool add);
+int tl_host_route(struct tl_device *dev, const struct tl_prefix *p, bool add);
 void tl_host_teardown(struct tl_device *dev);
 
 /* telemetry.c */

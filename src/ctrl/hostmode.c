@@ -106,6 +106,20 @@ int tl_host_routes(struct tl_device *dev, bool add)
 	return 0;
 }
 
+/* One allowed IP's route through the host end (UAPI changes). */
+int tl_host_route(struct tl_device *dev, const struct tl_prefix *p, bool add)
+{
+	int ifindex = (int)if_nametoindex(dev->host_if), r;
+
+	if (!ifindex)
+		return -1;
+	r = add ? tl_nl_route_add(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len)
+		: tl_nl_route_del(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len);
+	if (r != 0 && add)
+		tl_log_err("host: route for an allowed IP: %s", strerror(-r));
+	return r;
+}
+
 void tl_host_teardown(struct tl_device *dev)
 {
 	if (dev->host_if[0])

@@ -4,6 +4,8 @@
  * programs), the host-mode veth, key material. */
 #include <getopt.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/uapi.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/route.h"
 
@@ -37,6 +40,7 @@
 const char *tl_log_name = "tunlessd";
 int tl_log_verbose;
 static volatile sig_atomic_t g_stop;
+static bool g_eal_up;
 
 void tl_log_line(const char *level, const char *fmt, ...)
 {
@@ -113,6 +117,7 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 			tl_log_err("EAL: %s", rte_strerror(rte_errno));
 		return -1;
 	}
+	g_eal_up = true;
 	return 0;
 }
 
@@ -240,6 +245,7 @@ static void control_loop(struct tl_device *dev)
 		for (unsigned i = 0; i < n; i++)
 			tl_handshake_rx(dev, msgs[i], now);
 		n += tl_udpsock_poll(dev);
+		n += tl_uapi_poll(dev);
 		tl_neigh_serve_requests(dev);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
@@ -261,6 +267,7 @@ static void device_down(struct tl_device *dev)
 	struct tl_peer_ctrl *pc;
 	struct rte_mbuf *m = NULL;
 
+	tl_uapi_close(dev);
 	dev->dp.stop = true;
 	rte_eal_mp_wait_lcore();
 	while ((pc = TAILQ_FIRST(&dev->peers)))
@@ -284,10 +291,31 @@ static void device_down(struct tl_device *dev)
  * headers) still fits one default mbuf: frames are single-segment on the fast path. */
 #define TL_MTU_MAX (RTE_MBUF_DEFAULT_DATAROOM - 16 - 32 - 48 - 14)
 
+/* A running instance of the same name answers on its telemetry socket; starting a second
+ * one would tear down the first one's interfaces before anything else could refuse it. */
+static bool instance_running(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/var/run/dpdk/tunless-%s/dpdk_telemetry.v2", name);
+	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return live;
+}
+
 static int device_up(struct tl_device *dev, const char *argv0)
 {
 	char err[512] = "";
 
+	if (instance_running(dev->cfg->name)) {
+		tl_log_err("an instance named '%s' is already running (names are unique per machine)",
+			   dev->cfg->name);
+		return -1;
+	}
 	if (dev->cfg->mtu > TL_MTU_MAX) {
 		tl_log_err("%s: mtu: %u is above %u, the largest tunnel MTU this dataplane carries",
 			   dev->cfg->path, dev->cfg->mtu, (unsigned)TL_MTU_MAX);
@@ -318,6 +346,8 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		tl_host_routes(dev, true);
 	if (tl_telemetry_register(dev) != 0)
 		tl_log_err("telemetry commands not registered");
+	if (tl_uapi_open(dev, err, sizeof(err)) != 0)
+		goto fail;
 	return 0;
 fail:
 	tl_log_err("%s", err);
@@ -391,6 +421,7 @@ int main(int argc, char **argv)
 	if (dev.nl)
 		tl_nl_close(dev.nl);
 	tl_config_free(dev.cfg);
-	rte_eal_cleanup();
+	if (g_eal_up)
+		rte_eal_cleanup();
 	return rc;
 }

@@ -1,0 +1,497 @@
+/* UAPI set=1: the request is parsed and checked as a whole into a list of operations
+ * first, so that a bad line changes nothing; then the operations are applied in order, the
+ * routing table is published once, and the kernel routes (host mode) and the LAN XDP
+ * steering of allowed IPs that appeared or disappeared are brought in line. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/uapi.h"
+
+struct set_peer {
+	uint8_t pub[TL_KEY_LEN];
+	bool remove, update_only, replace_aips;
+	bool has_psk, has_endpoint, has_keepalive;
+	uint8_t psk[TL_KEY_LEN];
+	struct tl_sockaddr endpoint;
+	uint16_t keepalive;
+	struct tl_prefix *aips;
+	size_t n_aips, cap_aips;
+};
+
+struct set_req {
+	bool has_priv, has_port, replace_peers;
+	uint8_t priv[TL_KEY_LEN];
+	uint16_t port;
+	struct set_peer *peers;
+	size_t n_peers, cap_peers;
+};
+
+/* ---- parsing: one handler per key, each returns 0 or an errno value ----------------------- */
+
+static int parse_u16(const char *s, uint16_t *out)
+{
+	unsigned long v = 0;
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		if (n >= 5 || s[n] < '0' || s[n] > '9')
+			return EINVAL;
+		v = v * 10 + (unsigned long)(s[n] - '0');
+	}
+	if (!n || v > 65535)
+		return EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static int parse_true(const char *s, bool *flag)
+{
+	if (strcmp(s, "true"))
+		return EINVAL;
+	*flag = true;
+	return 0;
+}
+
+static struct set_peer *cur(struct set_req *r)
+{
+	return &r->peers[r->n_peers - 1];
+}
+
+static int dev_private_key(struct set_req *r, const char *v)
+{
+	r->has_priv = true;
+	return tl_key_from_hex(r->priv, v) ? EINVAL : 0;
+}
+
+static int dev_listen_port(struct set_req *r, const char *v)
+{
+	r->has_port = true;
+	return parse_u16(v, &r->port);
+}
+
+/* No socket of ours is routed by marks: only 0 (none) is honest. */
+static int dev_fwmark(struct set_req *r, const char *v)
+{
+	(void)r;
+	for (const char *p = v; *p; p++)
+		if (*p < '0' || *p > '9')
+			return EINVAL;
+	return *v && strspn(v, "0") == strlen(v) ? 0 : EOPNOTSUPP;
+}
+
+static int dev_replace_peers(struct set_req *r, const char *v)
+{
+	return parse_true(v, &r->replace_peers);
+}
+
+static int peer_begin(struct set_req *r, const char *v)
+{
+	if (r->n_peers == r->cap_peers) {
+		size_t cap = r->cap_peers ? 2 * r->cap_peers : 4;
+		struct set_peer *p = realloc(r->peers, cap * sizeof(*p));
+
+		if (!p)
+			return ENOMEM;
+		r->peers = p;
+		r->cap_peers = cap;
+	}
+	memset(&r->peers[r->n_peers++], 0, sizeof(struct set_peer));
+	return tl_key_from_hex(cur(r)->pub, v) ? EINVAL : 0;
+}
+
+static int peer_remove(struct set_req *r, const char *v)
+{
+	return parse_true(v, &cur(r)->remove);
+}
+
+static int peer_update_only(struct set_req *r, const char *v)
+{
+	return parse_true(v, &cur(r)->update_only);
+}
+
+static int peer_psk(struct set_req *r, const char *v)
+{
+	cur(r)->has_psk = true;
+	return tl_key_from_hex(cur(r)->psk, v) ? EINVAL : 0;
+}
+
+static int peer_endpoint(struct set_req *r, const char *v)
+{
+	cur(r)->has_endpoint = true;
+	return tl_sockaddr_parse(&cur(r)->endpoint, v) ? EINVAL : 0;
+}
+
+static int peer_keepalive(struct set_req *r, const char *v)
+{
+	cur(r)->has_keepalive = true;
+	return parse_u16(v, &cur(r)->keepalive);
+}
+
+/* Applied in order: allowed IPs listed before this line are dropped as well. */
+static int peer_replace_aips(struct set_req *r, const char *v)
+{
+	cur(r)->n_aips = 0;
+	return parse_true(v, &cur(r)->replace_aips);
+}
+
+static int peer_allowed_ip(struct set_req *r, const char *v)
+{
+	struct set_peer *p = cur(r);
+	struct tl_prefix pf;
+
+	if (tl_prefix_parse(&pf, v) || !strchr(v, '/'))
+		return EINVAL;
+	tl_prefix_clear_host_bits(&pf);
+	if (p->n_aips == p->cap_aips) {
+		size_t cap = p->cap_aips ? 2 * p->cap_aips : 4;
+		struct tl_prefix *a = realloc(p->aips, cap * sizeof(*a));
+
+		if (!a)
+			return ENOMEM;
+		p->aips = a;
+		p->cap_aips = cap;
+	}
+	p->aips[p->n_aips++] = pf;
+	return 0;
+}
+
+static int peer_protocol_version(struct set_req *r, const char *v)
+{
+	(void)r;
+	return strcmp(v, "1") ? EINVAL : 0;
+}
+
+struct set_key {
+	const char *name;
+	int (*parse)(struct set_req *r, const char *value);
+};
+
+static const struct set_key device_keys[] = {
+	{ "private_key", dev_private_key },
+	{ "listen_port", dev_listen_port },
+	{ "fwmark", dev_fwmark },
+	{ "replace_peers", dev_replace_peers },
+	{ "public_key", peer_begin },
+	{ NULL, NULL },
+};
+
+static const struct set_key peer_keys[] = {
+	{ "public_key", peer_begin },
+	{ "remove", peer_remove },
+	{ "update_only", peer_update_only },
+	{ "preshared_key", peer_psk },
+	{ "endpoint", peer_endpoint },
+	{ "persistent_keepalive_interval", peer_keepalive },
+	{ "replace_allowed_ips", peer_replace_aips },
+	{ "allowed_ip", peer_allowed_ip },
+	{ "protocol_version", peer_protocol_version },
+	{ NULL, NULL },
+};
+
+static int parse_line(struct set_req *r, char *line)
+{
+	const struct set_key *k = r->n_peers ? peer_keys : device_keys;
+	char *eq = strchr(line, '=');
+
+	if (!eq)
+		return EINVAL;
+	*eq = '\0';
+	for (; k->name; k++)
+		if (!strcmp(k->name, line))
+			return k->parse(r, eq + 1);
+	return EINVAL;
+}
+
+static int set_parse(struct set_req *r, char *body)
+{
+	char *line, *next;
+	int err = 0;
+
+	for (line = body; !err && line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		err = parse_line(r, line);
+	}
+	return err;
+}
+
+static void set_req_free(struct set_req *r)
+{
+	for (size_t i = 0; i < r->n_peers; i++)
+		free(r->peers[i].aips);
+	if (r->peers)
+		tl_wipe(r->peers, r->cap_peers * sizeof(*r->peers));
+	free(r->peers);
+	tl_wipe(r, sizeof(*r));
+}
+
+/* ---- checks that need the device ----------------------------------------------------------- */
+
+/* Our public key after the request: a peer with it is ignored, as WireGuard does. */
+static void own_public_key(struct tl_device *dev, const struct set_req *r, uint8_t pub[TL_KEY_LEN])
+{
+	struct tl_identity id;
+
+	if (!r->has_priv) {
+		memcpy(pub, dev->id.pub, TL_KEY_LEN);
+		return;
+	}
+	tl_identity_set(&id, r->priv);
+	memcpy(pub, id.pub, TL_KEY_LEN);
+	tl_identity_clear(&id);
+}
+
+static int set_check(struct tl_device *dev, const struct set_req *r)
+{
+	size_t peers = r->replace_peers ? 0 : dev->n_peers;
+
+	/* The port lives in the XDP steering map, the kernel's placeholder socket and every
+	 * frame the workers build: moving it at run time is not supported (yet). */
+	if (r->has_port && r->port != dev->dp.listen_port)
+		return EOPNOTSUPP;
+	if (r->has_priv && tl_is_zero(r->priv, TL_KEY_LEN))
+		return EINVAL;
+	for (size_t i = 0; i < r->n_peers; i++)
+		if (!r->peers[i].remove && !r->peers[i].update_only &&
+		    (r->replace_peers || !tl_peer_find(dev, r->peers[i].pub)))
+			peers++;
+	return peers > TL_MAX_PEERS ? ENOSPC : 0;
+}
+
+/* ---- applying --------------------------------------------------------------------------- */
+
+/* A new handshake state for the peer (new identity): sessions are gone, the greatest
+ * timestamp seen from the peer is kept (replay protection). */
+static void peer_reinit(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	uint8_t ts[TL_TIMESTAMP_LEN];
+
+	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
+		tl_index_free(dev, pc->hs.local_index);
+	memcpy(ts, pc->hs.latest_timestamp, sizeof(ts));
+	tl_handshake_init(&pc->hs, &dev->id, pc->cfg.public_key, pc->cfg.has_psk ? pc->cfg.psk : NULL);
+	memcpy(pc->hs.latest_timestamp, ts, sizeof(ts));
+	pc->hs_first_attempt_ns = 0;
+	tl_session_clear_all(dev, pc);
+}
+
+static void apply_private_key(struct tl_device *dev, const uint8_t priv[TL_KEY_LEN])
+{
+	struct tl_peer_ctrl *pc;
+
+	if (dev->id.has_key && !memcmp(dev->id.priv, priv, TL_KEY_LEN))
+		return;
+	pthread_mutex_lock(&dev->lock);     /* telemetry reads our public key */
+	tl_identity_set(&dev->id, priv);
+	pthread_mutex_unlock(&dev->lock);
+	memcpy(dev->cfg->private_key, priv, TL_KEY_LEN);
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		peer_reinit(dev, pc);
+	tl_log_info("uapi: private key changed, every peer needs a new handshake");
+}
+
+static void remove_all_peers(struct tl_device *dev)
+{
+	struct tl_peer_ctrl *pc;
+
+	while ((pc = TAILQ_FIRST(&dev->peers)))
+		tl_peer_remove(dev, pc);
+}
+
+static bool prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
+{
+	return a->len == b->len && a->ip.family == b->ip.family && !memcmp(a->ip.addr, b->ip.addr, 16);
+}
+
+static void aip_del_at(struct tl_peer_ctrl *pc, size_t i)
+{
+	pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
+}
+
+/* An allowed IP belongs to one peer: taking it moves it away from any other. */
+static int aip_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *p)
+{
+	struct tl_peer_ctrl *o;
+	struct tl_prefix *a;
+
+	TAILQ_FOREACH(o, &dev->peers, link)
+		for (size_t i = 0; i < o->cfg.n_allowed_ips; i++)
+			if (prefix_eq(&o->cfg.allowed_ips[i], p)) {
+				if (o == pc)
+					return 0;
+				aip_del_at(o, i);
+				break;
+			}
+	a = realloc(pc->cfg.allowed_ips, (pc->cfg.n_allowed_ips + 1) * sizeof(*a));
+	if (!a)
+		return ENOMEM;
+	a[pc->cfg.n_allowed_ips++] = *p;
+	pc->cfg.allowed_ips = a;
+	return 0;
+}
+
+static bool endpoint_is(struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa)
+{
+	struct tl_endpoint ep;
+
+	tl_endpoint_read(pc->dp, &ep);
+	return ep.family == sa->ip.family && ep.port == sa->port && !memcmp(ep.ip, sa->ip.addr, 16);
+}
+
+static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct set_peer *op)
+{
+	if (op->has_psk) {
+		pc->cfg.has_psk = !tl_is_zero(op->psk, TL_KEY_LEN);
+		memcpy(pc->cfg.psk, op->psk, TL_KEY_LEN);
+		memcpy(pc->hs.psk, op->psk, TL_KEY_LEN);   /* next handshake; sessions stay */
+	}
+	if (op->has_endpoint) {
+		pc->cfg.has_endpoint = true;
+		pc->cfg.endpoint = op->endpoint;
+		if (!endpoint_is(pc, &op->endpoint))    /* keep a resolved next hop */
+			tl_peer_set_endpoint(dev, pc, &op->endpoint, NULL);
+	}
+	if (op->has_keepalive)
+		pc->cfg.persistent_keepalive = op->keepalive;
+}
+
+static int apply_peer(struct tl_device *dev, const struct set_peer *op, const uint8_t own[TL_KEY_LEN])
+{
+	struct tl_peer_ctrl *pc = tl_peer_find(dev, op->pub);
+	int err = 0;
+
+	if (!memcmp(op->pub, own, TL_KEY_LEN))
+		return 0;
+	if (op->remove) {
+		if (pc)
+			tl_peer_remove(dev, pc);
+		return 0;
+	}
+	if (!pc && op->update_only)
+		return 0;
+	if (!pc) {
+		struct tl_cfg_peer cfg = { 0 };
+
+		memcpy(cfg.public_key, op->pub, TL_KEY_LEN);
+		if (tl_peer_add(dev, &cfg) != 0 || !(pc = tl_peer_find(dev, op->pub)))
+			return ENOMEM;
+	}
+	peer_update(dev, pc, op);
+	if (op->replace_aips)
+		pc->cfg.n_allowed_ips = 0;
+	for (size_t i = 0; !err && i < op->n_aips; i++)
+		err = aip_take(dev, pc, &op->aips[i]);
+	dev->table_dirty = true;
+	return err;
+}
+
+/* ---- allowed IPs that appeared or disappeared: kernel routes, LAN XDP steering ------------ */
+
+struct prefix_list {
+	struct tl_prefix *p;
+	size_t n;
+};
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	const struct tl_prefix *x = a, *y = b;
+
+	if (x->ip.family != y->ip.family)
+		return x->ip.family - y->ip.family;
+	if (x->len != y->len)
+		return x->len - y->len;
+	return memcmp(x->ip.addr, y->ip.addr, 16);
+}
+
+static int prefixes_of(struct tl_device *dev, struct prefix_list *l)
+{
+	struct tl_peer_ctrl *pc;
+	size_t n = 0;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		n += pc->cfg.n_allowed_ips;
+	l->p = calloc(n ? n : 1, sizeof(*l->p));
+	l->n = 0;
+	if (!l->p)
+		return -1;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+			l->p[l->n++] = pc->cfg.allowed_ips[i];
+	qsort(l->p, l->n, sizeof(*l->p), prefix_cmp);
+	return 0;
+}
+
+static bool prefix_in(const struct prefix_list *l, const struct tl_prefix *p)
+{
+	return bsearch(p, l->p, l->n, sizeof(*l->p), prefix_cmp) != NULL;
+}
+
+static void prefix_gone(struct tl_device *dev, const struct tl_prefix *p)
+{
+	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
+
+	if (dev->dp.host_mode)
+		tl_host_route(dev, p, false);
+	if (lan->af_xdp && lan->maps.routes4_fd >= 0)
+		tl_xdp_route_del(&lan->maps, p->ip.family, p->ip.addr, p->len);
+}
+
+static void routes_sync(struct tl_device *dev, const struct prefix_list *before)
+{
+	struct prefix_list after;
+
+	if (prefixes_of(dev, &after) != 0) {
+		tl_log_err("uapi: out of memory while updating routes");
+		return;
+	}
+	for (size_t i = 0; i < before->n; i++)
+		if (!prefix_in(&after, &before->p[i]))
+			prefix_gone(dev, &before->p[i]);
+	for (size_t i = 0; dev->dp.host_mode && i < after.n; i++)
+		if (!prefix_in(before, &after.p[i]))
+			tl_host_route(dev, &after.p[i], true);
+	free(after.p);
+}
+
+static int set_apply(struct tl_device *dev, const struct set_req *r)
+{
+	struct prefix_list before;
+	uint8_t own[TL_KEY_LEN];
+	int err = 0;
+
+	if (prefixes_of(dev, &before) != 0)
+		return ENOMEM;
+	own_public_key(dev, r, own);
+	if (r->has_priv)
+		apply_private_key(dev, r->priv);
+	if (r->replace_peers)
+		remove_all_peers(dev);
+	for (size_t i = 0; !err && i < r->n_peers; i++)
+		err = apply_peer(dev, &r->peers[i], own);
+	if (tl_table_publish(dev) != 0 && !err)
+		err = ENOMEM;
+	routes_sync(dev, &before);
+	free(before.p);
+	if (err)
+		tl_log_err("uapi: set: %s; applied in part", strerror(err));
+	return err;
+}
+
+int tl_uapi_set(struct tl_device *dev, char *body)
+{
+	struct set_req r = { 0 };
+	int err = set_parse(&r, body);
+
+	if (!err)
+		err = set_check(dev, &r);
+	if (!err)
+		err = set_apply(dev, &r);
+	else
+		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
+	set_req_free(&r);
+	return err;
+}
