@@ -9,6 +9,8 @@
 #define TL_DROP_REASONS(X)                                                                  \
 	X(malformed,                  "truncated or unparsable frame, header or message")   \
 	X(oversized,                  "frame larger than the port or tunnel can carry")      \
+	X(aqm_codel,                  "egress AQM: CoDel dropped a non-ECT packet (sojourn above target)") \
+	X(aqm_overlimit,              "egress AQM: hard packet/memory limit, dropped from the fattest flow") \
 	X(unknown_type,               "WireGuard message type not 1..4")                     \
 	X(unknown_receiver,           "data message for a receiver index we do not hold")    \
 	X(bad_mac1,                   "handshake message with a wrong mac1")                 \

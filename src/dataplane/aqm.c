@@ -1,0 +1,802 @@
+/* Egress AQM: fq_codel semantics (RFC 8290) with the CoDel control law of RFC 8289.
+ *
+ * A flow is a FIFO of mbufs linked through an mbuf dynamic field (which also holds the
+ * enqueue time), so the queue needs no memory of its own and m->next stays NULL. Active
+ * flows sit on the new or the old list (singly linked, touched only at head and tail).
+ * Packets the port refused wait in a separate FIFO that is served before the scheduler:
+ * they were already scheduled and judged, so the port sees exactly the sequence it would
+ * have seen, and CoDel never looks at them again (they may be encrypted by then). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_ether.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_random.h>
+
+#include "dataplane/aqm.h"
+#include "dataplane/drop.h"
+
+#define TL_AQM_QUANTUM_MAX (1u << 20)
+
+/* Per-packet state, in an mbuf dynamic field. */
+struct tl_aqm_cb {
+	uint64_t enq_ns;
+	struct rte_mbuf *link;
+};
+
+static int tl_aqm_cb_offset = -1;
+
+struct tl_aqm_fifo {
+	struct rte_mbuf *head, *tail;
+};
+
+struct tl_aqm_codel {
+	uint64_t first_above_ns;  /* 0: sojourn below target (or not yet seen above) */
+	uint64_t drop_next_ns;
+	uint32_t count;
+	uint32_t lastcount;
+	bool dropping;
+};
+
+enum tl_aqm_list_id { TL_AQM_LIST_NONE, TL_AQM_LIST_NEW, TL_AQM_LIST_OLD };
+
+struct tl_aqm_flow {
+	struct tl_aqm_fifo pkts;
+	struct tl_aqm_flow *next;     /* on the new or old list */
+	uint64_t backlog;             /* bytes */
+	int32_t deficit;
+	uint8_t list;                 /* enum tl_aqm_list_id */
+	struct tl_aqm_codel cv;
+};
+
+struct tl_aqm_list {
+	struct tl_aqm_flow *head, *tail;
+	uint32_t len;
+};
+
+/* Params in runtime units. */
+struct tl_aqm_cfg {
+	uint64_t target_ns;
+	uint64_t interval_ns;
+	uint64_t memory_limit;
+	uint32_t quantum;
+	uint32_t mask;
+	uint32_t limit;
+	bool ecn;
+};
+
+struct tl_aqm {
+	struct tl_aqm_cfg cfg;
+	struct tl_aqm_list new_flows, old_flows;
+	struct tl_aqm_fifo held;      /* given back by the port, served first */
+	uint32_t held_n;
+	uint32_t seed;
+	uint32_t maxpacket;
+	unsigned l3_offset;
+	int socket;
+	uint64_t *drops;
+	struct tl_aqm_flow *flows;
+	struct tl_aqm_params params;
+	struct tl_aqm_stats st;
+};
+
+/* ---- packets ---------------------------------------------------------------------- */
+
+static inline struct tl_aqm_cb *pkt_cb(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, tl_aqm_cb_offset, struct tl_aqm_cb *);
+}
+
+static inline uint32_t pkt_len(const struct rte_mbuf *m)
+{
+	return rte_pktmbuf_pkt_len(m);
+}
+
+/* What a queued packet costs against memory_limit. */
+static inline uint32_t pkt_mem(const struct rte_mbuf *m)
+{
+	return (uint32_t)m->buf_len + (uint32_t)sizeof(struct rte_mbuf);
+}
+
+static void fifo_push_tail(struct tl_aqm_fifo *f, struct rte_mbuf *m)
+{
+	pkt_cb(m)->link = NULL;
+	if (f->tail)
+		pkt_cb(f->tail)->link = m;
+	else
+		f->head = m;
+	f->tail = m;
+}
+
+static struct rte_mbuf *fifo_pop_head(struct tl_aqm_fifo *f)
+{
+	struct rte_mbuf *m = f->head;
+
+	if (m) {
+		f->head = pkt_cb(m)->link;
+		if (!f->head)
+			f->tail = NULL;
+		pkt_cb(m)->link = NULL;
+	}
+	return m;
+}
+
+static void backlog_add(struct tl_aqm *q, const struct rte_mbuf *m)
+{
+	q->st.backlog_pkts++;
+	q->st.backlog_bytes += pkt_len(m);
+	q->st.memory_bytes += pkt_mem(m);
+}
+
+static void backlog_sub(struct tl_aqm *q, const struct rte_mbuf *m)
+{
+	q->st.backlog_pkts--;
+	q->st.backlog_bytes -= pkt_len(m);
+	q->st.memory_bytes -= pkt_mem(m);
+}
+
+static void count_drop(struct tl_aqm *q, struct rte_mbuf *m, enum tl_drop why)
+{
+	if (why == TL_DROP_aqm_codel)
+		q->st.drops_codel++;
+	else
+		q->st.drops_overlimit++;
+	if (q->drops)
+		q->drops[why]++;
+	rte_pktmbuf_free(m);
+}
+
+/* ---- inner headers: flow key and ECN ---------------------------------------------- */
+
+struct tl_aqm_key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport, dport;
+	uint8_t proto, version;
+	uint16_t zero;
+};
+
+/* The IP header and the bytes available from it, or NULL; *version is 4 or 6. */
+static uint8_t *pkt_l3(const struct tl_aqm *q, const struct rte_mbuf *m, uint32_t *avail, int *version)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	if (len < q->l3_offset + 20u)
+		return NULL;
+	if (q->l3_offset) {
+		uint16_t type = (uint16_t)(p[12] << 8 | p[13]);
+
+		if (type != RTE_ETHER_TYPE_IPV4 && type != RTE_ETHER_TYPE_IPV6)
+			return NULL;
+	}
+	p += q->l3_offset;
+	*avail = len - q->l3_offset;
+	*version = p[0] >> 4;
+	if (*version == 6 && *avail < 40)
+		return NULL;
+	return *version == 4 || *version == 6 ? p : NULL;
+}
+
+static bool proto_has_ports(uint8_t proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP ||
+	       proto == IPPROTO_UDPLITE || proto == IPPROTO_DCCP;
+}
+
+static void key_ports(struct tl_aqm_key *k, const uint8_t *l4, uint32_t avail)
+{
+	if (!proto_has_ports(k->proto) || avail < 4)
+		return;
+	k->sport = (uint16_t)(l4[0] << 8 | l4[1]);
+	k->dport = (uint16_t)(l4[2] << 8 | l4[3]);
+}
+
+/* Every fragment of a datagram hashes on addresses only, so that they stay in order. */
+static void key_ipv4(struct tl_aqm_key *k, const uint8_t *p, uint32_t avail)
+{
+	uint32_t hl = (p[0] & 0xfu) * 4u;
+	bool frag = ((p[6] << 8 | p[7]) & 0x3fff) != 0;
+
+	memcpy(k->src, p + 12, 4);
+	memcpy(k->dst, p + 16, 4);
+	k->proto = p[9];
+	if (hl >= 20 && hl <= avail && !frag)
+		key_ports(k, p + hl, avail - hl);
+}
+
+static bool ipv6_ext_skippable(uint8_t nh)
+{
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_DSTOPTS;
+}
+
+static void key_ipv6(struct tl_aqm_key *k, const uint8_t *p, uint32_t avail)
+{
+	uint32_t off = 40;
+	uint8_t nh = p[6];
+
+	memcpy(k->src, p + 8, 16);
+	memcpy(k->dst, p + 24, 16);
+	for (unsigned i = 0; i < 4 && ipv6_ext_skippable(nh) && off + 8 <= avail; i++) {
+		nh = p[off];
+		off += 8u * (p[off + 1] + 1u);
+	}
+	k->proto = nh;
+	if (off <= avail)
+		key_ports(k, p + off, avail - off);
+}
+
+uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m)
+{
+	struct tl_aqm_key k;
+	uint32_t avail;
+	int version;
+	const uint8_t *p = pkt_l3(q, m, &avail, &version);
+
+	memset(&k, 0, sizeof(k));
+	if (p) {
+		k.version = (uint8_t)version;
+		if (version == 4)
+			key_ipv4(&k, p, avail);
+		else
+			key_ipv6(&k, p, avail);
+	}
+	return rte_jhash(&k, sizeof(k), q->seed) & q->cfg.mask;
+}
+
+/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), on 16-bit words in network order. */
+static void ipv4_cksum_adjust(uint8_t *h, uint16_t old_word, uint16_t new_word)
+{
+	uint32_t sum = (uint16_t)~(uint16_t)(h[10] << 8 | h[11]);
+
+	sum += (uint16_t)~old_word;
+	sum += new_word;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	h[10] = (uint8_t)(~sum >> 8);
+	h[11] = (uint8_t)~sum;
+}
+
+/* Sets CE on an ECT packet. True if the packet carries CE now (it may already have). */
+static bool pkt_set_ce(const struct tl_aqm *q, struct rte_mbuf *m)
+{
+	uint32_t avail;
+	int version;
+	uint8_t *p = pkt_l3(q, m, &avail, &version);
+	uint16_t old_word;
+
+	if (!p)
+		return false;
+	if (version == 6) {
+		if (!(p[1] & 0x30))
+			return false;
+		p[1] |= 0x30;
+		return true;
+	}
+	if (!(p[1] & 0x03))
+		return false;
+	old_word = (uint16_t)(p[0] << 8 | p[1]);
+	p[1] |= 0x03;
+	ipv4_cksum_adjust(p, old_word, (uint16_t)(p[0] << 8 | p[1]));
+	return true;
+}
+
+/* ---- flows and lists -------------------------------------------------------------- */
+
+static void list_push_tail(struct tl_aqm_list *l, struct tl_aqm_flow *f, uint8_t id)
+{
+	f->next = NULL;
+	f->list = id;
+	if (l->tail)
+		l->tail->next = f;
+	else
+		l->head = f;
+	l->tail = f;
+	l->len++;
+}
+
+static struct tl_aqm_flow *list_pop_head(struct tl_aqm_list *l)
+{
+	struct tl_aqm_flow *f = l->head;
+
+	l->head = f->next;
+	if (!l->head)
+		l->tail = NULL;
+	l->len--;
+	f->next = NULL;
+	f->list = TL_AQM_LIST_NONE;
+	return f;
+}
+
+static void flow_push(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m)
+{
+	fifo_push_tail(&f->pkts, m);
+	f->backlog += pkt_len(m);
+	backlog_add(q, m);
+}
+
+static struct rte_mbuf *flow_pop(struct tl_aqm *q, struct tl_aqm_flow *f)
+{
+	struct rte_mbuf *m = fifo_pop_head(&f->pkts);
+
+	if (m) {
+		f->backlog -= pkt_len(m);
+		backlog_sub(q, m);
+	}
+	return m;
+}
+
+/* Active flows are all on the two lists: O(active flows), amortised by the batch. */
+static struct tl_aqm_flow *flow_fattest(struct tl_aqm *q)
+{
+	struct tl_aqm_flow *best = NULL;
+	struct tl_aqm_flow *lists[2] = { q->new_flows.head, q->old_flows.head };
+
+	for (unsigned i = 0; i < 2; i++)
+		for (struct tl_aqm_flow *f = lists[i]; f; f = f->next)
+			if (f->backlog && (!best || f->backlog > best->backlog))
+				best = f;
+	return best;
+}
+
+/* Drops from the head of f up to TL_AQM_DROP_BATCH packets or half its bytes. True if
+ * `arrival` was among them. */
+static bool flow_drop_batch(struct tl_aqm *q, struct tl_aqm_flow *f, const struct rte_mbuf *arrival)
+{
+	uint64_t threshold = f->backlog / 2, len = 0;
+	unsigned i = 0;
+	bool self = false;
+
+	do {
+		struct rte_mbuf *m = flow_pop(q, f);
+
+		len += pkt_len(m);
+		self |= m == arrival;
+		count_drop(q, m, TL_DROP_aqm_overlimit);
+	} while (++i < TL_AQM_DROP_BATCH && len < threshold && f->pkts.head);
+	q->st.overlimit_events++;
+	return self;
+}
+
+static bool over_limit(const struct tl_aqm *q)
+{
+	return q->st.backlog_pkts > q->cfg.limit || q->st.memory_bytes > q->cfg.memory_limit;
+}
+
+static bool trim(struct tl_aqm *q, const struct rte_mbuf *arrival)
+{
+	bool self = false;
+
+	while (over_limit(q)) {
+		struct tl_aqm_flow *f = flow_fattest(q);
+
+		if (!f)
+			break;
+		self |= flow_drop_batch(q, f, arrival);
+	}
+	return self;
+}
+
+/* ---- CoDel (RFC 8289) -------------------------------------------------------------- */
+
+static inline bool time_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
+static uint64_t isqrt64(uint64_t x)
+{
+	uint64_t r;
+
+	if (x < 2)
+		return x;
+	r = 1ull << ((64 - __builtin_clzll(x) + 1) / 2);
+	for (;;) {
+		uint64_t n = (r + x / r) / 2;
+
+		if (n >= r)
+			return r;
+		r = n;
+	}
+}
+
+/* interval / sqrt(count), in 16.16 fixed point for the square root. */
+static uint64_t codel_gap(const struct tl_aqm_cfg *c, uint32_t count)
+{
+	return (c->interval_ns << 16) / isqrt64((uint64_t)RTE_MAX(count, 1u) << 32);
+}
+
+static bool codel_should_drop(struct tl_aqm *q, struct tl_aqm_codel *cv, struct rte_mbuf *m, uint64_t now)
+{
+	uint64_t sojourn;
+
+	if (!m) {
+		cv->first_above_ns = 0;
+		return false;
+	}
+	sojourn = time_before(now, pkt_cb(m)->enq_ns) ? 0 : now - pkt_cb(m)->enq_ns;
+	if (sojourn < q->cfg.target_ns || q->st.backlog_bytes <= q->maxpacket) {
+		cv->first_above_ns = 0;
+		return false;
+	}
+	if (cv->first_above_ns == 0) {
+		cv->first_above_ns = now + q->cfg.interval_ns;
+		return false;
+	}
+	return !time_before(now, cv->first_above_ns);
+}
+
+static bool codel_mark(struct tl_aqm *q, struct rte_mbuf *m)
+{
+	if (!q->cfg.ecn || !pkt_set_ce(q, m))
+		return false;
+	q->st.ecn_marks++;
+	return true;
+}
+
+/* In the dropping state: one drop (or mark) each time drop_next is reached. */
+static struct rte_mbuf *codel_keep_dropping(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m,
+					    uint64_t now)
+{
+	struct tl_aqm_codel *cv = &f->cv;
+
+	while (m && cv->dropping && !time_before(now, cv->drop_next_ns)) {
+		if (cv->count < UINT32_MAX)
+			cv->count++;
+		if (codel_mark(q, m)) {
+			cv->drop_next_ns += codel_gap(&q->cfg, cv->count);
+			break;
+		}
+		count_drop(q, m, TL_DROP_aqm_codel);
+		m = flow_pop(q, f);
+		if (codel_should_drop(q, cv, m, now))
+			cv->drop_next_ns += codel_gap(&q->cfg, cv->count);
+		else
+			cv->dropping = false;
+	}
+	return m;
+}
+
+/* Entering the dropping state; resumes near the last drop rate if it left it recently. */
+static struct rte_mbuf *codel_start_dropping(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m,
+					     uint64_t now)
+{
+	struct tl_aqm_codel *cv = &f->cv;
+	uint32_t delta = cv->count - cv->lastcount;
+
+	if (!codel_mark(q, m)) {
+		count_drop(q, m, TL_DROP_aqm_codel);
+		m = flow_pop(q, f);
+		codel_should_drop(q, cv, m, now);
+	}
+	cv->dropping = true;
+	if (delta > 1 && (int64_t)(now - cv->drop_next_ns) < (int64_t)(16 * q->cfg.interval_ns))
+		cv->count = delta;
+	else
+		cv->count = 1;
+	cv->lastcount = cv->count;
+	cv->drop_next_ns = now + codel_gap(&q->cfg, cv->count);
+	return m;
+}
+
+static struct rte_mbuf *codel_dequeue(struct tl_aqm *q, struct tl_aqm_flow *f, uint64_t now)
+{
+	struct rte_mbuf *m = flow_pop(q, f);
+	bool drop;
+
+	if (!m) {
+		f->cv.dropping = false;
+		return NULL;
+	}
+	drop = codel_should_drop(q, &f->cv, m, now);
+	if (f->cv.dropping) {
+		if (!drop)
+			f->cv.dropping = false;
+		else
+			m = codel_keep_dropping(q, f, m, now);
+	} else if (drop) {
+		m = codel_start_dropping(q, f, m, now);
+	}
+	return m;
+}
+
+/* ---- DRR over the new and old lists (RFC 8290 §4.2) -------------------------------- */
+
+static struct rte_mbuf *drr_dequeue(struct tl_aqm *q, uint64_t now)
+{
+	for (;;) {
+		struct tl_aqm_list *l = q->new_flows.head ? &q->new_flows : &q->old_flows;
+		struct tl_aqm_flow *f = l->head;
+		struct rte_mbuf *m;
+
+		if (!f)
+			return NULL;
+		if (f->deficit <= 0) {
+			f->deficit += (int32_t)q->cfg.quantum;
+			list_push_tail(&q->old_flows, list_pop_head(l), TL_AQM_LIST_OLD);
+			continue;
+		}
+		m = codel_dequeue(q, f, now);
+		if (m) {
+			f->deficit -= (int32_t)pkt_len(m);
+			return m;
+		}
+		/* Empty: a new flow passes through the old list once (no starvation). */
+		list_pop_head(l);
+		if (l == &q->new_flows && q->old_flows.head)
+			list_push_tail(&q->old_flows, f, TL_AQM_LIST_OLD);
+	}
+}
+
+static unsigned hist_index(uint64_t v)
+{
+	unsigned e;
+
+	if (v < 8)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	if (e >= TL_AQM_HIST_LOG2_MAX)
+		return TL_AQM_HIST_BUCKETS - 1;
+	return 8u * (e - 2u) + (unsigned)((v >> (e - 3u)) & 7u);
+}
+
+static uint64_t hist_lower(unsigned i)
+{
+	return i < 8 ? i : (8ull + i % 8) << (i / 8 - 1);
+}
+
+static void sojourn_record(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
+{
+	uint64_t s = time_before(now, pkt_cb(m)->enq_ns) ? 0 : now - pkt_cb(m)->enq_ns;
+
+	q->st.sojourn_hist[hist_index(s)]++;
+	if (s > q->st.sojourn_max_ns)
+		q->st.sojourn_max_ns = s;
+}
+
+/* ---- API ---------------------------------------------------------------------------- */
+
+struct tl_aqm_params tl_aqm_params_default(void)
+{
+	return (struct tl_aqm_params){
+		.target_us = 5000,
+		.interval_us = 100000,
+		.quantum = 1514,
+		.flows = 1024,
+		.limit = 10240,
+		.memory_limit = 32u << 20,
+		.ecn = true,
+	};
+}
+
+const char *tl_aqm_params_check(const struct tl_aqm_params *p)
+{
+	if (p->target_us == 0)
+		return "target_us: must be > 0";
+	if (p->interval_us < p->target_us || p->interval_us > TL_AQM_INTERVAL_MAX)
+		return "interval_us: must be >= target_us and <= 100000000 (100 s)";
+	if (p->quantum < TL_AQM_QUANTUM_MIN || p->quantum > TL_AQM_QUANTUM_MAX)
+		return "quantum: must be 256..1048576 bytes";
+	if (p->flows == 0 || p->flows > TL_AQM_FLOWS_MAX || !rte_is_power_of_2(p->flows))
+		return "flows: must be a power of two in 1..65536";
+	if (p->limit == 0)
+		return "limit: must be >= 1 packet";
+	if (p->memory_limit < TL_AQM_MEMORY_MIN)
+		return "memory_limit: must be >= 65536 bytes";
+	return NULL;
+}
+
+static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p)
+{
+	c->target_ns = (uint64_t)p->target_us * 1000;
+	c->interval_ns = (uint64_t)p->interval_us * 1000;
+	c->memory_limit = p->memory_limit;
+	c->quantum = p->quantum;
+	c->mask = p->flows - 1;
+	c->limit = p->limit;
+	c->ecn = p->ecn;
+}
+
+static int cb_register(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "tl_aqm_cb",
+		.size = sizeof(struct tl_aqm_cb),
+		.align = __alignof__(struct tl_aqm_cb),
+	};
+	int off;
+
+	if (tl_aqm_cb_offset >= 0)
+		return 0;
+	off = rte_mbuf_dynfield_register(&desc);
+	if (off < 0)
+		return -1;
+	tl_aqm_cb_offset = off;
+	return 0;
+}
+
+static struct tl_aqm_flow *flows_alloc(uint32_t n, int socket)
+{
+	return rte_zmalloc_socket("tl_aqm_flows", (size_t)n * sizeof(struct tl_aqm_flow), RTE_CACHE_LINE_SIZE,
+				  socket);
+}
+
+struct tl_aqm *tl_aqm_create(const char *name, const struct tl_aqm_params *p, unsigned l3_offset, int socket)
+{
+	struct tl_aqm *q;
+
+	if (!p || tl_aqm_params_check(p) || (l3_offset != 0 && l3_offset != RTE_ETHER_HDR_LEN)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (cb_register() < 0)
+		return NULL;
+	q = rte_zmalloc_socket(name, sizeof(*q), RTE_CACHE_LINE_SIZE, socket);
+	if (!q) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->flows = flows_alloc(p->flows, socket);
+	if (!q->flows) {
+		rte_free(q);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->params = *p;
+	cfg_from_params(&q->cfg, p);
+	q->l3_offset = l3_offset;
+	q->socket = socket;
+	q->seed = (uint32_t)rte_rand();
+	return q;
+}
+
+static void fifo_free(struct tl_aqm_fifo *f)
+{
+	struct rte_mbuf *m;
+
+	while ((m = fifo_pop_head(f)))
+		rte_pktmbuf_free(m);
+}
+
+void tl_aqm_free(struct tl_aqm *q)
+{
+	if (!q)
+		return;
+	fifo_free(&q->held);
+	for (uint32_t i = 0; i <= q->cfg.mask; i++)
+		fifo_free(&q->flows[i].pkts);
+	rte_free(q->flows);
+	rte_free(q);
+}
+
+static const char *flows_resize(struct tl_aqm *q, uint32_t n)
+{
+	struct tl_aqm_flow *flows;
+
+	if (q->st.backlog_pkts)
+		return "flows: can only change while the queue is empty";
+	flows = flows_alloc(n, q->socket);
+	if (!flows)
+		return "flows: out of memory";
+	rte_free(q->flows);
+	q->flows = flows;
+	memset(&q->new_flows, 0, sizeof(q->new_flows));
+	memset(&q->old_flows, 0, sizeof(q->old_flows));
+	return NULL;
+}
+
+const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p)
+{
+	const char *err = tl_aqm_params_check(p);
+
+	if (!err && p->flows != q->params.flows)
+		err = flows_resize(q, p->flows);
+	if (err)
+		return err;
+	q->params = *p;
+	cfg_from_params(&q->cfg, p);
+	trim(q, NULL);
+	return NULL;
+}
+
+void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops)
+{
+	q->drops = drops;
+}
+
+int tl_aqm_enqueue(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct tl_aqm_flow *f = &q->flows[tl_aqm_classify(q, m)];
+
+	pkt_cb(m)->enq_ns = now_ns;
+	flow_push(q, f, m);
+	q->st.enqueued++;
+	if (pkt_len(m) > q->maxpacket)
+		q->maxpacket = pkt_len(m);
+	if (f->list == TL_AQM_LIST_NONE) {
+		list_push_tail(&q->new_flows, f, TL_AQM_LIST_NEW);
+		f->deficit = (int32_t)q->cfg.quantum;
+		q->st.new_flows_count++;
+	}
+	return over_limit(q) && trim(q, m);
+}
+
+unsigned tl_aqm_dequeue_burst(struct tl_aqm *q, struct rte_mbuf **out, unsigned n, uint64_t now_ns)
+{
+	unsigned k = 0;
+
+	for (; k < n && q->held.head; k++) {
+		out[k] = fifo_pop_head(&q->held);
+		backlog_sub(q, out[k]);
+		q->held_n--;
+	}
+	for (; k < n; k++) {
+		out[k] = drr_dequeue(q, now_ns);
+		if (!out[k])
+			break;
+		sojourn_record(q, out[k], now_ns);
+	}
+	q->st.dequeued += k;
+	return k;
+}
+
+void tl_aqm_requeue_head(struct tl_aqm *q, struct rte_mbuf **pkts, unsigned n)
+{
+	struct tl_aqm_fifo chain = { NULL, NULL };
+
+	if (n == 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		fifo_push_tail(&chain, pkts[i]);
+		backlog_add(q, pkts[i]);
+	}
+	pkt_cb(chain.tail)->link = q->held.head;
+	if (!q->held.head)
+		q->held.tail = chain.tail;
+	q->held.head = chain.head;
+	q->held_n += n;
+	q->st.dequeued -= n;
+	q->st.requeued += n;
+}
+
+unsigned tl_aqm_requeued_pending(const struct tl_aqm *q)
+{
+	return q->held_n;
+}
+
+uint64_t tl_aqm_backlog(const struct tl_aqm *q)
+{
+	return q->st.backlog_pkts;
+}
+
+void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s)
+{
+	*s = q->st;
+	s->flows_new = q->new_flows.len;
+	s->flows_old = q->old_flows.len;
+}
+
+uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p)
+{
+	uint64_t total = 0, seen = 0, rank;
+
+	for (unsigned i = 0; i < TL_AQM_HIST_BUCKETS; i++)
+		total += s->sojourn_hist[i];
+	if (total == 0)
+		return 0;
+	rank = (uint64_t)(p * (double)total);
+	if ((double)rank < p * (double)total)
+		rank++;
+	rank = RTE_MIN(RTE_MAX(rank, 1ull), total);
+	for (unsigned i = 0; i < TL_AQM_HIST_BUCKETS; i++) {
+		seen += s->sojourn_hist[i];
+		if (seen >= rank)
+			return hist_lower(i + 1);
+	}
+	return hist_lower(TL_AQM_HIST_BUCKETS);
+}

@@ -1,0 +1,110 @@
+/* Egress AQM: flow-hashed DRR with CoDel per flow and ECN marking (RFC 8290 over
+ * RFC 8289), the only place of the dataplane that decides to drop (DESIGN.md §3).
+ *
+ * One instance per (egress port, worker), owned by that worker: no locks, no atomics.
+ * Every call, tl_aqm_set_params included, must come from the owning thread (or while it
+ * is stopped). Packets are single-segment mbufs whose IP header starts at l3_offset (0 on
+ * the WAN side before encryption, 14 on the LAN side). Time is the caller's, in ns.
+ *
+ * Params in user units (tl_aqm_params) -> config in ns (inside) -> runtime state. */
+#ifndef TL_AQM_H
+#define TL_AQM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#define TL_AQM_FLOWS_MAX     65536u
+#define TL_AQM_QUANTUM_MIN   256u
+#define TL_AQM_MEMORY_MIN    (64u * 1024u)
+#define TL_AQM_INTERVAL_MAX  100000000u   /* us: 100 s */
+#define TL_AQM_DROP_BATCH    64u          /* packets dropped at most per overlimit batch */
+
+struct tl_aqm_params {
+	uint32_t target_us;      /* CoDel target sojourn time (5000) */
+	uint32_t interval_us;    /* CoDel interval (100000) */
+	uint32_t quantum;        /* DRR quantum in bytes (1514) */
+	uint32_t flows;          /* hash buckets, power of two (1024) */
+	uint32_t limit;          /* hard limit in packets (10240) */
+	uint64_t memory_limit;   /* hard limit in bytes of mbuf buffers (32 MiB) */
+	bool ecn;                /* mark CE instead of dropping ECT packets (true) */
+};
+
+/* Sojourn histogram: log2 buckets cut in 8 linear steps (relative error <= 1/8). Values
+ * below 8 ns have a bucket each; values from 2^TL_AQM_HIST_LOG2_MAX ns go to the last. */
+#define TL_AQM_HIST_LOG2_MAX 36
+#define TL_AQM_HIST_BUCKETS  (8 * (TL_AQM_HIST_LOG2_MAX - 2))
+
+struct tl_aqm_stats {
+	uint64_t enqueued;         /* packets offered to tl_aqm_enqueue */
+	uint64_t dequeued;         /* handed out and not given back */
+	uint64_t requeued;         /* given back by tl_aqm_requeue_head (cumulative) */
+	uint64_t drops_codel;      /* non-ECT packets dropped by CoDel (TL_DROP_aqm_codel) */
+	uint64_t drops_overlimit;  /* dropped from the fattest flow (TL_DROP_aqm_overlimit) */
+	uint64_t ecn_marks;        /* packets CoDel marked CE instead of dropping */
+	uint64_t backlog_pkts;     /* invariant: enqueued = dequeued + drops + backlog_pkts */
+	uint64_t backlog_bytes;    /* packet bytes queued */
+	uint64_t memory_bytes;     /* mbuf buffer bytes queued (against memory_limit) */
+	uint64_t sojourn_max_ns;
+	uint64_t new_flows_count;  /* flows that became active (went on the new list) */
+	uint64_t overlimit_events; /* batches dropped from the fattest flow */
+	uint32_t flows_new;        /* flows on the new list now */
+	uint32_t flows_old;        /* flows on the old list now */
+	uint64_t sojourn_hist[TL_AQM_HIST_BUCKETS]; /* of delivered packets */
+};
+
+struct tl_aqm;
+
+/* Defaults of Linux fq_codel. */
+struct tl_aqm_params tl_aqm_params_default(void);
+
+/* NULL if params are usable, else a message naming the field and the rule it breaks. */
+const char *tl_aqm_params_check(const struct tl_aqm_params *p);
+
+/* Allocates on socket (SOCKET_ID_ANY allowed) with rte_zmalloc. l3_offset is 0 or 14.
+ * Registers the mbuf dynamic field on first use. NULL with rte_errno set on failure. */
+struct tl_aqm *tl_aqm_create(const char *name, const struct tl_aqm_params *p, unsigned l3_offset,
+			     int socket);
+
+/* Frees the instance and every packet it still holds (not counted as drops). */
+void tl_aqm_free(struct tl_aqm *q);
+
+/* Live change, queued packets kept. Lowering the limits drops from the fattest flows at
+ * once. Changing `flows` needs an empty queue. NULL on success or an error message. */
+const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p);
+
+/* Also count AQM drops in this per-worker array of TL_DROP_MAX counters (may be NULL). */
+void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops);
+
+/* Takes the packet. Over a hard limit, drops a batch from the head of the fattest flow,
+ * which may be the packet's own. Returns 1 if the arriving packet itself was dropped. */
+int tl_aqm_enqueue(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now_ns);
+
+/* Up to n packets in DRR order, after CoDel (dropped packets are freed and counted here).
+ * Packets given back by tl_aqm_requeue_head come first. */
+unsigned tl_aqm_dequeue_burst(struct tl_aqm *q, struct rte_mbuf **out, unsigned n, uint64_t now_ns);
+
+/* Gives back packets of the last dequeue the port did not take, in the order they were
+ * dequeued (typically out + sent, n - sent). They are handed out again first, exactly in
+ * this order, ahead of everything else, and are not judged by CoDel again (they may have
+ * been encrypted meanwhile). O(n). */
+void tl_aqm_requeue_head(struct tl_aqm *q, struct rte_mbuf **pkts, unsigned n);
+
+/* Packets given back and not yet handed out again: the next dequeue returns them first,
+ * so out[0 .. min(n, tl_aqm_requeued_pending(q))) are packets the caller has seen. */
+unsigned tl_aqm_requeued_pending(const struct tl_aqm *q);
+
+void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s);
+
+/* Sojourn time (ns, upper edge of its bucket) below which a fraction p of the delivered
+ * packets fall, 0 when none was delivered. */
+uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p);
+
+/* The flow bucket a packet hashes to (tests, debugging). */
+uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m);
+
+/* Packets queued (given back ones included): 0 means nothing to send. */
+uint64_t tl_aqm_backlog(const struct tl_aqm *q);
+
+#endif
