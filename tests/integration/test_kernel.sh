@@ -97,7 +97,7 @@ expect "neigh_get before resolution: none" "rc=0" DA neigh-get ka 10.77.0.2
 check "ping kb (v4)" A ping -c1 -W2 10.77.0.2
 expect "neigh_get after ping returns kb's MAC" "mac=$MAC_B" DA neigh-get ka 10.77.0.2
 expect "neigh_resolve v6 is managed" "rc=1" DA neigh-resolve ka fd77::2
-check "managed v6 entry resolves on its own" wait_for 5 bash -c "ip netns exec $NA $DRV neigh-get ka fd77::2 | grep -q mac=$MAC_B"
+check "managed v6 entry resolves on its own" wait_for 15 bash -c "ip netns exec $NA $DRV neigh-get ka fd77::2 | grep -q mac=$MAC_B"
 expect "kernel lists it as managed" "managed" A ip -6 neigh show fd77::2 dev ka
 expect "neigh_resolve on a resolved entry keeps it" "rc=1" DA neigh-resolve ka 10.77.0.2
 expect "... and it stays usable" "mac=$MAC_B" DA neigh-get ka 10.77.0.2
