@@ -27,6 +27,7 @@
 #include "ctrl/uapi.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/route.h"
+#include "dataplane/runtime.h"
 
 #define TL_HS_RING_SIZE 4096
 #define TL_NEIGH_REQ_SIZE 1024
@@ -41,6 +42,7 @@ const char *tl_log_name = "tunlessd";
 int tl_log_verbose;
 static volatile sig_atomic_t g_stop;
 static bool g_eal_up;
+static char g_runtime_dir[4096];
 
 void tl_log_line(const char *level, const char *fmt, ...)
 {
@@ -118,6 +120,7 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 		return -1;
 	}
 	g_eal_up = true;
+	tl_runtime_dir_save(g_runtime_dir, sizeof(g_runtime_dir));
 	return 0;
 }
 
@@ -421,7 +424,9 @@ int main(int argc, char **argv)
 	if (dev.nl)
 		tl_nl_close(dev.nl);
 	tl_config_free(dev.cfg);
-	if (g_eal_up)
+	if (g_eal_up) {
 		rte_eal_cleanup();
+		tl_runtime_dir_remove(g_runtime_dir);
+	}
 	return rc;
 }

@@ -8,6 +8,7 @@
 
 #include <rte_eal.h>
 
+#include "dataplane/runtime.h"
 #include "dataplane/route.h"
 
 static unsigned passed, failed;
@@ -124,7 +125,7 @@ static void check_set(int family, size_t n_prefixes, unsigned lookups, uint64_t 
 
 int main(int argc, char **argv)
 {
-	char prefix[64];
+	char prefix[64], runtime_dir[4096];
 	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
 			"--log-level", "lib.eal:error", NULL };
 	uint64_t gen = 0;
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 		printf("EAL init failed\n0 passed, 1 failed\n");
 		return 1;
 	}
+	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
 	for (unsigned round = 0; round < 40; round++) {
 		size_t n = 1 + next_rand() % (round < 20 ? 16 : 400);
 
@@ -142,6 +144,7 @@ int main(int argc, char **argv)
 		check_set(AF_INET6, n, 4000, gen++);
 	}
 	rte_eal_cleanup();
+	tl_runtime_dir_remove(runtime_dir);
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed != 0;
 }

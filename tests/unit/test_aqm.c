@@ -13,6 +13,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
+#include "dataplane/runtime.h"
 #include "dataplane/aqm.h"
 #include "dataplane/drop.h"
 
@@ -785,7 +786,7 @@ static void test_params_validation(void)
 
 int main(int argc, char **argv)
 {
-	char prefix[64];
+	char prefix[64], runtime_dir[4096];
 	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
 			"--log-level", "lib.eal:error", NULL };
 
@@ -795,6 +796,7 @@ int main(int argc, char **argv)
 		printf("EAL init failed\n0 passed, 1 failed\n");
 		return 1;
 	}
+	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
 	mp = rte_pktmbuf_pool_create("tl_aqm_test", 16383, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (!mp) {
 		printf("mempool: %s\n0 passed, 1 failed\n", rte_strerror(rte_errno));
@@ -814,6 +816,7 @@ int main(int argc, char **argv)
 	test_params_validation();
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
+	tl_runtime_dir_remove(runtime_dir);
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed != 0;
 }
