@@ -75,7 +75,6 @@ struct tl_device {
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
 	uint64_t under_load_until_ns;
 	uint64_t table_gen;
-	bool table_dirty;
 	uint64_t handshakes_sent, handshakes_received, cookies_sent;
 };
 

@@ -110,7 +110,7 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	uint32_t idx;
 	int r;
 
-	if (!dev->id.has_key || !pc->dp->ep.family)
+	if (!dev->id.has_key || !tl_peer_has_endpoint(pc->dp))
 		return -1;
 	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)
 		return 0;

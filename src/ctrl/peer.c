@@ -108,7 +108,6 @@ int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg)
 	TAILQ_INSERT_TAIL(&dev->peers, pc, link);
 	dev->n_peers++;
 	pthread_mutex_unlock(&dev->lock);
-	dev->table_dirty = true;
 	return 0;
 }
 
@@ -214,6 +213,5 @@ int tl_table_publish(struct tl_device *dev)
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
 	tl_table_free(old);
 	xdp_routes_sync(dev);
-	dev->table_dirty = false;
 	return 0;
 }

@@ -120,8 +120,8 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 	return 0;
 }
 
-/* Source addresses of outer packets and ICMP errors: the interface's own. */
-static void port_addresses(struct tl_port_info *pi, const char *iface)
+/* Calls fn for every address of iface. */
+static void iface_addrs(const char *iface, void (*fn)(void *arg, int family, const uint8_t *addr), void *arg)
 {
 	struct ifaddrs *ifa, *i;
 
@@ -130,19 +130,30 @@ static void port_addresses(struct tl_port_info *pi, const char *iface)
 	for (i = ifa; i; i = i->ifa_next) {
 		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
 			continue;
-		if (i->ifa_addr->sa_family == AF_INET && !pi->has_ip4) {
-			memcpy(pi->ip4, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-			pi->has_ip4 = true;
-		} else if (i->ifa_addr->sa_family == AF_INET6 && !pi->has_ip6) {
-			const struct in6_addr *a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
-
-			if (IN6_IS_ADDR_LINKLOCAL(a))
-				continue;
-			memcpy(pi->ip6, a, 16);
-			pi->has_ip6 = true;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			fn(arg, AF_INET, (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			fn(arg, AF_INET6, (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
 		}
 	}
 	freeifaddrs(ifa);
+}
+
+/* Source addresses of outer packets and ICMP errors: the interface's first of each
+ * family (link-local IPv6 cannot carry them). */
+static void source_addr(void *arg, int family, const uint8_t *addr)
+{
+	struct tl_port_info *pi = arg;
+
+	if (family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)addr))
+		return;
+	if (family == AF_INET && !pi->has_ip4) {
+		memcpy(pi->ip4, addr, 4);
+		pi->has_ip4 = true;
+	} else if (family == AF_INET6 && !pi->has_ip6) {
+		memcpy(pi->ip6, addr, 16);
+		pi->has_ip6 = true;
+	}
 }
 
 static int port_open(struct tl_device *dev, int role, const char *iface_override, char *err, size_t errlen)
@@ -165,29 +176,14 @@ static int port_open(struct tl_device *dev, int role, const char *iface_override
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
 	if (!iface_override)
-		port_addresses(pi, iface);
+		iface_addrs(iface, source_addr, pi);
 	return 0;
 }
 
 /* The LAN port's own addresses stay with the kernel whatever the peers route. */
-static void xdp_local_routes(struct tl_port_ctl *pc, const char *iface)
+static void local_route(void *arg, int family, const uint8_t *addr)
 {
-	struct ifaddrs *ifa, *i;
-
-	if (getifaddrs(&ifa) != 0)
-		return;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET)
-			tl_xdp_route_add(&pc->maps, AF_INET, (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-					 32, TL_XDP_ROUTE_LOCAL);
-		else if (i->ifa_addr->sa_family == AF_INET6)
-			tl_xdp_route_add(&pc->maps, AF_INET6,
-					 (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 128,
-					 TL_XDP_ROUTE_LOCAL);
-	}
-	freeifaddrs(ifa);
+	tl_xdp_route_add(arg, family, addr, family == AF_INET ? 32 : 128, TL_XDP_ROUTE_LOCAL);
 }
 
 static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t errlen)
@@ -200,7 +196,7 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 	if (tl_xdp_maps_open(pc->ifindex, &pc->maps, err, errlen) != 0)
 		return -1;
 	if (role == TL_PORT_LAN && !dev->dp.host_mode)
-		xdp_local_routes(pc, pc->iface);
+		iface_addrs(pc->iface, local_route, &pc->maps);
 	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? dev->dp.listen_port : 0, flags);
 }
 

@@ -87,17 +87,28 @@ static int dev_replace_peers(struct set_req *r, const char *v)
 	return parse_true(v, &r->replace_peers);
 }
 
+/* Room for one more element in a doubling array: the array (moved or not), or NULL when
+ * out of memory (the old one is then untouched). */
+static void *grow(void *arr, size_t *cap, size_t n, size_t elt)
+{
+	size_t ncap = *cap ? 2 * *cap : 4;
+	void *a;
+
+	if (n < *cap)
+		return arr;
+	a = realloc(arr, ncap * elt);
+	if (a)
+		*cap = ncap;
+	return a;
+}
+
 static int peer_begin(struct set_req *r, const char *v)
 {
-	if (r->n_peers == r->cap_peers) {
-		size_t cap = r->cap_peers ? 2 * r->cap_peers : 4;
-		struct set_peer *p = realloc(r->peers, cap * sizeof(*p));
+	struct set_peer *peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
 
-		if (!p)
-			return ENOMEM;
-		r->peers = p;
-		r->cap_peers = cap;
-	}
+	if (!peers)
+		return ENOMEM;
+	r->peers = peers;
 	memset(&r->peers[r->n_peers++], 0, sizeof(struct set_peer));
 	return tl_key_from_hex(cur(r)->pub, v) ? EINVAL : 0;
 }
@@ -140,20 +151,15 @@ static int peer_replace_aips(struct set_req *r, const char *v)
 static int peer_allowed_ip(struct set_req *r, const char *v)
 {
 	struct set_peer *p = cur(r);
-	struct tl_prefix pf;
+	struct tl_prefix pf, *aips;
 
 	if (tl_prefix_parse(&pf, v) || !strchr(v, '/'))
 		return EINVAL;
 	tl_prefix_clear_host_bits(&pf);
-	if (p->n_aips == p->cap_aips) {
-		size_t cap = p->cap_aips ? 2 * p->cap_aips : 4;
-		struct tl_prefix *a = realloc(p->aips, cap * sizeof(*a));
-
-		if (!a)
-			return ENOMEM;
-		p->aips = a;
-		p->cap_aips = cap;
-	}
+	aips = grow(p->aips, &p->cap_aips, p->n_aips, sizeof(*aips));
+	if (!aips)
+		return ENOMEM;
+	p->aips = aips;
 	p->aips[p->n_aips++] = pf;
 	return 0;
 }
@@ -385,7 +391,6 @@ static int apply_peer(struct tl_device *dev, const struct set_peer *op, const ui
 		pc->cfg.n_allowed_ips = 0;
 	for (size_t i = 0; !err && i < op->n_aips; i++)
 		err = aip_take(dev, pc, &op->aips[i]);
-	dev->table_dirty = true;
 	return err;
 }
 

@@ -188,8 +188,7 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	r = deliver(w, t, peer, m, o->ecn);
 	if (r != TL_DROP_MAX)
 		return tl_drop_pkt(&w->cnt, m, r);
-	if (rte_ring_sp_enqueue(w->egress[TL_PORT_LAN], m) != 0)   /* space was reserved */
-		tl_drop_pkt(&w->cnt, m, TL_DROP_nomem);
+	w->out[w->n_out++] = m;
 }
 
 static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
@@ -217,4 +216,5 @@ void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 
 	for (unsigned i = 0; i < n; i++)
 		decap_one(w, t, pkts[i]);
+	tl_egress_commit(w, TL_PORT_LAN);
 }

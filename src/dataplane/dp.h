@@ -88,6 +88,14 @@ static inline void tl_endpoint_read(struct tl_peer *p, struct tl_endpoint *ep)
 	} while (rte_seqlock_read_retry(&p->ep_lock, sn));
 }
 
+static inline bool tl_peer_has_endpoint(struct tl_peer *p)
+{
+	struct tl_endpoint ep;
+
+	tl_endpoint_read(p, &ep);
+	return ep.family != 0;
+}
+
 /* Read-only routing snapshot: replaced as a whole when allowed IPs change. */
 struct tl_table {
 	struct rte_lpm *lpm4;

@@ -81,12 +81,6 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 	w->cnt.staged++;
 }
 
-/* ECN of the inner packet copied to the outer header (RFC 6040 normal mode). */
-static uint8_t outer_ecn(const struct tl_inner *in)
-{
-	return in->ecn;
-}
-
 static void too_big(struct tl_worker *w, struct rte_mbuf *m)
 {
 	w->cnt.drops[TL_DROP_frag_needed]++;
@@ -121,13 +115,13 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
 	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
 		return stage(w, peer, m);
-	r = tl_encap_one(w->dp, w->aead, peer, kp, m, outer_ecn(&in), w->now_ns);
+	/* RFC 6040 normal mode: the inner ECN field is copied to the outer header. */
+	r = tl_encap_one(w->dp, w->aead, peer, kp, m, in.ecn, w->now_ns);
 	if (r == TL_DROP_key_expired)
 		return stage(w, peer, m);
 	if (r != TL_DROP_MAX)
 		return tl_drop_pkt(&w->cnt, m, r);
-	if (rte_ring_sp_enqueue(w->egress[TL_PORT_WAN], m) != 0)   /* space was reserved */
-		tl_drop_pkt(&w->cnt, m, TL_DROP_nomem);
+	w->out[w->n_out++] = m;
 }
 
 void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
@@ -136,4 +130,5 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 
 	for (unsigned i = 0; i < n; i++)
 		encap_one(w, t, pkts[i]);
+	tl_egress_commit(w, TL_PORT_WAN);
 }

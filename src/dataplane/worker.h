@@ -19,6 +19,8 @@ struct tl_worker {
 	struct rte_ring *egress[TL_PORT_MAX];    /* SP/SC: the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
+	struct rte_mbuf *out[TL_BURST];          /* this burst's packets for the egress queue */
+	unsigned n_out;
 	struct tl_counters cnt;
 	uint64_t now_ns;
 	uint64_t last_work_ns;
@@ -46,6 +48,17 @@ int tl_worker_main(void *arg);    /* rte_eal_remote_launch entry */
  * an egress queue (space reserved by the caller) or into a counted drop. */
 void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
 void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
+
+/* The burst's output joins the egress queue of role in one bulk enqueue: the caller
+ * received no more packets than that queue had room for, so nothing can be refused. */
+static inline void tl_egress_commit(struct tl_worker *w, int role)
+{
+	unsigned n = rte_ring_sp_enqueue_bulk(w->egress[role], (void **)w->out, w->n_out, NULL);
+
+	RTE_ASSERT(n == w->n_out);
+	(void)n;
+	w->n_out = 0;
+}
 
 /* Encrypts the IP packet the mbuf holds (data starts at the IP header) for peer with the
  * keypair, and prepends the outer headers. Shared with the control plane (staged packets,
