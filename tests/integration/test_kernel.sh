@@ -126,7 +126,8 @@ with open(sys.argv[1], "w", buffering=1) as f:
         d, a = s.recvfrom(2048); f.write(d.decode(errors="replace").strip() + "\n")
 ' "$TMP/udp.log" >/dev/null 2>&1 &
 LISTENER=$!     # ip netns exec execs python3: this is the listener itself
-sleep 0.5
+# python3 may take seconds to start on a loaded machine: send only once the port is bound
+check "listener bound on 51820" wait_for 10 bash -c "ip netns exec $NB ss -Hlun 'sport = :51820' | grep -q 51820"
 N0=$(stat_of no_socket); P0=$(stat_of passed)
 udp_send 10.77.0.2 51820 wan4
 udp_send fd77::2 51820 wan6
