@@ -34,12 +34,33 @@
 
 /* ---- raw document, as libcyaml loads it ------------------------------------------------ */
 
+struct tl_raw_aqm {
+	int64_t *target_us;
+	int64_t *interval_us;
+	int64_t *quantum;
+	int64_t *flows;
+	int64_t *limit;
+	int64_t *memory_limit;
+	bool *ecn;
+};
+
+struct tl_raw_shaper {
+	int64_t *rate_bps;
+	int64_t *burst_bytes;
+};
+
 struct tl_raw_port {
 	char *iface;
 	char *driver;
 	char *devargs;
 	int64_t *queues;
 	bool *zero_copy;
+	struct tl_raw_aqm *aqm;
+	struct tl_raw_shaper *shaper;
+};
+
+struct tl_raw_metrics {
+	char *listen;
 };
 
 struct tl_raw_ports {
@@ -93,6 +114,7 @@ struct tl_raw_config {
 	struct tl_raw_timers *timers;
 	char **eal;
 	unsigned eal_count;
+	struct tl_raw_metrics *metrics;
 };
 
 #define TL_OPT (CYAML_FLAG_OPTIONAL | CYAML_FLAG_POINTER)
@@ -106,12 +128,36 @@ static const cyaml_schema_value_t tl_schema_string = {
 	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 0, CYAML_UNLIMITED),
 };
 
+static const cyaml_schema_field_t tl_schema_aqm_fields[] = {
+	TL_OINT("target_us", struct tl_raw_aqm, target_us),
+	TL_OINT("interval_us", struct tl_raw_aqm, interval_us),
+	TL_OINT("quantum", struct tl_raw_aqm, quantum),
+	TL_OINT("flows", struct tl_raw_aqm, flows),
+	TL_OINT("limit", struct tl_raw_aqm, limit),
+	TL_OINT("memory_limit", struct tl_raw_aqm, memory_limit),
+	CYAML_FIELD_BOOL_PTR("ecn", TL_OPT, struct tl_raw_aqm, ecn),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t tl_schema_shaper_fields[] = {
+	TL_OINT("rate_bps", struct tl_raw_shaper, rate_bps),
+	TL_OINT("burst_bytes", struct tl_raw_shaper, burst_bytes),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t tl_schema_metrics_fields[] = {
+	TL_OSTR("listen", struct tl_raw_metrics, listen),
+	CYAML_FIELD_END
+};
+
 static const cyaml_schema_field_t tl_schema_port_fields[] = {
 	TL_OSTR("iface", struct tl_raw_port, iface),
 	TL_OSTR("driver", struct tl_raw_port, driver),
 	TL_OSTR("devargs", struct tl_raw_port, devargs),
 	TL_OINT("queues", struct tl_raw_port, queues),
 	CYAML_FIELD_BOOL_PTR("zero_copy", TL_OPT, struct tl_raw_port, zero_copy),
+	CYAML_FIELD_MAPPING_PTR("aqm", TL_OPT, struct tl_raw_port, aqm, tl_schema_aqm_fields),
+	CYAML_FIELD_MAPPING_PTR("shaper", TL_OPT, struct tl_raw_port, shaper, tl_schema_shaper_fields),
 	CYAML_FIELD_END
 };
 
@@ -182,6 +228,8 @@ static const cyaml_schema_field_t tl_schema_config_fields[] = {
 				tl_schema_timers_fields),
 	CYAML_FIELD_SEQUENCE("eal", TL_OPT, struct tl_raw_config, eal, &tl_schema_string,
 			     0, CYAML_UNLIMITED),
+	CYAML_FIELD_MAPPING_PTR("metrics", TL_OPT, struct tl_raw_config, metrics,
+				tl_schema_metrics_fields),
 	CYAML_FIELD_END
 };
 
@@ -822,6 +870,78 @@ static int tl_cfg_prefixes(struct tl_cfg_ctx *c, const char *path, char **list, 
 
 /* ---- semantic pass: sections ------------------------------------------------------------ */
 
+/* A range rule broken by a parameter set: "<field>: <rule>" -> error at path.field. */
+static int tl_cfg_fail_field(struct tl_cfg_ctx *c, const char *path, const char *msg)
+{
+	char f[TL_CFG_PATH_MAX];
+	const char *colon = strchr(msg, ':');
+	int n = colon ? (int)(colon - msg) : 0;
+
+	snprintf(f, sizeof(f), "%.200s.%.*s", path, n < 40 ? n : 40, msg);
+	return tl_cfg_fail(c, f, "%s", colon ? colon + 2 : msg);
+}
+
+/* An integer member of the mapping at path. */
+static int tl_cfg_member(struct tl_cfg_ctx *c, const char *path, const char *name, const int64_t *raw,
+			 int64_t lo, int64_t hi, int64_t def, int64_t *out)
+{
+	char f[TL_CFG_PATH_MAX];
+
+	snprintf(f, sizeof(f), "%.200s.%.40s", path, name);
+	return tl_cfg_int(c, f, raw, lo, hi, def, out);
+}
+
+static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_raw_aqm *raw,
+		      struct tl_aqm_params *p)
+{
+	char f[TL_CFG_PATH_MAX];
+	const char *why;
+	int64_t v[6];
+
+	*p = tl_aqm_params_default();
+	if (!raw)
+		return 0;
+	if (tl_cfg_member(c, path, "target_us", raw->target_us, 1, UINT32_MAX, p->target_us, &v[0]) ||
+	    tl_cfg_member(c, path, "interval_us", raw->interval_us, 1, UINT32_MAX, p->interval_us, &v[1]) ||
+	    tl_cfg_member(c, path, "quantum", raw->quantum, 1, UINT32_MAX, p->quantum, &v[2]) ||
+	    tl_cfg_member(c, path, "flows", raw->flows, 1, UINT32_MAX, p->flows, &v[3]) ||
+	    tl_cfg_member(c, path, "limit", raw->limit, 1, UINT32_MAX, p->limit, &v[4]) ||
+	    tl_cfg_member(c, path, "memory_limit", raw->memory_limit, 1, INT64_MAX,
+			  (int64_t)p->memory_limit, &v[5]))
+		return -1;
+	p->target_us = (uint32_t)v[0];
+	p->interval_us = (uint32_t)v[1];
+	p->quantum = (uint32_t)v[2];
+	p->flows = (uint32_t)v[3];
+	p->limit = (uint32_t)v[4];
+	p->memory_limit = (uint64_t)v[5];
+	snprintf(f, sizeof(f), "%.200s.ecn", path);
+	if (raw->ecn && !tl_cfg_bool_text(tl_cfg_text(c, f)))
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not true or false", tl_cfg_text(c, f));
+	if (raw->ecn)
+		p->ecn = *raw->ecn;
+	why = tl_aqm_params_check(p);
+	return why ? tl_cfg_fail_field(c, path, why) : 0;
+}
+
+static int tl_cfg_shaper(struct tl_cfg_ctx *c, const char *path, const struct tl_raw_shaper *raw,
+			 struct tl_shaper_params *p)
+{
+	const char *why;
+	int64_t rate, burst;
+
+	*p = (struct tl_shaper_params){ 0 };
+	if (!raw)
+		return 0;
+	if (tl_cfg_member(c, path, "rate_bps", raw->rate_bps, 0, INT64_MAX, 0, &rate) ||
+	    tl_cfg_member(c, path, "burst_bytes", raw->burst_bytes, 0, UINT32_MAX, 0, &burst))
+		return -1;
+	p->rate_bps = (uint64_t)rate;
+	p->burst_bytes = (uint32_t)burst;
+	why = tl_shaper_params_check(p);
+	return why ? tl_cfg_fail_field(c, path, why) : 0;
+}
+
 static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_raw_port *raw,
 		       unsigned workers, struct tl_cfg_port *port)
 {
@@ -856,8 +976,34 @@ static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_r
 	port->zero_copy = raw->zero_copy && *raw->zero_copy;
 	if (port->zero_copy && port->driver != TL_DRIVER_AF_XDP)
 		return tl_cfg_fail(c, f, "only for driver af_xdp");
+	snprintf(f, sizeof(f), "%s.aqm", path);
+	if (tl_cfg_aqm(c, f, raw->aqm, &port->aqm) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%s.shaper", path);
+	if (tl_cfg_shaper(c, f, raw->shaper, &port->shaper) < 0)
+		return -1;
 	snprintf(f, sizeof(f), "%s.queues", path);
 	return tl_cfg_u16(c, f, raw->queues, 1, 64, workers, &port->queues);
+}
+
+static int tl_cfg_metrics(struct tl_cfg_ctx *c, const struct tl_raw_metrics *raw,
+			  struct tl_config *cfg)
+{
+	const char *why;
+
+	cfg->metrics.enabled = raw != NULL;
+	if (!raw)
+		return 0;
+	if (!raw->listen) {
+		tl_ip_parse(&cfg->metrics.listen.ip, "127.0.0.1");
+		cfg->metrics.listen.port = TL_METRICS_PORT;
+		return 0;
+	}
+	why = tl_sockaddr_error(raw->listen);
+	if (why)
+		return tl_cfg_fail(c, "metrics.listen", "'" TL_CFG_SHOW "' %s", raw->listen, why);
+	tl_sockaddr_parse(&cfg->metrics.listen, raw->listen);
+	return 0;
 }
 
 static int tl_cfg_ports(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
@@ -1246,7 +1392,7 @@ static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 	if (tl_cfg_identity(c, raw, cfg) || tl_cfg_scalars(c, raw, cfg) ||
 	    tl_cfg_ports(c, raw, cfg) || tl_cfg_peers(c, raw, cfg) ||
 	    tl_cfg_neighbours(c, raw, cfg) || tl_cfg_timers(c, raw->timers, &cfg->timers) ||
-	    tl_cfg_eal(c, raw, cfg))
+	    tl_cfg_eal(c, raw, cfg) || tl_cfg_metrics(c, raw->metrics, cfg))
 		return -1;
 	if (cfg->mtu < 1280 && tl_cfg_has_v6(cfg))
 		return tl_cfg_fail(c, "mtu", "%u is below 1280, the IPv6 minimum, and an "

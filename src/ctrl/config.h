@@ -9,7 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/qparams.h"
+
 #define TL_KEY_LEN 32
+#define TL_METRICS_PORT 9586      /* Prometheus text, when `metrics` is present */
 
 enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
 
@@ -38,6 +41,8 @@ struct tl_cfg_port {
 	char devargs[256];        /* pmd: full vdev/PCI devargs, e.g. "net_null0" */
 	uint16_t queues;          /* RX/TX queue pairs, default = workers */
 	bool zero_copy;           /* af_xdp: ask for zero-copy (default false: copy mode) */
+	struct tl_aqm_params aqm;        /* egress AQM of this port (fq_codel defaults) */
+	struct tl_shaper_params shaper;  /* egress shaper, rate 0 = off */
 };
 
 struct tl_cfg_peer {
@@ -90,6 +95,10 @@ struct tl_config {
 	size_t staged_packets;           /* per-peer staged queue, default 128 */
 	char **eal_args;                 /* extra EAL arguments, NULL-terminated, may be NULL */
 	size_t n_eal_args;
+	struct {
+		bool enabled;                /* `metrics` present */
+		struct tl_sockaddr listen;   /* default 127.0.0.1:9586 */
+	} metrics;
 };
 
 /* Loads and validates path. On failure returns -1, leaves *out NULL and writes one line to

@@ -18,6 +18,8 @@
 struct tl_nl;
 struct tl_uapi;
 struct tl_ratelimit;
+struct tl_ctlapi;
+struct tl_metrics;
 
 /* Control-plane half of a peer; the shared half is pc->dp. */
 struct tl_peer_ctrl {
@@ -70,6 +72,8 @@ struct tl_device {
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
 	struct tl_uapi *uapi;              /* wg UAPI socket and its clients (uapi.c) */
+	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
+	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */

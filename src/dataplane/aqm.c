@@ -21,8 +21,6 @@
 #include "dataplane/aqm.h"
 #include "dataplane/drop.h"
 
-#define TL_AQM_QUANTUM_MAX (1u << 20)
-
 /* Per-packet state, in an mbuf dynamic field. */
 struct tl_aqm_cb {
 	uint64_t enq_ns;
@@ -560,36 +558,6 @@ static void sojourn_record(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
 }
 
 /* ---- API ---------------------------------------------------------------------------- */
-
-struct tl_aqm_params tl_aqm_params_default(void)
-{
-	return (struct tl_aqm_params){
-		.target_us = 5000,
-		.interval_us = 100000,
-		.quantum = 1514,
-		.flows = 1024,
-		.limit = 10240,
-		.memory_limit = 32u << 20,
-		.ecn = true,
-	};
-}
-
-const char *tl_aqm_params_check(const struct tl_aqm_params *p)
-{
-	if (p->target_us == 0)
-		return "target_us: must be > 0";
-	if (p->interval_us < p->target_us || p->interval_us > TL_AQM_INTERVAL_MAX)
-		return "interval_us: must be >= target_us and <= 100000000 (100 s)";
-	if (p->quantum < TL_AQM_QUANTUM_MIN || p->quantum > TL_AQM_QUANTUM_MAX)
-		return "quantum: must be 256..1048576 bytes";
-	if (p->flows == 0 || p->flows > TL_AQM_FLOWS_MAX || !rte_is_power_of_2(p->flows))
-		return "flows: must be a power of two in 1..65536";
-	if (p->limit == 0)
-		return "limit: must be >= 1 packet";
-	if (p->memory_limit < TL_AQM_MEMORY_MIN)
-		return "memory_limit: must be >= 65536 bytes";
-	return NULL;
-}
 
 static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p)
 {

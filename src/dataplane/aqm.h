@@ -15,21 +15,9 @@
 
 #include <rte_mbuf.h>
 
-#define TL_AQM_FLOWS_MAX     65536u
-#define TL_AQM_QUANTUM_MIN   256u
-#define TL_AQM_MEMORY_MIN    (64u * 1024u)
-#define TL_AQM_INTERVAL_MAX  100000000u   /* us: 100 s */
-#define TL_AQM_DROP_BATCH    64u          /* packets dropped at most per overlimit batch */
+#include "dataplane/qparams.h"
 
-struct tl_aqm_params {
-	uint32_t target_us;      /* CoDel target sojourn time (5000) */
-	uint32_t interval_us;    /* CoDel interval (100000) */
-	uint32_t quantum;        /* DRR quantum in bytes (1514) */
-	uint32_t flows;          /* hash buckets, power of two (1024) */
-	uint32_t limit;          /* hard limit in packets (10240) */
-	uint64_t memory_limit;   /* hard limit in bytes of mbuf buffers (32 MiB) */
-	bool ecn;                /* mark CE instead of dropping ECT packets (true) */
-};
+#define TL_AQM_DROP_BATCH    64u          /* packets dropped at most per overlimit batch */
 
 /* Sojourn histogram: log2 buckets cut in 8 linear steps (relative error <= 1/8). Values
  * below 8 ns have a bucket each; values from 2^TL_AQM_HIST_LOG2_MAX ns go to the last. */
@@ -55,12 +43,6 @@ struct tl_aqm_stats {
 };
 
 struct tl_aqm;
-
-/* Defaults of Linux fq_codel. */
-struct tl_aqm_params tl_aqm_params_default(void);
-
-/* NULL if params are usable, else a message naming the field and the rule it breaks. */
-const char *tl_aqm_params_check(const struct tl_aqm_params *p);
 
 /* Allocates on socket (SOCKET_ID_ANY allowed) with rte_zmalloc. l3_offset is 0 or 14.
  * Registers the mbuf dynamic field on first use. NULL with rte_errno set on failure. */

@@ -126,6 +126,7 @@ struct tl_counters {
 	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port */
 	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
 	uint64_t busy_polls, idle_polls;
+	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 } __rte_cache_aligned;
 
 /* Neighbour cache entry key (gateway mode LAN next hops). */

@@ -6,10 +6,37 @@
 #include <time.h>
 
 #include "crypto/primitives.h"
+#include "dataplane/aqm.h"
 #include "dataplane/dp.h"
 
 #define TL_EGRESS_SIZE 1024
 #define TL_CTRL_TX_SIZE 512
+
+/* What the control plane sees of one egress queue (worker, port): a copy the worker
+ * publishes every TL_QUEUE_SNAP_NS and whenever parameters change. */
+struct tl_worker;
+
+#define TL_QUEUE_SNAP_NS 10000000ull
+
+struct tl_queue_snapshot {
+	struct tl_aqm_stats aqm;           /* counters, backlog, sojourn histogram */
+	struct tl_aqm_params params;
+	struct tl_shaper_params shaper;
+	uint64_t tx_packets, tx_bytes;     /* frames the port took from this queue */
+	uint64_t backpressure;             /* rounds the port took fewer than offered */
+	uint64_t shaper_waits;             /* rounds the shaper held packets back */
+	uint64_t stamp_ns;                 /* CLOCK_MONOTONIC when taken */
+};
+
+/* Copies the latest snapshot of worker w's egress queue of port role. Any thread. */
+void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapshot *s);
+
+/* Live parameter change of one egress queue, applied by the worker between bursts with
+ * queued packets kept (aqm or sh may be NULL: unchanged). Control thread only; waits for
+ * the worker (at most about a millisecond when it is idle). NULL on success, else
+ * "<field>: <rule>" and nothing changed. */
+const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
+				const struct tl_shaper_params *sh);
 
 struct tl_worker {
 	unsigned id;

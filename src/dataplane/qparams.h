@@ -1,0 +1,51 @@
+/* Egress queue parameters in user units: the AQM (fq_codel semantics) and the shaper.
+ * Plain C without DPDK, shared by the configuration, the control API and the dataplane,
+ * which converts them into its own runtime form (ns, bytes per ns). */
+#ifndef TL_QPARAMS_H
+#define TL_QPARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TL_AQM_FLOWS_MAX     65536u
+#define TL_AQM_QUANTUM_MIN   256u
+#define TL_AQM_QUANTUM_MAX   (1u << 20)
+#define TL_AQM_LIMIT_MAX     (1u << 20)
+#define TL_AQM_MEMORY_MIN    (64u * 1024u)
+#define TL_AQM_MEMORY_MAX    (1ull << 32)
+#define TL_AQM_INTERVAL_MAX  100000000u   /* us: 100 s */
+
+struct tl_aqm_params {
+	uint32_t target_us;      /* CoDel target sojourn time (5000) */
+	uint32_t interval_us;    /* CoDel interval (100000) */
+	uint32_t quantum;        /* DRR quantum in bytes (1514) */
+	uint32_t flows;          /* hash buckets, power of two (1024) */
+	uint32_t limit;          /* hard limit in packets (10240) */
+	uint64_t memory_limit;   /* hard limit in bytes of mbuf buffers (32 MiB) */
+	bool ecn;                /* mark CE instead of dropping ECT packets (true) */
+};
+
+/* Token bucket on the real on-wire size of each frame (Ethernet header, FCS, preamble and
+ * inter-frame gap included), so the queue builds in the AQM and not in a downstream
+ * buffer. rate_bps 0 = no shaper. */
+#define TL_SHAPER_RATE_MAX   (400ull * 1000 * 1000 * 1000)   /* 400 Gbit/s */
+#define TL_SHAPER_BURST_MIN  1600u
+#define TL_SHAPER_BURST_MAX  (64u << 20)
+#define TL_WIRE_OVERHEAD     24u   /* FCS 4 + preamble/SFD 8 + inter-frame gap 12 */
+
+struct tl_shaper_params {
+	uint64_t rate_bps;       /* bits per second, 0 = off */
+	uint32_t burst_bytes;    /* bucket depth; 0 = default: 1 ms at rate, >= 2 full frames */
+};
+
+/* Defaults of Linux fq_codel. */
+struct tl_aqm_params tl_aqm_params_default(void);
+
+/* NULL if p is usable, else "<field>: <rule>" naming the first field that breaks a rule. */
+const char *tl_aqm_params_check(const struct tl_aqm_params *p);
+const char *tl_shaper_params_check(const struct tl_shaper_params *p);
+
+/* The bucket depth actually used: burst_bytes, or the default for rate_bps. */
+uint32_t tl_shaper_burst(const struct tl_shaper_params *p);
+
+#endif
