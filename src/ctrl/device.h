@@ -122,6 +122,7 @@ int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *
 /* ports.c */
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
 void tl_ports_teardown(struct tl_device *dev);
+unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the EAL -m */
 
 /* hostmode.c */
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen);

@@ -37,6 +37,7 @@
 #define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
 #define TL_TICK_NS (5ull * 1000000ull)
 #define TL_CTRL_IDLE_US 1000
+#define TL_EAL_BASE_MB 384   /* tables, rings, control pools: everything but the port pools */
 
 const char *tl_log_name = "tunlessd";
 int tl_log_verbose;
@@ -93,7 +94,7 @@ static void lcores_arg(char *out, size_t len, unsigned n_workers)
 
 static int eal_start(struct tl_device *dev, const char *argv0)
 {
-	char prefix[64], lcores[512];
+	char prefix[64], lcores[512], mem[32];
 	char *args[64];
 	int n = 0;
 
@@ -102,7 +103,8 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 	args[n++] = (char *)argv0;
 	args[n++] = "--no-huge";
 	args[n++] = "-m";
-	args[n++] = "512";
+	snprintf(mem, sizeof(mem), "%u", tl_ports_memory_mb(dev) + TL_EAL_BASE_MB);
+	args[n++] = mem;
 	args[n++] = "--file-prefix";
 	args[n++] = prefix;
 	args[n++] = "--lcores";
@@ -203,6 +205,14 @@ static void dp_params(struct tl_device *dev)
 	dp->limits.reject_after_time_ns = (uint64_t)(c->timers.reject_after_time * 1e9);
 	dp->limits.rekey_after_messages = c->timers.rekey_after_messages;
 	dp->limits.reject_after_messages = c->timers.reject_after_messages;
+	for (int role = 0; role < TL_PORT_MAX; role++) {
+		const struct tl_cfg_port *p = role == TL_PORT_WAN ? &c->wan : &c->lan;
+
+		/* Host mode has no lan section: its queue toward the host runs at defaults. */
+		dp->aqm_init[role] = p->present ? p->aqm : tl_aqm_params_default();
+		dp->shaper_init[role] = p->present ? p->shaper : (struct tl_shaper_params){ 0 };
+		dp->queue_cap[role] = tl_aqm_capacity(&dp->aqm_init[role]);
+	}
 }
 
 static int peers_load(struct tl_device *dev)

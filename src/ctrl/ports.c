@@ -16,8 +16,26 @@
 
 #define TL_RX_DESC 2048
 #define TL_TX_DESC 2048
-#define TL_RX_POOL_SIZE 8191
 #define TL_POOL_CACHE 256
+
+/* One RX pool per (port, queue). Its buffers end up in the egress queues of that queue's
+ * worker (either port: ICMP errors return on the LAN), in the port's rings, in TX rings
+ * awaiting completion and in per-lcore caches. Sized for all of it, the pool never runs
+ * dry: a net_af_xdp port whose pool ran dry stops refilling its fill ring, and the kernel
+ * would drop at the socket; here only the AQM decides. */
+static unsigned rx_pool_size(const struct tl_device *dev)
+{
+	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
+	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4;
+}
+
+unsigned tl_ports_memory_mb(const struct tl_device *dev)
+{
+	uint64_t per_mbuf = RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64;   /* + pool header */
+	uint64_t queues = (uint64_t)TL_PORT_MAX * dev->cfg->workers;   /* one RX queue per worker */
+
+	return (unsigned)((queues * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
+}
 
 static const char *role_name(int role)
 {
@@ -104,7 +122,7 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 		struct rte_mempool *mp;
 
 		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
-		mp = rte_pktmbuf_pool_create(name, TL_RX_POOL_SIZE, TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+		mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 		if (!mp || rte_eth_rx_queue_setup(port_id, q, TL_RX_DESC, (unsigned)socket, NULL, mp) != 0 ||
 		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
 			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", role_name(role), q,

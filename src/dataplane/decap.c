@@ -188,7 +188,7 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	r = deliver(w, t, peer, m, o->ecn);
 	if (r != TL_DROP_MAX)
 		return tl_drop_pkt(&w->cnt, m, r);
-	w->out[w->n_out++] = m;
+	tl_egress_enqueue(w, TL_PORT_LAN, m);
 }
 
 static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
@@ -216,5 +216,4 @@ void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 
 	for (unsigned i = 0; i < n; i++)
 		decap_one(w, t, pkts[i]);
-	tl_egress_commit(w, TL_PORT_LAN);
 }

@@ -20,6 +20,7 @@
 
 #include "crypto/replay.h"
 #include "dataplane/drop.h"
+#include "dataplane/qparams.h"
 
 #define TL_MAX_WORKERS 16
 #define TL_MAX_PEERS 4096
@@ -178,6 +179,11 @@ struct tl_dp {
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */
+	/* Egress queues (one per worker and port): parameters at start, and how many packets
+	 * one queue of each port may hold, which the port RX pools were sized for. */
+	struct tl_aqm_params aqm_init[TL_PORT_MAX];
+	struct tl_shaper_params shaper_init[TL_PORT_MAX];
+	uint32_t queue_cap[TL_PORT_MAX];
 	volatile bool stop;
 };
 

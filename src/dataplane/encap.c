@@ -1,4 +1,6 @@
-/* LAN -> WAN: cryptokey routing on the inner destination, encryption, outer headers. */
+/* LAN -> WAN: cryptokey routing on the inner destination, then the WAN egress queue;
+ * encryption and outer headers when the queue releases the packet, so that the AQM sees
+ * inner headers and only packets that will be sent use nonces. */
 #include <string.h>
 #include <sys/socket.h>
 
@@ -84,16 +86,15 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 static void too_big(struct tl_worker *w, struct rte_mbuf *m)
 {
 	w->cnt.drops[TL_DROP_frag_needed]++;
-	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0 ||
-	    rte_ring_sp_enqueue(w->egress[TL_PORT_LAN], m) != 0)
+	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0)
 		rte_pktmbuf_free(m);
+	else
+		tl_egress_enqueue(w, TL_PORT_LAN, m);
 }
 
 static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	struct tl_keypair *kp;
-	struct tl_peer *peer;
 	struct tl_inner in;
 	enum tl_drop r;
 
@@ -107,21 +108,11 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 		return tl_drop_pkt(&w->cnt, m, r);
 	if (in.len > w->dp->mtu)
 		return too_big(w, m);
-	peer = route_lookup(t, &in);
-	if (!peer)
+	if (!route_lookup(t, &in))
 		return tl_drop_pkt(&w->cnt, m, TL_DROP_no_route);
 	rte_pktmbuf_adj(m, TL_ETH_LEN);
 	rte_pktmbuf_trim(m, m->data_len - in.len);
-	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
-	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
-		return stage(w, peer, m);
-	/* RFC 6040 normal mode: the inner ECN field is copied to the outer header. */
-	r = tl_encap_one(w->dp, w->aead, peer, kp, m, in.ecn, w->now_ns);
-	if (r == TL_DROP_key_expired)
-		return stage(w, peer, m);
-	if (r != TL_DROP_MAX)
-		return tl_drop_pkt(&w->cnt, m, r);
-	w->out[w->n_out++] = m;
+	tl_egress_enqueue(w, TL_PORT_WAN, m);
 }
 
 void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
@@ -130,5 +121,41 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 
 	for (unsigned i = 0; i < n; i++)
 		encap_one(w, t, pkts[i]);
-	tl_egress_commit(w, TL_PORT_WAN);
+}
+
+/* The peer is looked up again: allowed IPs may have changed, or the peer gone, while the
+ * packet was queued. The ECN field is read now, after the AQM may have marked CE, and
+ * copied to the outer header (RFC 6040 normal mode). */
+bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
+{
+	struct tl_keypair *kp;
+	struct tl_peer *peer;
+	struct tl_inner in;
+	enum tl_drop r;
+
+	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
+	if (r != TL_DROP_MAX) {
+		tl_drop_pkt(&w->cnt, m, r);
+		return false;
+	}
+	peer = route_lookup(t, &in);
+	if (!peer) {
+		tl_drop_pkt(&w->cnt, m, TL_DROP_no_route);
+		return false;
+	}
+	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
+	if (!tl_keypair_can_send(w->dp, kp, w->now_ns)) {
+		stage(w, peer, m);
+		return false;
+	}
+	r = tl_encap_one(w->dp, w->aead, peer, kp, m, in.ecn, w->now_ns);
+	if (r == TL_DROP_key_expired) {
+		stage(w, peer, m);
+		return false;
+	}
+	if (r != TL_DROP_MAX) {
+		tl_drop_pkt(&w->cnt, m, r);
+		return false;
+	}
+	return true;
 }

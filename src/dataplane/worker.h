@@ -9,7 +9,6 @@
 #include "dataplane/aqm.h"
 #include "dataplane/dp.h"
 
-#define TL_EGRESS_SIZE 1024
 #define TL_CTRL_TX_SIZE 512
 
 /* What the control plane sees of one egress queue (worker, port): a copy the worker
@@ -38,20 +37,50 @@ void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapsho
 const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
 				const struct tl_shaper_params *sh);
 
+/* One egress queue: the AQM, the shaper in front of the port, and what the control plane
+ * sees of them. Owned by its worker; the control plane only reads the snapshot (seqlock)
+ * and posts parameter changes through the mailbox (req_*, then req_gen). */
+struct tl_egress {
+	struct tl_aqm *aqm;
+	uint16_t port_id;
+	struct tl_aqm_params params;
+	struct tl_shaper_params shaper;
+	uint64_t ns_per_byte_q20;          /* shaper cost of a byte, ns << 20; 0 = no shaper */
+	uint64_t burst_ns;                 /* bucket depth as time at rate */
+	uint64_t next_ns;                  /* virtual time of the next send slot */
+	uint64_t tx_packets, tx_bytes, backpressure, shaper_waits;
+	uint64_t snap_ns;
+	rte_seqlock_t snap_lock;
+	struct tl_queue_snapshot snap;
+	_Atomic uint32_t req_gen, done_gen;
+	bool req_has_aqm, req_has_shaper;
+	struct tl_aqm_params req_aqm;
+	struct tl_shaper_params req_shaper;
+	const char *req_err;
+};
+
 struct tl_worker {
 	unsigned id;
 	uint16_t queue;
 	struct tl_dp *dp;
 	struct tl_dp_aead *aead;
-	struct rte_ring *egress[TL_PORT_MAX];    /* SP/SC: the only queues of the worker */
+	struct tl_egress eg[TL_PORT_MAX];        /* the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
-	struct rte_mbuf *out[TL_BURST];          /* this burst's packets for the egress queue */
-	unsigned n_out;
 	struct tl_counters cnt;
 	uint64_t now_ns;
 	uint64_t last_work_ns;
+	_Atomic bool running;
 };
+
+/* Packets one queue with these parameters may hold: its packet limit, or fewer if its
+ * memory limit binds first (port buffers are default-sized mbufs). */
+static inline uint32_t tl_aqm_capacity(const struct tl_aqm_params *p)
+{
+	uint64_t by_mem = p->memory_limit / (RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf));
+
+	return (uint32_t)RTE_MIN((uint64_t)p->limit, by_mem);
+}
 
 static inline uint64_t tl_now_ns(void)
 {
@@ -71,20 +100,20 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp);
 void tl_worker_fini(struct tl_worker *w);
 int tl_worker_main(void *arg);    /* rte_eal_remote_launch entry */
 
-/* Fast-path stages (encap.c, decap.c): each consumes every packet it is given, either into
- * an egress queue (space reserved by the caller) or into a counted drop. */
+/* Fast-path stages (encap.c, decap.c): each consumes every packet it is given, into an
+ * egress queue or into a counted drop. Nothing is refused for lack of room: the AQM is the
+ * only place that drops because of load. */
 void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
 void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n);
 
-/* The burst's output joins the egress queue of role in one bulk enqueue: the caller
- * received no more packets than that queue had room for, so nothing can be refused. */
-static inline void tl_egress_commit(struct tl_worker *w, int role)
-{
-	unsigned n = rte_ring_sp_enqueue_bulk(w->egress[role], (void **)w->out, w->n_out, NULL);
+/* Dequeue side of the WAN queue: encrypts a packet the AQM released (data at the inner IP
+ * header) for the peer that owns its destination now. true: the frame is ready to send;
+ * false: it was staged for a handshake or dropped (counted). */
+bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m);
 
-	RTE_ASSERT(n == w->n_out);
-	(void)n;
-	w->n_out = 0;
+static inline void tl_egress_enqueue(struct tl_worker *w, int role, struct rte_mbuf *m)
+{
+	tl_aqm_enqueue(w->eg[role].aqm, m, w->now_ns);
 }
 
 /* Encrypts the IP packet the mbuf holds (data starts at the IP header) for peer with the
