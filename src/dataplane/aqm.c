@@ -159,6 +159,8 @@ struct tl_aqm_key {
 	uint16_t zero;
 };
 
+_Static_assert(sizeof(struct tl_aqm_key) % 4 == 0, "the flow key is hashed as 32-bit words");
+
 /* The IP header and the bytes available from it, or NULL; *version is 4 or 6. */
 static uint8_t *pkt_l3(const struct tl_aqm *q, const struct rte_mbuf *m, uint32_t *avail, int *version)
 {
@@ -231,6 +233,7 @@ static void key_ipv6(struct tl_aqm_key *k, const uint8_t *p, uint32_t avail)
 
 uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m)
 {
+	uint32_t words[sizeof(struct tl_aqm_key) / 4];
 	struct tl_aqm_key k;
 	uint32_t avail;
 	int version;
@@ -244,7 +247,11 @@ uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m)
 		else
 			key_ipv6(&k, p, avail);
 	}
-	return rte_jhash(&k, sizeof(k), q->seed) & q->cfg.mask;
+	/* The hash reads 32-bit words: hand it words, not a struct written field by field
+	 * (reading those fields through a uint32_t pointer breaks C's aliasing rules, and
+	 * the optimiser then hashes stale bytes: every flow landed in one bucket). */
+	memcpy(words, &k, sizeof(k));
+	return rte_jhash_32b(words, RTE_DIM(words), q->seed) & q->cfg.mask;
 }
 
 /* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), on 16-bit words in network order. */

@@ -25,7 +25,8 @@
 #define TL_IDLE_SLEEP_MIN_US 50
 #define TL_IDLE_SLEEP_MAX_US 1000
 
-/* RX bursts per port and round: the rings are drained, within reason for fairness. */
+/* Bursts per port and round, each way: RX rings are drained and queues flushed, within
+ * reason for fairness between the ports. */
 #define TL_RX_ROUNDS 8
 
 static struct rte_ring *ring_create(const char *what, unsigned id, unsigned size, unsigned flags)
@@ -276,15 +277,18 @@ static unsigned egress_take(struct tl_worker *w, int role, struct rte_mbuf **out
 	return n;
 }
 
-static unsigned egress_flush(struct tl_worker *w, int role)
+/* One burst to the port. Returns how many it took; *offered how many were offered. */
+static unsigned egress_burst(struct tl_worker *w, int role, unsigned *offered)
 {
 	struct tl_egress *e = &w->eg[role];
 	struct rte_mbuf *out[TL_BURST];
 	unsigned n, sent;
 
+	*offered = 0;
 	if (!tl_aqm_backlog(e->aqm))
 		return 0;
 	n = egress_take(w, role, out);
+	*offered = n;
 	if (n == 0)
 		return 0;
 	sent = rte_eth_tx_burst(e->port_id, w->queue, out, (uint16_t)n);
@@ -300,7 +304,20 @@ static unsigned egress_flush(struct tl_worker *w, int role)
 		e->backpressure++;
 		w->cnt.backpressure[role]++;
 	}
-	return n;
+	return sent;
+}
+
+static unsigned egress_flush(struct tl_worker *w, int role)
+{
+	unsigned total = 0, offered, sent;
+
+	for (int r = 0; r < TL_RX_ROUNDS; r++) {
+		sent = egress_burst(w, role, &offered);
+		total += offered;
+		if (offered < TL_BURST || sent < offered)
+			break;
+	}
+	return total;
 }
 
 /* WAN datagrams the kernel reassembled go through the same decapsulation. */

@@ -698,6 +698,77 @@ static void test_conservation(unsigned l3off, uint32_t flows)
 }
 
 /* Requeue of a whole burst: the same packets come back in the same order, counts intact. */
+/* Flows between the same two hosts, told apart only by ports or protocol, spread over
+ * the buckets like any others. */
+static void test_classify_spread(void)
+{
+	struct tl_aqm_params p = tl_aqm_params_default();
+	struct tl_aqm *q = make(&p, 0);
+	struct tl_aqm *qe = make(&p, 14);
+	bool seen[1024] = { false }, seen_e[1024] = { false };
+	unsigned distinct = 0, distinct_e = 0;
+	char why[96];
+
+	for (unsigned i = 0; i < 64; i++) {
+		uint8_t proto = i == 0 ? IPPROTO_ICMP : i % 2 ? IPPROTO_UDP : IPPROTO_TCP;
+		struct fspec f = flow(7, false, proto, 0, 0), fe = flow(7, true, proto, 0, 14);
+		uint32_t b, be;
+
+		f.sport = fe.sport = (uint16_t)(40000 + i / 2);
+		b = bucket(q, &f);
+		be = bucket(qe, &fe);
+		distinct += !seen[b];
+		distinct_e += !seen_e[be];
+		seen[b] = seen_e[be] = true;
+	}
+	snprintf(why, sizeof(why), "%u and %u distinct buckets of 1024 for 64 flows", distinct, distinct_e);
+	/* 64 random picks of 1024 collide a few times; one bucket for all would mean the key
+	 * is not hashed. */
+	check(distinct >= 56 && distinct_e >= 56, "classify: flows differing only in ports or protocol spread over the buckets", why);
+	tl_aqm_free(q);
+	tl_aqm_free(qe);
+}
+
+/* Overload as on a shaped uplink: an unresponsive flow arrives at twice the dequeue rate
+ * until the queue sits at its hard limit; sparse packets still leave next and are never
+ * the ones dropped. */
+static void test_sparse_overload(void)
+{
+	struct tl_aqm_params p = tl_aqm_params_default();
+	struct tl_aqm *q;
+	struct fspec bulk = flow(0, false, IPPROTO_UDP, 0, 0), ping = flow(1, false, IPPROTO_ICMP, 0, 0);
+	uint32_t taken[1];
+	uint64_t now = T0, worst = 0, lost = 0, sparse_seen = 0;
+	char why[160];
+
+	p.limit = 2000;
+	q = make(&p, 0);
+	taken[0] = bucket(q, &bulk);
+	distinct_bucket(q, &ping, taken, 1);
+	for (unsigned step = 0; step < 20000; step++, now += 100 * US) {
+		tl_aqm_enqueue(q, mk(&bulk, 1200), now);
+		tl_aqm_enqueue(q, mk(&bulk, 1200), now);
+		if (step % 1000 == 999) {
+			unsigned waited = 0;
+			uint32_t id;
+
+			tl_aqm_enqueue(q, mk(&ping, 84), now);
+			while ((id = deq_id(q, now)) == 0)
+				waited++;
+			sparse_seen += id == 1;
+			lost += id != 1;
+			worst = RTE_MAX(worst, (uint64_t)waited);
+		} else {
+			deq_id(q, now);
+		}
+	}
+	snprintf(why, sizeof(why), "sparse packets out %" PRIu64 "/20, worst wait %" PRIu64 " bulk packets, overlimit drops %" PRIu64,
+		 sparse_seen, worst, stats(q).drops_overlimit);
+	check(sparse_seen == 20 && lost == 0 && worst <= 1 && stats(q).drops_overlimit > 0,
+	      "sparse: under a 2x unresponsive overload at the hard limit a sparse flow leaves next, never dropped", why);
+	tl_aqm_free(q);
+}
+
 static void test_requeue_exact(void)
 {
 	struct tl_aqm_params p = tl_aqm_params_default();
@@ -809,7 +880,9 @@ int main(int argc, char **argv)
 	test_limit_packets();
 	test_limit_memory();
 	test_limit_arrival();
+	test_classify_spread();
 	test_sparse();
+	test_sparse_overload();
 	test_requeue_exact();
 	test_conservation(0, 1024);
 	test_conservation(14, 16);
