@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "ctrl/accounting.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
@@ -359,6 +360,8 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		tl_host_routes(dev, true);
 	if (tl_telemetry_register(dev) != 0)
 		tl_log_err("telemetry commands not registered");
+	if (tl_accounting_register(dev) != 0)
+		tl_log_err("telemetry command /tunless/conservation not registered");
 	if (tl_uapi_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	return 0;

@@ -145,7 +145,6 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 		if (len < 0)
 			break;
 		n++;
-		dev->cnt.slowpath_rx++;
 		m = frame_of(dev, &src, buf, (size_t)len);
 		if (m && rte_ring_sp_enqueue(dev->workers[0].slow_rx, m) != 0)
 			tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);

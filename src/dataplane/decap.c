@@ -44,10 +44,11 @@ static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 	rte_pktmbuf_free(m);
 	if (!c) {
 		w->cnt.drops[TL_DROP_handshake_overload]++;
+		w->cnt.rx_drops[TL_PORT_WAN]++;
 		return;
 	}
 	if (rte_ring_mp_enqueue(w->dp->hs_ring, c) != 0)
-		return tl_drop_pkt(&w->cnt, c, TL_DROP_handshake_overload);
+		return tl_drop_rx(w, TL_PORT_WAN, c, TL_DROP_handshake_overload);
 	w->cnt.to_ctrl++;
 }
 
@@ -160,16 +161,16 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	bool fresh;
 
 	if (!kp)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_unknown_receiver);
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
 	if (w->now_ns - kp->birth_ns >= w->dp->limits.reject_after_time_ns || ctr >= w->dp->limits.reject_after_messages)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_key_expired);
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
 	if (tl_dp_aead_open(w->aead, kp->recv_key, ctr, hdr->payload, clen, hdr->payload + clen) != 0)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_auth_failed);
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_auth_failed);
 	rte_spinlock_lock(&kp->replay_lock);
 	fresh = tl_replay_check(&kp->replay, ctr, w->dp->limits.reject_after_messages);
 	rte_spinlock_unlock(&kp->replay_lock);
 	if (!fresh)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_replay);
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_replay);
 	peer = kp->peer;
 	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
@@ -187,7 +188,7 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	atomic_store_explicit(&peer->last_rx_data_ns, w->now_ns, memory_order_relaxed);
 	r = deliver(w, t, peer, m, o->ecn);
 	if (r != TL_DROP_MAX)
-		return tl_drop_pkt(&w->cnt, m, r);
+		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	tl_egress_enqueue(w, TL_PORT_LAN, m);
 }
 
@@ -200,11 +201,11 @@ static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 
 	r = tl_pkt_parse_outer(m, w->dp->listen_port, &o);
 	if (r != TL_DROP_MAX)
-		return tl_drop_pkt(&w->cnt, m, r);
+		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	outer_len = (uint16_t)(before - m->data_len);
 	r = check_type(m, &type);
 	if (r != TL_DROP_MAX)
-		return tl_drop_pkt(&w->cnt, m, r);
+		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	if (type != TL_MSG_DATA)
 		return to_ctrl(w, m, outer_len);
 	data_in(w, t, m, &o);

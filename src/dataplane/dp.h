@@ -124,8 +124,13 @@ struct tl_counters {
 	uint64_t staged;           /* inner packets parked while no session */
 	uint64_t unstaged;         /* staged packets sent after the handshake */
 	uint64_t from_ctrl;        /* frames built by the control plane and sent */
-	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port */
+	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port (worker) */
 	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
+	/* Per-port accounting (see tl_conservation in worker.h): drops of packets received on
+	 * a port before they reach a queue, drops at the dequeue of a port's queue, and ICMP
+	 * errors the LAN path generated into the LAN queue. */
+	uint64_t rx_drops[TL_PORT_MAX], deq_drops[TL_PORT_MAX];
+	uint64_t icmp_errors;
 	uint64_t busy_polls, idle_polls;
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 } __rte_cache_aligned;

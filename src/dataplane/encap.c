@@ -74,6 +74,7 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 	atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
 	if (!c) {
 		w->cnt.drops[TL_DROP_no_session_staged_overflow]++;
+		w->cnt.deq_drops[TL_PORT_WAN]++;
 		return;
 	}
 	while (rte_ring_enqueue(peer->staged, c) != 0) {
@@ -85,11 +86,15 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 
 static void too_big(struct tl_worker *w, struct rte_mbuf *m)
 {
+	/* The packet is dropped; its buffer becomes the ICMP error, a packet of our own. */
 	w->cnt.drops[TL_DROP_frag_needed]++;
-	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0)
+	w->cnt.rx_drops[TL_PORT_LAN]++;
+	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0) {
 		rte_pktmbuf_free(m);
-	else
-		tl_egress_enqueue(w, TL_PORT_LAN, m);
+		return;
+	}
+	w->cnt.icmp_errors++;
+	tl_egress_enqueue(w, TL_PORT_LAN, m);
 }
 
 static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
@@ -99,17 +104,17 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	enum tl_drop r;
 
 	if (m->nb_segs != 1 || m->data_len < TL_ETH_LEN)
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_malformed);
+		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_malformed);
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
 	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_not_ip);
+		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_not_ip);
 	r = tl_pkt_parse_inner((const uint8_t *)(eth + 1), m->data_len - TL_ETH_LEN, &in);
 	if (r != TL_DROP_MAX)
-		return tl_drop_pkt(&w->cnt, m, r);
+		return tl_drop_rx(w, TL_PORT_LAN, m, r);
 	if (in.len > w->dp->mtu)
 		return too_big(w, m);
 	if (!route_lookup(t, &in))
-		return tl_drop_pkt(&w->cnt, m, TL_DROP_no_route);
+		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_no_route);
 	rte_pktmbuf_adj(m, TL_ETH_LEN);
 	rte_pktmbuf_trim(m, m->data_len - in.len);
 	tl_egress_enqueue(w, TL_PORT_WAN, m);
@@ -135,12 +140,12 @@ bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte
 
 	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
 	if (r != TL_DROP_MAX) {
-		tl_drop_pkt(&w->cnt, m, r);
+		tl_drop_deq(w, TL_PORT_WAN, m, r);
 		return false;
 	}
 	peer = route_lookup(t, &in);
 	if (!peer) {
-		tl_drop_pkt(&w->cnt, m, TL_DROP_no_route);
+		tl_drop_deq(w, TL_PORT_WAN, m, TL_DROP_no_route);
 		return false;
 	}
 	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
@@ -154,7 +159,7 @@ bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte
 		return false;
 	}
 	if (r != TL_DROP_MAX) {
-		tl_drop_pkt(&w->cnt, m, r);
+		tl_drop_deq(w, TL_PORT_WAN, m, r);
 		return false;
 	}
 	return true;

@@ -158,6 +158,38 @@ const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_a
 	return e->req_err;
 }
 
+void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance out[TL_PORT_MAX])
+{
+	memset(out, 0, sizeof(*out) * TL_PORT_MAX);
+	for (unsigned i = 0; i < n; i++) {
+		const struct tl_counters *c = &ws[i].cnt;
+		struct tl_queue_snapshot q[TL_PORT_MAX];
+
+		for (int role = 0; role < TL_PORT_MAX; role++)
+			tl_worker_queue_read(&ws[i], role, &q[role]);
+		/* LAN -> WAN queue */
+		out[TL_PORT_LAN].rx += c->rx[TL_PORT_LAN];
+		out[TL_PORT_LAN].tx += q[TL_PORT_WAN].tx_packets;
+		out[TL_PORT_LAN].drops += c->rx_drops[TL_PORT_LAN] + c->deq_drops[TL_PORT_WAN] +
+					  q[TL_PORT_WAN].aqm.drops_codel + q[TL_PORT_WAN].aqm.drops_overlimit;
+		out[TL_PORT_LAN].handed += c->staged;
+		out[TL_PORT_LAN].queued += q[TL_PORT_WAN].aqm.backlog_pkts;
+		/* WAN -> LAN queue */
+		out[TL_PORT_WAN].rx += c->rx[TL_PORT_WAN] + c->slowpath_rx;
+		out[TL_PORT_WAN].generated += c->icmp_errors;
+		out[TL_PORT_WAN].tx += q[TL_PORT_LAN].tx_packets;
+		out[TL_PORT_WAN].drops += c->rx_drops[TL_PORT_WAN] + c->deq_drops[TL_PORT_LAN] +
+					  q[TL_PORT_LAN].aqm.drops_codel + q[TL_PORT_LAN].aqm.drops_overlimit;
+		out[TL_PORT_WAN].handed += c->to_ctrl + c->consumed;
+		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts;
+	}
+	for (int role = 0; role < TL_PORT_MAX; role++) {
+		struct tl_port_balance *b = &out[role];
+
+		b->balance = (int64_t)(b->rx + b->generated) - (int64_t)(b->tx + b->drops + b->handed + b->queued);
+	}
+}
+
 /* ---- setup -------------------------------------------------------------------------------- */
 
 static int egress_init(struct tl_worker *w, int role)
@@ -326,8 +358,10 @@ static unsigned slow_rx_move(struct tl_worker *w)
 	struct rte_mbuf *m[TL_BURST];
 	unsigned n = rte_ring_sc_dequeue_burst(w->slow_rx, (void **)m, TL_BURST, NULL);
 
-	if (n)
+	if (n) {
+		w->cnt.slowpath_rx += n;
 		tl_decap_burst(w, m, n);
+	}
 	return n;
 }
 

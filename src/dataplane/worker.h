@@ -82,6 +82,25 @@ static inline uint32_t tl_aqm_capacity(const struct tl_aqm_params *p)
 	return (uint32_t)RTE_MIN((uint64_t)p->limit, by_mem);
 }
 
+/* Per-port conservation. Every packet received on a port, plus the ICMP errors tunless
+ * generated toward that port's queue, is exactly one of: transmitted by the queue its
+ * packets go to (LAN -> WAN queue, WAN -> LAN queue), dropped under a named reason
+ * (before the queue, in the AQM, or at dequeue), handed to the control plane (handshake
+ * messages, keepalives, packets staged for a handshake), or still queued. Exact when the
+ * dataplane is quiet; off by the packets in flight while it works. */
+struct tl_port_balance {
+	uint64_t rx;          /* received (WAN: + datagrams the kernel reassembled) */
+	uint64_t generated;   /* ICMP errors tunless made (WAN entry: they join the LAN queue) */
+	uint64_t tx;          /* data frames the destination queue transmitted */
+	uint64_t drops;       /* every drop of these packets, any reason */
+	uint64_t handed;      /* to the control plane */
+	uint64_t queued;      /* in the destination queue now */
+	int64_t balance;      /* rx + generated - tx - drops - handed - queued: 0 = exact */
+};
+
+/* Sums n workers' counters and queue snapshots (any thread). */
+void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance out[TL_PORT_MAX]);
+
 static inline uint64_t tl_now_ns(void)
 {
 	struct timespec ts;
@@ -94,6 +113,20 @@ static inline void tl_drop_pkt(struct tl_counters *c, struct rte_mbuf *m, enum t
 {
 	c->drops[why]++;
 	rte_pktmbuf_free(m);
+}
+
+/* A drop of a packet received on port role, before it reached a queue. */
+static inline void tl_drop_rx(struct tl_worker *w, int role, struct rte_mbuf *m, enum tl_drop why)
+{
+	w->cnt.rx_drops[role]++;
+	tl_drop_pkt(&w->cnt, m, why);
+}
+
+/* A drop of a packet the queue of port role released. */
+static inline void tl_drop_deq(struct tl_worker *w, int role, struct rte_mbuf *m, enum tl_drop why)
+{
+	w->cnt.deq_drops[role]++;
+	tl_drop_pkt(&w->cnt, m, why);
 }
 
 int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp);
