@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# No-drop semantics end to end (issue: no-drop pipeline): the gateway lab of lab.sh with a
+# WAN shaper of R = 100 Mbit/s on gwa, so that the queue forms in gwa's AQM.
+#
+#   client ── lan-a [gwa: AF_XDP, AQM + shaper R on the WAN] wan-a ── br-wan ── wan-b [gwb] lan-b ── server
+#
+#   1 UDP blast at 2R client -> server: every packet received on a port is transmitted,
+#     dropped under a named reason, handed to the control plane or still queued, exactly
+#     (/tunless/conservation balance 0 on both ports of both gateways once quiet); the only
+#     drops are AQM drops (aqm_codel, aqm_overlimit); no kernel socket drop (eth_imissed).
+#   2 during the blast a sparse ping flow is never dropped and waits behind no bulk
+#     packet: p99 RTT <= base RTT + 3 x target (flow isolation).
+#   3 TCP with ECN at R: zero drops of any reason, CE marks seen by the receiver (the AQM
+#     marks the inner header before encryption, RFC 6040 copies it out and back), goodput
+#     printed against R and against the most R allows after tunnel overhead.
+#   4 RFC 6040: gwa copies the inner ECN field to the outer header; a congested hop on the
+#     WAN (ce_mark.bpf.c on the bridge port) marks outer CE; gwb propagates it to the ECT
+#     inner packets, so the server sees CE marks no AQM of ours made.
+#   5 latency under load: ping p99 during the saturating TCP flow <= base RTT + 3 x target.
+# The latency bounds are the issue's acceptance criteria (3 x the 5 ms CoDel target, i.e.
+# a bound a FIFO at the hard limit misses by two orders of magnitude), not benchmarks.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=lab.sh
+. "$HERE/lab.sh"
+TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TEL=$ROOT/scripts/tl-telemetry
+CE_MARK_BPF=${CE_MARK_BPF:-$TUNLESS_BUILD/tests/integration/ce_mark.bpf.o}
+RATE=100000000
+TARGET_MS=5
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); printf 'ok %d - %s\n' $((PASS + FAIL)) "$*"; }
+nok() { FAIL=$((FAIL + 1)); printf 'not ok %d - %s\n' $((PASS + FAIL)) "$*"; }
+check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else nok "$d"; fi; }
+info() { printf '# %s\n' "$*"; }
+[ "$(id -u)" -eq 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
+for t in iperf3 tcpdump ethtool python3 tc; do
+	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t missing"; exit 77; }
+done
+
+P=tn$$
+lab_init "$P"
+GWA=${P}a
+GWB=${P}b
+sed -e "s/^name: gwa\$/name: $GWA/" \
+	-e "s/wan: {iface: wan-a}/wan: {iface: wan-a, shaper: {rate_bps: $RATE}}/" \
+	"$ROOT/configs/gateway-a.yaml" >"$LAB_DIR/gateway-a.yaml"
+sed "s/^name: gwb\$/name: $GWB/" "$ROOT/configs/gateway-b.yaml" >"$LAB_DIR/gateway-b.yaml"
+grep -q "rate_bps: $RATE" "$LAB_DIR/gateway-a.yaml" || lab_die "shaper not set in the config"
+
+lab_gateway
+for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b; do
+	lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null || lab_die "ethtool $x"
+done
+# The tunnel MTU is 1420: no packet of the test should need a frag-needed answer.
+lab_nsexec client ip link set eth0 mtu 1420
+lab_nsexec server ip link set eth0 mtu 1420
+for ns in client server; do lab_nsexec "$ns" sysctl -qw net.ipv4.tcp_ecn=1; done
+
+dump() { local f; for f in "$LAB_DIR"/*.log; do printf '# ---- %s\n' "${f##*/}"; tail -n 30 "$f" | sed 's/^/#   /'; done; }
+finish() {
+	[ "$FAIL" -eq 0 ] || dump
+	printf '%d passed, %d failed\n' "$PASS" "$FAIL"
+	[ "$FAIL" -eq 0 ]
+	exit $?
+}
+
+lab_bg gwa "$LAB_DIR/gwa.log" "$TUNLESSD" -c "$LAB_DIR/gateway-a.yaml"
+lab_bg gwb "$LAB_DIR/gwb.log" "$TUNLESSD" -c "$LAB_DIR/gateway-b.yaml"
+check "gwa up (WAN shaper $RATE bit/s)" lab_wait_for 30 grep -q ': up:' "$LAB_DIR/gwa.log"
+check "gwb up" lab_wait_for 30 grep -q ': up:' "$LAB_DIR/gwb.log"
+check "tunnel: client -> server answers" lab_wait_ping client 10.2.0.2 20
+[ "$FAIL" -eq 0 ] || finish
+
+# drops <instance>: JSON object reason -> count
+drops() { "$TEL" "$1" /tunless/drops; }
+# balance_zero <instance>: both ports balance exactly (prints the balance on failure)
+balance_zero() {
+	"$TEL" "$1" /tunless/conservation | python3 -c '
+import json, sys
+b = json.load(sys.stdin)
+bad = {p: v for p, v in b.items() if v["balance"] != 0}
+print(json.dumps(b))
+sys.exit(1 if bad else 0)'
+}
+quiet_balance() { # quiet_balance <instance>: the balance settles to 0 once the queues drained
+	lab_wait_for 10 balance_zero "$1"
+}
+# only_aqm_drops <before.json> <after.json>: AQM drops grew, nothing else changed
+only_aqm_drops() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+print("drop deltas:", d)
+aqm = d.pop("aqm_codel", 0) + d.pop("aqm_overlimit", 0)
+sys.exit(0 if aqm > 0 and not d else 1)
+EOF
+}
+no_drops() { # no_drops <before.json> <after.json>
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+print("drop deltas:", d)
+sys.exit(1 if d else 0)
+EOF
+}
+imissed() { "$TEL" "$1" /tunless/stats | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wan"]["eth_imissed"] + d["lan"]["eth_imissed"])'; }
+# ping_p99 <file>: p99 of the RTTs (ms) of a `ping` output; "lost" if any reply is missing
+ping_p99() {
+	python3 - "$@" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+rtt = sorted(float(x) for x in re.findall(r"time=([0-9.]+) ms", t))
+m = re.search(r"(\d+) packets transmitted, (\d+) received", t)
+if not m or not rtt:
+    print("no ping output"); sys.exit(1)
+q = float(sys.argv[2]) if len(sys.argv) > 2 else 0.99
+print(f"{rtt[min(len(rtt) - 1, int(len(rtt) * q))]:.3f} {int(m.group(1)) - int(m.group(2))}")
+EOF
+}
+
+lab_bg server "$LAB_DIR/iperf3-server.log" iperf3 -s
+lab_wait_for 5 lab_nsexec server sh -c 'ss -ltn | grep -q ":5201 "'
+lab_exec client ping -q -c 5 -i 0.2 10.2.0.2 >/dev/null 2>&1
+lab_exec client ping -c 100 -i 0.02 10.2.0.2 >"$LAB_DIR/ping-idle.txt" 2>&1
+read -r BASE IDLE_LOST < <(ping_p99 "$LAB_DIR/ping-idle.txt" 0.5)
+info "base RTT (idle ping median) ${BASE} ms, lost ${IDLE_LOST}"
+BOUND=$(python3 -c "print(${BASE:-0} + 3 * $TARGET_MS)")
+
+# ---- 1 + 2: UDP blast at 2R with a sparse ping flow --------------------------------------
+drops "$GWA" >"$LAB_DIR/d0.json"
+drops "$GWB" >"$LAB_DIR/db0.json"
+M0=$(imissed "$GWA")
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((2 * RATE)) -l 1200 -t 6 -J \
+	>"$LAB_DIR/udp.json" 2>&1 &
+UDP=$!
+sleep 2
+lab_exec client ping -c 100 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-udp.txt" 2>&1
+wait "$UDP"
+read -r P99 LOST < <(ping_p99 "$LAB_DIR/ping-udp.txt")
+info "UDP blast at 2R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_packets"], "lost at the receiver")' "$LAB_DIR/udp.json" 2>&1 | tail -1)"
+info "sparse ping during the blast: p99 ${P99} ms (bound ${BOUND} ms), lost ${LOST}"
+check "1: gwa conservation exact on both ports after the blast" quiet_balance "$GWA"
+check "1: gwb conservation exact on both ports after the blast" quiet_balance "$GWB"
+drops "$GWA" >"$LAB_DIR/d1.json"
+drops "$GWB" >"$LAB_DIR/db1.json"
+info "gwa $(only_aqm_drops "$LAB_DIR/d0.json" "$LAB_DIR/d1.json")"
+check "1: gwa dropped only under AQM reasons (and did drop)" only_aqm_drops "$LAB_DIR/d0.json" "$LAB_DIR/d1.json"
+check "1: gwb dropped nothing" no_drops "$LAB_DIR/db0.json" "$LAB_DIR/db1.json"
+check "1: no packet lost at the AF_XDP sockets (eth_imissed unchanged)" test "$(imissed "$GWA")" = "$M0"
+check "2: sparse ping flow lost nothing during the blast" test "${LOST:-1}" = 0
+check "2: sparse ping p99 ${P99} ms <= base RTT + 3 x target (${BOUND} ms)" \
+	python3 -c "import sys; sys.exit(0 if float('${P99:-1e9}') <= $BOUND else 1)"
+
+# ---- 3 + 5: TCP with ECN at R ----------------------------------------------------------------
+drops "$GWA" >"$LAB_DIR/d2.json"
+drops "$GWB" >"$LAB_DIR/db2.json"
+lab_bg server "$LAB_DIR/tcpdump-ce.log" tcpdump -i eth0 -n -U -w "$LAB_DIR/ce.pcap" 'ip and tcp and (ip[1] & 3) = 3'
+lab_bg wan "$LAB_DIR/tcpdump-outer.log" tcpdump -i p-gwa -n -U -c 1000 -w "$LAB_DIR/outer.pcap" 'udp port 51820 and (ip[1] & 3) = 2'
+lab_wait_for 5 test -s "$LAB_DIR/ce.pcap" || sleep 1
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -t 8 -J >"$LAB_DIR/tcp.json" 2>&1 &
+TCP=$!
+sleep 3
+lab_exec client ping -c 100 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-tcp.txt" 2>&1
+wait "$TCP"
+read -r P99T LOSTT < <(ping_p99 "$LAB_DIR/ping-tcp.txt")
+check "3: gwa conservation exact after TCP" quiet_balance "$GWA"
+drops "$GWA" >"$LAB_DIR/d3.json"
+drops "$GWB" >"$LAB_DIR/db3.json"
+info "gwa $(no_drops "$LAB_DIR/d2.json" "$LAB_DIR/d3.json")"
+check "3: TCP with ECN at R: zero drops on gwa" no_drops "$LAB_DIR/d2.json" "$LAB_DIR/d3.json"
+check "3: ... and on gwb" no_drops "$LAB_DIR/db2.json" "$LAB_DIR/db3.json"
+sleep 0.5
+CE=$(tcpdump -r "$LAB_DIR/ce.pcap" -n 2>/dev/null | wc -l)
+info "TCP packets arriving CE-marked at the server: $CE"
+check "3: CE marks > 0 (inner CE from gwa's AQM reached the receiver)" test "$CE" -gt 0
+GOOD=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' "$LAB_DIR/tcp.json" 2>/dev/null)
+# The most TCP goodput R allows: MSS 1368 (MTU 1420, timestamps) per 1522 B on the wire
+# (padding to 16, WireGuard 32, UDP 8, IPv4 20, Ethernet 14 + 24 framing).
+MAXGOOD=$(python3 -c "print($RATE * 1368 / 1522)")
+info "TCP goodput $(python3 -c "print(f'{${GOOD:-0}/1e6:.1f} Mbit/s = {${GOOD:-0}/$RATE*100:.1f}% of R, {${GOOD:-0}/$MAXGOOD*100:.1f}% of the goodput R allows')")"
+check "3: TCP goodput >= 90% of what R allows after tunnel overhead" \
+	python3 -c "import sys; sys.exit(0 if ${GOOD:-0} >= 0.9 * $MAXGOOD else 1)"
+info "ping during the TCP flow: p99 ${P99T} ms (bound ${BOUND} ms), lost ${LOSTT}"
+check "5: ping p99 during saturating TCP ${P99T} ms <= base RTT + 3 x target (${BOUND} ms)" \
+	python3 -c "import sys; sys.exit(0 if float('${P99T:-1e9}') <= $BOUND else 1)"
+
+# ---- 4: RFC 6040 decapsulation: a CE-marking hop between the gateways -----------------------
+# An XDP program on the bridge port from gwa marks CE on every ECT datagram (ce_mark.bpf.c).
+check "4: CE-marking hop attached on the WAN bridge" lab_nsexec wan ip link set dev p-gwa xdp obj "$CE_MARK_BPF" sec xdp
+lab_bg server "$LAB_DIR/tcpdump-ce2.log" tcpdump -i eth0 -n -U -w "$LAB_DIR/ce2.pcap" 'ip and tcp and (ip[1] & 3) = 3'
+lab_wait_for 5 test -s "$LAB_DIR/ce2.pcap" || sleep 1
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -t 3 -b 20M >/dev/null 2>&1
+sleep 0.5
+OUTER=$(tcpdump -r "$LAB_DIR/outer.pcap" -n 2>/dev/null | wc -l)
+CE2=$(tcpdump -r "$LAB_DIR/ce2.pcap" -n 2>/dev/null | wc -l)
+info "outer ECT(0) datagrams from gwa: $OUTER; CE at the server: $CE2"
+check "4: encapsulation copies inner ECT(0) to the outer header" test "$OUTER" -gt 0
+check "4: gwb propagated outer CE to the inner packets (server sees CE without AQM marks)" test "$CE2" -gt 0
+check "4: gwb conservation exact" quiet_balance "$GWB"
+finish
