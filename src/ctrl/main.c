@@ -21,8 +21,10 @@
 #include <rte_malloc.h>
 
 #include "ctrl/accounting.h"
+#include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/metrics.h"
 #include "ctrl/netlink.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/uapi.h"
@@ -38,7 +40,9 @@
 #define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
 #define TL_TICK_NS (5ull * 1000000ull)
 #define TL_CTRL_IDLE_US 1000
-#define TL_EAL_BASE_MB 384   /* tables, rings, control pools: everything but the port pools */
+/* Everything but the port pools: control pools (~60 MB), hashes and rings, and two IPv4
+ * routing tables (64 MB each: a new table is built before the old one is freed). */
+#define TL_EAL_BASE_MB 512
 
 const char *tl_log_name = "tunlessd";
 int tl_log_verbose;
@@ -260,6 +264,8 @@ static void control_loop(struct tl_device *dev)
 			tl_handshake_rx(dev, msgs[i], now);
 		n += tl_udpsock_poll(dev);
 		n += tl_uapi_poll(dev);
+		n += tl_ctlapi_poll(dev);
+		n += tl_metrics_poll(dev);
 		tl_neigh_serve_requests(dev);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
@@ -282,6 +288,8 @@ static void device_down(struct tl_device *dev)
 	struct rte_mbuf *m = NULL;
 
 	tl_uapi_close(dev);
+	tl_ctlapi_close(dev);
+	tl_metrics_close(dev);
 	dev->dp.stop = true;
 	rte_eal_mp_wait_lcore();
 	while ((pc = TAILQ_FIRST(&dev->peers)))
@@ -363,6 +371,10 @@ static int device_up(struct tl_device *dev, const char *argv0)
 	if (tl_accounting_register(dev) != 0)
 		tl_log_err("telemetry command /tunless/conservation not registered");
 	if (tl_uapi_open(dev, err, sizeof(err)) != 0)
+		goto fail;
+	if (tl_ctlapi_open(dev, err, sizeof(err)) != 0)
+		goto fail;
+	if (tl_metrics_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	return 0;
 fail:

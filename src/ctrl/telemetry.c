@@ -1,58 +1,35 @@
-/* DPDK telemetry commands under /tunless/...: device, peers, drops by reason, ports and
- * per-worker counters. Runs on the telemetry thread: it reads counters that their owners
+/* DPDK telemetry commands under /tunless/...: device, peers, drops by reason, ports,
+ * egress queues (list + info pair: /tunless/queues, /tunless/queue,<port>/<worker>) and
+ * workers. Runs on the telemetry thread: it reads counters that their owners
  * write (aligned 64-bit, no tearing) and walks the peer list under the device lock. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
 #include "ctrl/device.h"
+#include "ctrl/metrics.h"
 
 static struct tl_device *g_dev;
 
 static void counters_sum(struct tl_counters *sum)
 {
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned w = 0; w <= g_dev->dp.n_workers; w++) {
-		const struct tl_counters *c = w < g_dev->dp.n_workers ? &g_dev->workers[w].cnt : &g_dev->cnt;
-
-		for (int i = 0; i < TL_DROP_MAX; i++)
-			sum->drops[i] += c->drops[i];
-		for (int p = 0; p < TL_PORT_MAX; p++) {
-			sum->rx[p] += c->rx[p];
-			sum->tx[p] += c->tx[p];
-			sum->backpressure[p] += c->backpressure[p];
-		}
-		sum->to_ctrl += c->to_ctrl;
-		sum->consumed += c->consumed;
-		sum->staged += c->staged;
-		sum->unstaged += c->unstaged;
-		sum->from_ctrl += c->from_ctrl;
-		sum->slowpath_rx += c->slowpath_rx;
-		sum->busy_polls += c->busy_polls;
-		sum->idle_polls += c->idle_polls;
-	}
+	tl_metrics_counters_sum(g_dev, sum);
 }
 
 static int cmd_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tl_counters sum;
+	uint64_t drops[TL_DROP_MAX];
 
 	(void)cmd;
 	(void)params;
-	counters_sum(&sum);
-	/* kernel side: frames the AF_XDP socket could not take (net_af_xdp reports them as
-	 * imissed); without this they are lost silently */
-	for (int p = 0; p < TL_PORT_MAX; p++) {
-		struct rte_eth_stats st = { 0 };
-
-		if (rte_eth_stats_get(g_dev->dp.port[p].port_id, &st) == 0)
-			sum.drops[TL_DROP_xsk_ring_full] += st.imissed;
-	}
+	tl_metrics_drops(g_dev, drops);
 	rte_tel_data_start_dict(d);
 	for (int i = 0; i < TL_DROP_MAX; i++)
-		rte_tel_data_add_dict_u64(d, tl_drop_names[i], sum.drops[i]);
+		rte_tel_data_add_dict_u64(d, tl_drop_names[i], drops[i]);
 	return 0;
 }
 
@@ -168,13 +145,178 @@ static int cmd_peers(const char *cmd, const char *params, struct rte_tel_data *d
 	return 0;
 }
 
+/* ---- egress queues: /tunless/queues lists "<port>/<worker>", /tunless/queue,<id> tells one ---- */
+
+static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char id[32];
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		for (unsigned w = 0; w < g_dev->dp.n_workers; w++) {
+			snprintf(id, sizeof(id), "%s/%u", tl_metrics_port_names[p], w);
+			rte_tel_data_add_array_string(d, id);
+		}
+	return 0;
+}
+
+/* "wan/0" (or "wan,0", or a port number for the role: 0 wan, 1 lan). 0 or -EINVAL. */
+static int queue_id_parse(const char *params, int *role, unsigned *worker)
+{
+	char port[8], *end;
+	size_t n;
+	unsigned long w;
+
+	if (!params)
+		return -EINVAL;
+	n = strcspn(params, "/,");
+	if (!n || n >= sizeof(port) || !params[n])
+		return -EINVAL;
+	memcpy(port, params, n);
+	port[n] = '\0';
+	*role = -1;
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		if (!strcmp(port, tl_metrics_port_names[p]) || (port[0] == '0' + p && !port[1]))
+			*role = p;
+	if (*role < 0 || params[n + 1] < '0' || params[n + 1] > '9')
+		return -EINVAL;
+	errno = 0;
+	w = strtoul(params + n + 1, &end, 10);
+	if (errno || *end || w >= g_dev->dp.n_workers)
+		return -EINVAL;
+	*worker = (unsigned)w;
+	return 0;
+}
+
+static void add_sojourn(struct rte_tel_data *d, const struct tl_aqm_stats *s)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	uint64_t cum[TL_METRICS_SOJOURN_BOUNDS];
+	char key[24];
+
+	if (!c)
+		return;
+	tl_metrics_sojourn_cumulative(s, cum);
+	rte_tel_data_start_dict(c);
+	for (unsigned i = 0; i < TL_METRICS_SOJOURN_BOUNDS; i++) {
+		snprintf(key, sizeof(key), "%" PRIu64, tl_metrics_sojourn_bound(i));
+		rte_tel_data_add_dict_u64(c, key, cum[i]);
+	}
+	rte_tel_data_add_dict_container(d, "sojourn_below_ns", c, 0);
+}
+
+static int cmd_queue(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tl_queue_snapshot *s;
+	uint64_t cum[TL_METRICS_SOJOURN_BOUNDS], now = tl_now_ns();
+	unsigned w;
+	int role;
+
+	(void)cmd;
+	if (queue_id_parse(params, &role, &w) != 0)
+		return -EINVAL;
+	s = malloc(sizeof(*s));   /* the histogram is a few KiB: not on the telemetry stack */
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&g_dev->lock);
+	tl_worker_queue_read(&g_dev->workers[w], role, s);
+	pthread_mutex_unlock(&g_dev->lock);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "port", tl_metrics_port_names[role]);
+	rte_tel_data_add_dict_u64(d, "worker", w);
+	rte_tel_data_add_dict_u64(d, "depth_packets", s->aqm.backlog_pkts);
+	rte_tel_data_add_dict_u64(d, "depth_bytes", s->aqm.backlog_bytes);
+	rte_tel_data_add_dict_u64(d, "memory_bytes", s->aqm.memory_bytes);
+	rte_tel_data_add_dict_u64(d, "enqueued", s->aqm.enqueued);
+	rte_tel_data_add_dict_u64(d, "dequeued", s->aqm.dequeued);
+	rte_tel_data_add_dict_u64(d, "requeued", s->aqm.requeued);
+	rte_tel_data_add_dict_u64(d, "drops_aqm_codel", s->aqm.drops_codel);
+	rte_tel_data_add_dict_u64(d, "drops_aqm_overlimit", s->aqm.drops_overlimit);
+	rte_tel_data_add_dict_u64(d, "ecn_marks", s->aqm.ecn_marks);
+	rte_tel_data_add_dict_u64(d, "overlimit_events", s->aqm.overlimit_events);
+	rte_tel_data_add_dict_u64(d, "new_flows", s->aqm.new_flows_count);
+	rte_tel_data_add_dict_u64(d, "flows_new", s->aqm.flows_new);
+	rte_tel_data_add_dict_u64(d, "flows_old", s->aqm.flows_old);
+	rte_tel_data_add_dict_u64(d, "tx_packets", s->tx_packets);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", s->tx_bytes);
+	rte_tel_data_add_dict_u64(d, "backpressure", s->backpressure);
+	rte_tel_data_add_dict_u64(d, "shaper_waits", s->shaper_waits);
+	rte_tel_data_add_dict_u64(d, "delivered", tl_metrics_sojourn_cumulative(&s->aqm, cum));
+	rte_tel_data_add_dict_u64(d, "sojourn_p50_ns", tl_aqm_sojourn_quantile(&s->aqm, 0.50));
+	rte_tel_data_add_dict_u64(d, "sojourn_p99_ns", tl_aqm_sojourn_quantile(&s->aqm, 0.99));
+	rte_tel_data_add_dict_u64(d, "sojourn_max_ns", s->aqm.sojourn_max_ns);
+	rte_tel_data_add_dict_u64(d, "aqm_target_us", s->params.target_us);
+	rte_tel_data_add_dict_u64(d, "aqm_interval_us", s->params.interval_us);
+	rte_tel_data_add_dict_u64(d, "aqm_quantum", s->params.quantum);
+	rte_tel_data_add_dict_u64(d, "aqm_flows", s->params.flows);
+	rte_tel_data_add_dict_u64(d, "aqm_limit", s->params.limit);
+	rte_tel_data_add_dict_u64(d, "aqm_memory_limit", s->params.memory_limit);
+	rte_tel_data_add_dict_u64(d, "aqm_ecn", s->params.ecn);
+	rte_tel_data_add_dict_u64(d, "shaper_rate_bps", s->shaper.rate_bps);
+	rte_tel_data_add_dict_u64(d, "shaper_burst_bytes", s->shaper.rate_bps ? tl_shaper_burst(&s->shaper) : 0);
+	rte_tel_data_add_dict_u64(d, "snapshot_age_ns", now > s->stamp_ns ? now - s->stamp_ns : 0);
+	add_sojourn(d, &s->aqm);
+	free(s);
+	return 0;
+}
+
+/* ---- workers ------------------------------------------------------------------------------- */
+
+static void add_worker(struct rte_tel_data *d, unsigned w)
+{
+	const struct tl_counters *c = &g_dev->workers[w].cnt;
+	struct rte_tel_data *x = rte_tel_data_alloc();
+	uint64_t drops = 0, busy = c->busy_ns, loop = c->loop_ns;
+	char name[24];
+
+	if (!x)
+		return;
+	for (int i = 0; i < TL_DROP_MAX; i++)
+		drops += c->drops[i];
+	rte_tel_data_start_dict(x);
+	rte_tel_data_add_dict_u64(x, "lcore", g_dev->worker_lcores[w]);
+	rte_tel_data_add_dict_u64(x, "queue", g_dev->workers[w].queue);
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(name, sizeof(name), "rx_%s", tl_metrics_port_names[p]);
+		rte_tel_data_add_dict_u64(x, name, c->rx[p]);
+		snprintf(name, sizeof(name), "tx_%s", tl_metrics_port_names[p]);
+		rte_tel_data_add_dict_u64(x, name, c->tx[p]);
+		snprintf(name, sizeof(name), "backpressure_%s", tl_metrics_port_names[p]);
+		rte_tel_data_add_dict_u64(x, name, c->backpressure[p]);
+	}
+	rte_tel_data_add_dict_u64(x, "drops", drops);
+	rte_tel_data_add_dict_u64(x, "busy_polls", c->busy_polls);
+	rte_tel_data_add_dict_u64(x, "idle_polls", c->idle_polls);
+	rte_tel_data_add_dict_u64(x, "busy_ns", busy);
+	rte_tel_data_add_dict_u64(x, "loop_ns", loop);
+	rte_tel_data_add_dict_u64(x, "busy_percent", loop ? (busy * 100 + loop / 2) / loop : 0);
+	snprintf(name, sizeof(name), "worker%u", w);
+	rte_tel_data_add_dict_container(d, name, x, 0);
+}
+
+static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	for (unsigned w = 0; w < g_dev->dp.n_workers; w++)
+		add_worker(d, w);
+	return 0;
+}
+
 int tl_telemetry_register(struct tl_device *dev)
 {
 	g_dev = dev;
 	if (rte_telemetry_register_cmd("/tunless/device", cmd_device, "Device: name, mode, public key, port, workers") ||
 	    rte_telemetry_register_cmd("/tunless/peers", cmd_peers, "Peers: endpoint, handshake, rx/tx bytes and packets") ||
 	    rte_telemetry_register_cmd("/tunless/drops", cmd_drops, "Drops by reason, summed over workers and control plane") ||
-	    rte_telemetry_register_cmd("/tunless/stats", cmd_stats, "Ports and pipeline counters"))
+	    rte_telemetry_register_cmd("/tunless/stats", cmd_stats, "Ports and pipeline counters") ||
+	    rte_telemetry_register_cmd("/tunless/queues", cmd_queues, "Egress queues: list of <port>/<worker> ids") ||
+	    rte_telemetry_register_cmd("/tunless/queue", cmd_queue,
+				       "One egress queue: depth, counters, sojourn, AQM and shaper parameters. Parameter: <port>/<worker>, e.g. wan/0") ||
+	    rte_telemetry_register_cmd("/tunless/workers", cmd_workers, "Workers: lcore, rx/tx per port, polls, busy time"))
 		return -1;
 	return 0;
 }

@@ -1,8 +1,10 @@
 /* UAPI set=1: the request is parsed and checked as a whole into a list of operations
  * first, so that a bad line changes nothing; then the operations are applied in order, the
  * routing table is published once, and the kernel routes (host mode) and the LAN XDP
- * steering of allowed IPs that appeared or disappeared are brought in line. */
+ * steering of allowed IPs that appeared or disappeared are brought in line. The applying
+ * half (tl_peer_ops_apply) is shared with the control API (ctlapi_ops.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,22 +12,11 @@
 #include "ctrl/log.h"
 #include "ctrl/uapi.h"
 
-struct set_peer {
-	uint8_t pub[TL_KEY_LEN];
-	bool remove, update_only, replace_aips;
-	bool has_psk, has_endpoint, has_keepalive;
-	uint8_t psk[TL_KEY_LEN];
-	struct tl_sockaddr endpoint;
-	uint16_t keepalive;
-	struct tl_prefix *aips;
-	size_t n_aips, cap_aips;
-};
-
 struct set_req {
 	bool has_priv, has_port, replace_peers;
 	uint8_t priv[TL_KEY_LEN];
 	uint16_t port;
-	struct set_peer *peers;
+	struct tl_peer_op *peers;
 	size_t n_peers, cap_peers;
 };
 
@@ -55,7 +46,7 @@ static int parse_true(const char *s, bool *flag)
 	return 0;
 }
 
-static struct set_peer *cur(struct set_req *r)
+static struct tl_peer_op *cur(struct set_req *r)
 {
 	return &r->peers[r->n_peers - 1];
 }
@@ -104,12 +95,12 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elt)
 
 static int peer_begin(struct set_req *r, const char *v)
 {
-	struct set_peer *peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
+	struct tl_peer_op *peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
 
 	if (!peers)
 		return ENOMEM;
 	r->peers = peers;
-	memset(&r->peers[r->n_peers++], 0, sizeof(struct set_peer));
+	memset(&r->peers[r->n_peers++], 0, sizeof(struct tl_peer_op));
 	return tl_key_from_hex(cur(r)->pub, v) ? EINVAL : 0;
 }
 
@@ -150,7 +141,7 @@ static int peer_replace_aips(struct set_req *r, const char *v)
 
 static int peer_allowed_ip(struct set_req *r, const char *v)
 {
-	struct set_peer *p = cur(r);
+	struct tl_peer_op *p = cur(r);
 	struct tl_prefix pf, *aips;
 
 	if (tl_prefix_parse(&pf, v) || !strchr(v, '/'))
@@ -238,15 +229,15 @@ static void set_req_free(struct set_req *r)
 /* ---- checks that need the device ----------------------------------------------------------- */
 
 /* Our public key after the request: a peer with it is ignored, as WireGuard does. */
-static void own_public_key(struct tl_device *dev, const struct set_req *r, uint8_t pub[TL_KEY_LEN])
+static void own_public_key(struct tl_device *dev, const uint8_t *priv, uint8_t pub[TL_KEY_LEN])
 {
 	struct tl_identity id;
 
-	if (!r->has_priv) {
+	if (!priv) {
 		memcpy(pub, dev->id.pub, TL_KEY_LEN);
 		return;
 	}
-	tl_identity_set(&id, r->priv);
+	tl_identity_set(&id, priv);
 	memcpy(pub, id.pub, TL_KEY_LEN);
 	tl_identity_clear(&id);
 }
@@ -348,7 +339,7 @@ static bool endpoint_is(struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa)
 	return ep.family == sa->ip.family && ep.port == sa->port && !memcmp(ep.ip, sa->ip.addr, 16);
 }
 
-static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct set_peer *op)
+static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_peer_op *op)
 {
 	if (op->has_psk) {
 		pc->cfg.has_psk = !tl_is_zero(op->psk, TL_KEY_LEN);
@@ -363,9 +354,14 @@ static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const st
 	}
 	if (op->has_keepalive)
 		pc->cfg.persistent_keepalive = op->keepalive;
+	if (op->has_name) {
+		pthread_mutex_lock(&dev->lock);     /* telemetry reads the label */
+		snprintf(pc->cfg.name, sizeof(pc->cfg.name), "%s", op->name);
+		pthread_mutex_unlock(&dev->lock);
+	}
 }
 
-static int apply_peer(struct tl_device *dev, const struct set_peer *op, const uint8_t own[TL_KEY_LEN])
+static int apply_peer(struct tl_device *dev, const struct tl_peer_op *op, const uint8_t own[TL_KEY_LEN])
 {
 	struct tl_peer_ctrl *pc = tl_peer_find(dev, op->pub);
 	int err = 0;
@@ -462,7 +458,8 @@ static void routes_sync(struct tl_device *dev, const struct prefix_list *before)
 	free(after.p);
 }
 
-static int set_apply(struct tl_device *dev, const struct set_req *r)
+int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+		      bool replace_peers)
 {
 	struct prefix_list before;
 	uint8_t own[TL_KEY_LEN];
@@ -470,19 +467,19 @@ static int set_apply(struct tl_device *dev, const struct set_req *r)
 
 	if (prefixes_of(dev, &before) != 0)
 		return ENOMEM;
-	own_public_key(dev, r, own);
-	if (r->has_priv)
-		apply_private_key(dev, r->priv);
-	if (r->replace_peers)
+	own_public_key(dev, priv, own);
+	if (priv)
+		apply_private_key(dev, priv);
+	if (replace_peers)
 		remove_all_peers(dev);
-	for (size_t i = 0; !err && i < r->n_peers; i++)
-		err = apply_peer(dev, &r->peers[i], own);
+	for (size_t i = 0; !err && i < n; i++)
+		err = apply_peer(dev, &ops[i], own);
 	if (tl_table_publish(dev) != 0 && !err)
 		err = ENOMEM;
 	routes_sync(dev, &before);
 	free(before.p);
 	if (err)
-		tl_log_err("uapi: set: %s; applied in part", strerror(err));
+		tl_log_err("peers: %s; applied in part", strerror(err));
 	return err;
 }
 
@@ -494,7 +491,7 @@ int tl_uapi_set(struct tl_device *dev, char *body)
 	if (!err)
 		err = set_check(dev, &r);
 	if (!err)
-		err = set_apply(dev, &r);
+		err = tl_peer_ops_apply(dev, r.peers, r.n_peers, r.has_priv ? r.priv : NULL, r.replace_peers);
 	else
 		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
 	set_req_free(&r);

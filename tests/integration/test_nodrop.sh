@@ -99,6 +99,17 @@ aqm = d.pop("aqm_codel", 0) + d.pop("aqm_overlimit", 0)
 sys.exit(0 if aqm > 0 and not d else 1)
 EOF
 }
+nothing_but_aqm() { # nothing_but_aqm <before.json> <after.json>: no drop outside the AQM
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+print("drop deltas:", d)
+d.pop("aqm_codel", 0)
+d.pop("aqm_overlimit", 0)
+sys.exit(1 if d else 0)
+EOF
+}
 no_drops() { # no_drops <before.json> <after.json>
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -123,6 +134,20 @@ print(f"{rtt[min(len(rtt) - 1, int(len(rtt) * q))]:.3f} {int(m.group(1)) - int(m
 EOF
 }
 
+# ping_rounds <label>: two rounds of 150 pings under the running load; prints the lower of
+# the two p99s and the total loss (a burst of CPU starvation on a shared 2-core machine
+# spoils one round, queueing behind bulk traffic would spoil both).
+ping_rounds() {
+	local r p99 lost best= total=0
+	for r in 1 2; do
+		lab_exec client ping -c 150 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-$1-$r.txt" 2>&1
+		read -r p99 lost < <(ping_p99 "$LAB_DIR/ping-$1-$r.txt")
+		total=$((total + ${lost:-150}))
+		best=$(python3 -c "print(min(float('${best:-1e9}'), float('${p99:-1e9}')))")
+	done
+	echo "$best $total"
+}
+
 lab_bg server "$LAB_DIR/iperf3-server.log" iperf3 -s
 lab_wait_for 5 lab_nsexec server sh -c 'ss -ltn | grep -q ":5201 "'
 lab_exec client ping -q -c 5 -i 0.2 10.2.0.2 >/dev/null 2>&1
@@ -135,13 +160,12 @@ BOUND=$(python3 -c "print(${BASE:-0} + 3 * $TARGET_MS)")
 drops "$GWA" >"$LAB_DIR/d0.json"
 drops "$GWB" >"$LAB_DIR/db0.json"
 M0=$(imissed "$GWA")
-timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((2 * RATE)) -l 1200 -t 6 -J \
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((2 * RATE)) -l 1200 -t 13 -J \
 	>"$LAB_DIR/udp.json" 2>&1 &
 UDP=$!
 sleep 2
-lab_exec client ping -c 100 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-udp.txt" 2>&1
+read -r P99 LOST < <(ping_rounds udp)
 wait "$UDP"
-read -r P99 LOST < <(ping_p99 "$LAB_DIR/ping-udp.txt")
 info "UDP blast at 2R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_packets"], "lost at the receiver")' "$LAB_DIR/udp.json" 2>&1 | tail -1)"
 info "sparse ping during the blast: p99 ${P99} ms (bound ${BOUND} ms), lost ${LOST}"
 check "1: gwa conservation exact on both ports after the blast" quiet_balance "$GWA"
@@ -162,12 +186,11 @@ drops "$GWB" >"$LAB_DIR/db2.json"
 lab_bg server "$LAB_DIR/tcpdump-ce.log" tcpdump -i eth0 -n -U -w "$LAB_DIR/ce.pcap" 'ip and tcp and (ip[1] & 3) = 3'
 lab_bg wan "$LAB_DIR/tcpdump-outer.log" tcpdump -i p-gwa -n -U -c 1000 -w "$LAB_DIR/outer.pcap" 'udp port 51820 and (ip[1] & 3) = 2'
 lab_wait_for 5 test -s "$LAB_DIR/ce.pcap" || sleep 1
-timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -t 8 -J >"$LAB_DIR/tcp.json" 2>&1 &
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -t 14 -J >"$LAB_DIR/tcp.json" 2>&1 &
 TCP=$!
 sleep 3
-lab_exec client ping -c 100 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-tcp.txt" 2>&1
+read -r P99T LOSTT < <(ping_rounds tcp)
 wait "$TCP"
-read -r P99T LOSTT < <(ping_p99 "$LAB_DIR/ping-tcp.txt")
 check "3: gwa conservation exact after TCP" quiet_balance "$GWA"
 drops "$GWA" >"$LAB_DIR/d3.json"
 drops "$GWB" >"$LAB_DIR/db3.json"
@@ -202,4 +225,46 @@ info "outer ECT(0) datagrams from gwa: $OUTER; CE at the server: $CE2"
 check "4: encapsulation copies inner ECT(0) to the outer header" test "$OUTER" -gt 0
 check "4: gwb propagated outer CE to the inner packets (server sees CE without AQM marks)" test "$CE2" -gt 0
 check "4: gwb conservation exact" quiet_balance "$GWB"
+lab_nsexec wan ip link set dev p-gwa xdp off
+
+# ---- 6: live reconfiguration under load ------------------------------------------------------
+# While client -> server traffic flows: the WAN AQM target changes, a peer is added and the
+# road-warrior peer removed, through the control API. The flow of the unaffected peer (gwb)
+# keeps running, nothing is dropped but by the AQM (a 2 ms target on a shared 2-core
+# machine may act), and the balance stays exact.
+CTL=$TUNLESS_BUILD/src/cli/tunlessctl
+RW_KEY=$(awk '/public_key: \/\/\//{print $2}' "$LAB_DIR/gateway-a.yaml")
+NEW_KEY=$(wg genkey | wg pubkey)
+drops "$GWA" >"$LAB_DIR/d6.json"
+drops "$GWB" >"$LAB_DIR/db6.json"
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b 40M -l 1200 -t 6 -J \
+	>"$LAB_DIR/udp-live.json" 2>&1 &
+LIVE=$!
+sleep 1.5
+check "6: set the WAN AQM target to 2 ms under load" "$CTL" -n "$GWA" set port=wan aqm.target_us=2000
+check "6: add a peer under load" "$CTL" -n "$GWA" peer-add public_key="$NEW_KEY" allowed_ips=10.7.0.0/24 name=late
+check "6: remove the road-warrior peer under load" "$CTL" -n "$GWA" peer-remove public_key="$RW_KEY"
+wait "$LIVE"
+show_json() { "$CTL" -n "$GWA" --json show section="$1"; }
+check "6: the new target is live" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json queues | grep -q '\"target_us\": 2000'"
+check "6: the new peer is listed" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$NEW_KEY'"
+check "6: the removed peer is gone" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json peers | grep -vqF '$RW_KEY' && ! (CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$RW_KEY')"
+check "6: gwa conservation exact after the changes" quiet_balance "$GWA"
+drops "$GWA" >"$LAB_DIR/d7.json"
+drops "$GWB" >"$LAB_DIR/db7.json"
+info "gwa $(no_drops "$LAB_DIR/d6.json" "$LAB_DIR/d7.json")"
+check "6: gwa dropped nothing outside the AQM while reconfigured" nothing_but_aqm "$LAB_DIR/d6.json" "$LAB_DIR/d7.json"
+check "6: gwb dropped nothing" no_drops "$LAB_DIR/db6.json" "$LAB_DIR/db7.json"
+LIVE_OUT=$(python3 - "$LAB_DIR/udp-live.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+iv = [i["sum"]["packets"] for i in j["intervals"]]
+s = j["end"]["sum"]
+print(f"{s['packets']} sent, {s['lost_packets']} lost, per-second packets {iv}")
+sys.exit(0 if iv and min(iv) > 0 else 1)
+PY
+)
+RC=$?
+info "unaffected flow during the changes: $LIVE_OUT"
+check "6: the unaffected peer's flow ran every second" test "$RC" = 0
 finish

@@ -1,0 +1,59 @@
+/* The YAML control API on /run/tunless/<name>.sock (spec: src/ctrl/ctlapi.yaml). Served from
+ * the control loop like the WireGuard UAPI: non-blocking, bounded work per call. */
+#ifndef TL_CTLAPI_H
+#define TL_CTLAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "ctrl/ctlspec.h"
+#include "dataplane/dp.h"
+
+struct tl_device;
+
+#define TL_CTL_MAX_CLIENTS 16
+
+struct tl_ctl_client {
+	int fd;                         /* -1 = free slot */
+	char *in;                       /* TL_CTL_MAX_REQUEST + 1 bytes */
+	size_t in_len;
+	struct tl_ybuf out;
+	size_t out_off;
+	bool eof;                       /* the client shut down its writing side */
+	bool closing;                   /* close once the reply is written */
+	uint64_t active_ns;
+};
+
+/* Worker load over the last second, from the busy_ns/loop_ns counters. */
+struct tl_ctl_load {
+	uint64_t busy_ns, loop_ns;      /* at the last sample */
+	double busy_percent;
+};
+
+struct tl_ctlapi {
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t st_dev;                   /* the socket file we created, to remove only ours */
+	ino_t st_ino;
+	const struct tl_cspec *spec;
+	uint64_t start_ns;
+	uint64_t load_ns;               /* time of the last load sample */
+	struct tl_ctl_load load[TL_MAX_WORKERS];
+	struct tl_ctl_client c[TL_CTL_MAX_CLIENTS];
+};
+
+/* Loads the embedded spec and creates the socket. Fails (message in err) if another live
+ * daemon answers on it; a stale socket file left by a dead one is replaced. */
+int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen);
+/* Accepts, reads, answers; samples worker load once a second. Returns how much happened. */
+unsigned tl_ctlapi_poll(struct tl_device *dev);
+/* Closes every client and the socket, removes the socket file. Safe if never opened. */
+void tl_ctlapi_close(struct tl_device *dev);
+
+/* One request (its text, terminator line included or not): validated against the spec, then
+ * executed; the whole reply document is appended to out. ctlapi_ops.c */
+void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_ybuf *out);
+
+#endif

@@ -1,0 +1,928 @@
+/* Control API operations: show, set, peer_add, peer_update, peer_remove, reload. Each request
+ * has been validated against the spec (types, ranges, unknown and missing fields) before it
+ * gets here; every operation then checks what needs the device, and only then applies
+ * anything: a request that fails changes nothing. Runs on the control thread. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "ctrl/ctlapi.h"
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/uapi.h"
+
+static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };
+
+static int __attribute__((format(printf, 3, 4))) op_fail(struct tl_cerr *e, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(e->field, sizeof(e->field), "%s", field);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "<field>: <rule>" from the qparams checks -> error on <prefix>.<field>. */
+static int qparams_fail(struct tl_cerr *e, const char *prefix, const char *why)
+{
+	const char *colon = strstr(why, ": ");
+	char field[sizeof(e->field)];
+
+	if (!colon)
+		return op_fail(e, prefix, "%s", why);
+	snprintf(field, sizeof(field), "%s.%.*s", prefix, (int)(colon - why), why);
+	return op_fail(e, field, "%s", colon + 2);
+}
+
+static int role_of(const char *name)
+{
+	return !strcmp(name, "lan") ? TL_PORT_LAN : TL_PORT_WAN;
+}
+
+static void peer_label(char *out, size_t len, const struct tl_peer_ctrl *pc)
+{
+	char key[45];
+
+	tl_key_to_base64(key, pc->cfg.public_key);
+	if (pc->cfg.name[0])
+		snprintf(out, len, "'%s' (%s)", pc->cfg.name, key);
+	else
+		snprintf(out, len, "%s", key);
+}
+
+/* ---- show ------------------------------------------------------------------------------------ */
+
+static void show_device(struct tl_device *dev, struct tl_yw *w)
+{
+	uint64_t up = dev->ctlapi ? (tl_now_ns() - dev->ctlapi->start_ns) / TL_NS : 0;
+
+	tl_yw_key(w, "device");
+	tl_yw_map(w);
+	tl_yw_kstr(w, "name", dev->cfg->name);
+	tl_yw_kstr(w, "mode", dev->dp.host_mode ? "host" : "gateway");
+	tl_yw_key(w, "public_key");
+	tl_yw_key_b64(w, dev->id.pub);
+	tl_yw_ku64(w, "listen_port", dev->dp.listen_port);
+	tl_yw_ku64(w, "mtu", dev->dp.mtu);
+	tl_yw_ku64(w, "workers", dev->dp.n_workers);
+	tl_yw_ku64(w, "peers", dev->n_peers);
+	tl_yw_ku64(w, "uptime_s", up);
+	tl_yw_end_map(w);
+}
+
+static void show_prefixes(struct tl_yw *w, const struct tl_prefix *p, size_t n)
+{
+	char text[64];
+
+	tl_yw_flow_seq(w);
+	for (size_t i = 0; i < n; i++) {
+		tl_prefix_format(text, sizeof(text), &p[i]);
+		tl_yw_str(w, text);
+	}
+	tl_yw_end_seq(w);
+}
+
+static void show_peer(struct tl_yw *w, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_peer_stats *st = &pc->dp->stats;
+	struct tl_sockaddr sa = { 0 };
+	struct tl_endpoint ep;
+	char text[64];
+
+	tl_yw_map(w);
+	if (pc->cfg.name[0])
+		tl_yw_kstr(w, "name", pc->cfg.name);
+	tl_yw_key(w, "public_key");
+	tl_yw_key_b64(w, pc->cfg.public_key);
+	tl_endpoint_read(pc->dp, &ep);
+	if (ep.family && ep.port) {
+		sa.ip.family = ep.family;
+		memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
+		sa.port = ep.port;
+		tl_sockaddr_format(text, sizeof(text), &sa);
+		tl_yw_kstr(w, "endpoint", text);
+	}
+	tl_yw_key(w, "allowed_ips");
+	show_prefixes(w, pc->cfg.allowed_ips, pc->cfg.n_allowed_ips);
+	if (pc->last_session_ns)
+		tl_yw_ku64(w, "latest_handshake_age_s", (now - pc->last_session_ns) / TL_NS);
+	tl_yw_ku64(w, "handshakes", pc->handshakes);
+	tl_yw_kbool(w, "session", atomic_load(&pc->dp->current) != NULL);
+	tl_yw_ku64(w, "rx_bytes", atomic_load_explicit(&st->rx_bytes, memory_order_relaxed));
+	tl_yw_ku64(w, "tx_bytes", atomic_load_explicit(&st->tx_bytes, memory_order_relaxed));
+	tl_yw_ku64(w, "rx_packets", atomic_load_explicit(&st->rx_packets, memory_order_relaxed));
+	tl_yw_ku64(w, "tx_packets", atomic_load_explicit(&st->tx_packets, memory_order_relaxed));
+	tl_yw_ku64(w, "persistent_keepalive", pc->cfg.persistent_keepalive);
+	tl_yw_ku64(w, "staged", rte_ring_count(pc->dp->staged));
+	tl_yw_end_map(w);
+}
+
+static void show_peers(struct tl_device *dev, struct tl_yw *w)
+{
+	struct tl_peer_ctrl *pc;
+	uint64_t now = tl_now_ns();
+
+	tl_yw_key(w, "peers");
+	tl_yw_seq(w);
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		show_peer(w, pc, now);
+	tl_yw_end_seq(w);
+}
+
+static const char *port_iface(struct tl_device *dev, int role)
+{
+	if (dev->ports[role].iface[0])
+		return dev->ports[role].iface;
+	if (role == TL_PORT_LAN && dev->dp.host_mode)
+		return dev->dp_if;
+	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
+}
+
+static void show_ports(struct tl_device *dev, struct tl_yw *w)
+{
+	tl_yw_key(w, "ports");
+	tl_yw_seq(w);
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		struct rte_eth_stats st = { 0 };
+
+		if (!dev->ports[r].started)
+			continue;
+		rte_eth_stats_get(dev->dp.port[r].port_id, &st);
+		tl_yw_map(w);
+		tl_yw_kstr(w, "port", role_names[r]);
+		tl_yw_kstr(w, "iface", port_iface(dev, r));
+		tl_yw_ku64(w, "rx_packets", st.ipackets);
+		tl_yw_ku64(w, "tx_packets", st.opackets);
+		tl_yw_ku64(w, "rx_bytes", st.ibytes);
+		tl_yw_ku64(w, "tx_bytes", st.obytes);
+		tl_yw_ku64(w, "missed", st.imissed);
+		tl_yw_ku64(w, "rx_errors", st.ierrors);
+		tl_yw_ku64(w, "tx_errors", st.oerrors);
+		tl_yw_end_map(w);
+	}
+	tl_yw_end_seq(w);
+}
+
+static void show_aqm_params(struct tl_yw *w, const struct tl_aqm_params *p)
+{
+	tl_yw_map(w);
+	tl_yw_ku64(w, "target_us", p->target_us);
+	tl_yw_ku64(w, "interval_us", p->interval_us);
+	tl_yw_ku64(w, "quantum", p->quantum);
+	tl_yw_ku64(w, "flows", p->flows);
+	tl_yw_ku64(w, "limit", p->limit);
+	tl_yw_ku64(w, "memory_limit", p->memory_limit);
+	tl_yw_kbool(w, "ecn", p->ecn);
+	tl_yw_end_map(w);
+}
+
+static void show_shaper_params(struct tl_yw *w, const struct tl_shaper_params *p)
+{
+	tl_yw_map(w);
+	tl_yw_ku64(w, "rate_bps", p->rate_bps);
+	tl_yw_ku64(w, "burst_bytes", p->burst_bytes);
+	tl_yw_end_map(w);
+}
+
+static void show_queue(struct tl_yw *w, int role, unsigned id, const struct tl_queue_snapshot *s)
+{
+	const struct tl_aqm_stats *a = &s->aqm;
+
+	tl_yw_map(w);
+	tl_yw_kstr(w, "port", role_names[role]);
+	tl_yw_ku64(w, "worker", id);
+	tl_yw_ku64(w, "depth_packets", a->backlog_pkts);
+	tl_yw_ku64(w, "depth_bytes", a->backlog_bytes);
+	tl_yw_ku64(w, "memory_bytes", a->memory_bytes);
+	tl_yw_ku64(w, "sojourn_p50_us", RTE_MIN(tl_aqm_sojourn_quantile(a, 0.5), a->sojourn_max_ns) / 1000);
+	tl_yw_ku64(w, "sojourn_p99_us", RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns) / 1000);
+	tl_yw_ku64(w, "sojourn_max_us", a->sojourn_max_ns / 1000);
+	tl_yw_ku64(w, "enqueued", a->enqueued);
+	tl_yw_ku64(w, "dequeued", a->dequeued);
+	tl_yw_ku64(w, "tx_packets", s->tx_packets);
+	tl_yw_ku64(w, "tx_bytes", s->tx_bytes);
+	tl_yw_key(w, "drops");
+	tl_yw_map(w);
+	tl_yw_ku64(w, tl_drop_names[TL_DROP_aqm_codel], a->drops_codel);
+	tl_yw_ku64(w, tl_drop_names[TL_DROP_aqm_overlimit], a->drops_overlimit);
+	tl_yw_end_map(w);
+	tl_yw_ku64(w, "ecn_marks", a->ecn_marks);
+	tl_yw_ku64(w, "backpressure", s->backpressure);
+	tl_yw_ku64(w, "shaper_waits", s->shaper_waits);
+	tl_yw_ku64(w, "flows_active", (uint64_t)a->flows_new + a->flows_old);
+	tl_yw_key(w, "aqm");
+	show_aqm_params(w, &s->params);
+	tl_yw_key(w, "shaper");
+	show_shaper_params(w, &s->shaper);
+	tl_yw_end_map(w);
+}
+
+static void show_queues(struct tl_device *dev, struct tl_yw *w)
+{
+	struct tl_queue_snapshot *s = malloc(sizeof(*s));   /* the histogram is large */
+
+	if (!s) {
+		w->failed = true;
+		return;
+	}
+	tl_yw_key(w, "queues");
+	tl_yw_seq(w);
+	for (int r = 0; r < TL_PORT_MAX; r++)
+		for (unsigned i = 0; dev->ports[r].started && i < dev->dp.n_workers; i++) {
+			tl_worker_queue_read(&dev->workers[i], r, s);
+			show_queue(w, r, i, s);
+		}
+	tl_yw_end_seq(w);
+	free(s);
+}
+
+static void show_workers(struct tl_device *dev, struct tl_yw *w)
+{
+	tl_yw_key(w, "workers");
+	tl_yw_seq(w);
+	for (unsigned i = 0; i < dev->dp.n_workers; i++) {
+		const struct tl_counters *c = &dev->workers[i].cnt;
+
+		tl_yw_map(w);
+		tl_yw_ku64(w, "id", i);
+		tl_yw_key(w, "busy_percent");
+		tl_yw_num(w, dev->ctlapi ? dev->ctlapi->load[i].busy_percent : 0.0);
+		tl_yw_ku64(w, "busy_polls", c->busy_polls);
+		tl_yw_ku64(w, "idle_polls", c->idle_polls);
+		tl_yw_end_map(w);
+	}
+	tl_yw_end_seq(w);
+}
+
+static void show_drops(struct tl_device *dev, struct tl_yw *w)
+{
+	uint64_t sum[TL_DROP_MAX] = { 0 };
+
+	for (unsigned i = 0; i <= dev->dp.n_workers; i++) {
+		const struct tl_counters *c = i < dev->dp.n_workers ? &dev->workers[i].cnt : &dev->cnt;
+
+		for (int d = 0; d < TL_DROP_MAX; d++)
+			sum[d] += c->drops[d];
+	}
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		struct rte_eth_stats st = { 0 };
+
+		if (dev->ports[r].started && rte_eth_stats_get(dev->dp.port[r].port_id, &st) == 0)
+			sum[TL_DROP_xsk_ring_full] += st.imissed;
+	}
+	tl_yw_key(w, "drops");
+	tl_yw_map(w);
+	for (int d = 0; d < TL_DROP_MAX; d++)
+		tl_yw_ku64(w, tl_drop_names[d], sum[d]);
+	tl_yw_end_map(w);
+}
+
+static int op_show(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(struct tl_device *dev, struct tl_yw *w);
+	} sections[] = {
+		{ "device", show_device }, { "peers", show_peers }, { "ports", show_ports },
+		{ "queues", show_queues }, { "workers", show_workers }, { "drops", show_drops },
+	};
+	const struct tl_cval *only = tl_cval_has(&req->args, "section");
+
+	(void)e;
+	tl_yw_map(w);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (!only || !strcmp(only->s, sections[i].name))
+			sections[i].fn(dev, w);
+	tl_yw_end_map(w);
+	return 0;
+}
+
+/* ---- queue parameters (set, reload) ------------------------------------------------------- */
+
+/* Applies aqm/sh (NULL = unchanged) to the port's queue on every worker; on a refusal the
+ * workers already changed get their old parameters back and the error names the field. */
+static int queues_apply(struct tl_device *dev, int role, const struct tl_aqm_params *aqm,
+			const struct tl_shaper_params *sh, const char *prefix, struct tl_cerr *e)
+{
+	struct tl_aqm_params old_aqm[TL_MAX_WORKERS];
+	struct tl_shaper_params old_sh[TL_MAX_WORKERS];
+	struct tl_queue_snapshot *s = malloc(sizeof(*s));
+	const char *why = NULL;
+	unsigned i;
+
+	if (!s)
+		return op_fail(e, "(request)", "out of memory");
+	for (i = 0; i < dev->dp.n_workers; i++) {
+		tl_worker_queue_read(&dev->workers[i], role, s);
+		old_aqm[i] = s->params;
+		old_sh[i] = s->shaper;
+	}
+	free(s);
+	for (i = 0; i < dev->dp.n_workers && !why; i++)
+		why = tl_worker_queue_set(&dev->workers[i], role, aqm, sh);
+	if (!why)
+		return 0;
+	for (unsigned k = 0; k + 1 < i; k++)
+		tl_worker_queue_set(&dev->workers[k], role, aqm ? &old_aqm[k] : NULL, sh ? &old_sh[k] : NULL);
+	tl_log_info("ctlapi: %s queue of worker %u refused the change: %s", role_names[role], i - 1, why);
+	return qparams_fail(e, prefix, why);
+}
+
+static void queue_current(struct tl_device *dev, int role, struct tl_aqm_params *aqm, struct tl_shaper_params *sh)
+{
+	struct tl_queue_snapshot *s = malloc(sizeof(*s));
+
+	*aqm = tl_aqm_params_default();
+	*sh = (struct tl_shaper_params){ 0 };
+	if (!s)
+		return;
+	tl_worker_queue_read(&dev->workers[0], role, s);
+	*aqm = s->params;
+	*sh = s->shaper;
+	free(s);
+}
+
+static void merge_u32(const struct tl_cval *map, const char *name, uint32_t *out)
+{
+	const struct tl_cval *v = tl_cval_has(map, name);
+
+	if (v)
+		*out = (uint32_t)v->i;   /* the spec bounds it */
+}
+
+static void merge_aqm(const struct tl_cval *m, struct tl_aqm_params *p)
+{
+	const struct tl_cval *v;
+
+	merge_u32(m, "target_us", &p->target_us);
+	merge_u32(m, "interval_us", &p->interval_us);
+	merge_u32(m, "quantum", &p->quantum);
+	merge_u32(m, "flows", &p->flows);
+	merge_u32(m, "limit", &p->limit);
+	if ((v = tl_cval_has(m, "memory_limit")))
+		p->memory_limit = (uint64_t)v->i;
+	if ((v = tl_cval_has(m, "ecn")))
+		p->ecn = v->b;
+}
+
+static void merge_shaper(const struct tl_cval *m, struct tl_shaper_params *p)
+{
+	const struct tl_cval *v;
+
+	if ((v = tl_cval_has(m, "rate_bps")))
+		p->rate_bps = (uint64_t)v->i;
+	merge_u32(m, "burst_bytes", &p->burst_bytes);
+}
+
+static int op_set(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	const struct tl_cval *va = tl_cval_has(&req->args, "aqm"), *vs = tl_cval_has(&req->args, "shaper");
+	int role = role_of(tl_cval_has(&req->args, "port")->s);
+	struct tl_aqm_params aqm;
+	struct tl_shaper_params sh;
+	const char *why;
+
+	if (!dev->ports[role].started || !dev->dp.n_workers)
+		return op_fail(e, "args.port", "this device has no %s port", role_names[role]);
+	if (!va && !vs)
+		return op_fail(e, "args", "nothing to set: give aqm and/or shaper");
+	queue_current(dev, role, &aqm, &sh);
+	if (va)
+		merge_aqm(va, &aqm);
+	if (vs)
+		merge_shaper(vs, &sh);
+	if (va && (why = tl_aqm_params_check(&aqm)))
+		return qparams_fail(e, "args.aqm", why);
+	if (vs && (why = tl_shaper_params_check(&sh)))
+		return qparams_fail(e, "args.shaper", why);
+	if (queues_apply(dev, role, va ? &aqm : NULL, vs ? &sh : NULL, va ? "args.aqm" : "args.shaper", e) < 0)
+		return -1;
+	tl_log_info("ctlapi: set %s: target %u us, interval %u us, flows %u, limit %u, shaper %" PRIu64 " bit/s",
+		    role_names[role], aqm.target_us, aqm.interval_us, aqm.flows, aqm.limit, sh.rate_bps);
+	tl_yw_map(w);
+	tl_yw_kstr(w, "port", role_names[role]);
+	tl_yw_key(w, "aqm");
+	show_aqm_params(w, &aqm);
+	tl_yw_key(w, "shaper");
+	show_shaper_params(w, &sh);
+	tl_yw_end_map(w);
+	return 0;
+}
+
+/* ---- peers ------------------------------------------------------------------------------------ */
+
+static bool prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
+{
+	return a->len == b->len && a->ip.family == b->ip.family && !memcmp(a->ip.addr, b->ip.addr, 16);
+}
+
+/* The peer other than self that has p among its allowed IPs. */
+static struct tl_peer_ctrl *prefix_owner(struct tl_device *dev, const struct tl_prefix *p,
+					 const struct tl_peer_ctrl *self)
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; pc != self && i < pc->cfg.n_allowed_ips; i++)
+			if (prefix_eq(&pc->cfg.allowed_ips[i], p))
+				return pc;
+	return NULL;
+}
+
+static int peer_aips_check(struct tl_device *dev, const struct tl_cval *aips, const struct tl_peer_ctrl *self,
+			   struct tl_cerr *e)
+{
+	for (size_t i = 0; aips && i < aips->n_prefixes; i++) {
+		struct tl_peer_ctrl *o = prefix_owner(dev, &aips->prefixes[i], self);
+		char field[64], text[64], who[96];
+
+		if (!o)
+			continue;
+		snprintf(field, sizeof(field), "args.allowed_ips[%zu]", i);
+		tl_prefix_format(text, sizeof(text), &aips->prefixes[i]);
+		peer_label(who, sizeof(who), o);
+		return op_fail(e, field, "%s is already an allowed IP of peer %s", text, who);
+	}
+	return 0;
+}
+
+/* The peer fields of a request (peer_add, peer_update) as one peer operation. */
+static void peer_op_of(const struct tl_cval *args, struct tl_peer_op *op)
+{
+	const struct tl_cval *v;
+
+	memset(op, 0, sizeof(*op));
+	memcpy(op->pub, tl_cval_has(args, "public_key")->key, TL_KEY_LEN);
+	if ((v = tl_cval_has(args, "preshared_key"))) {
+		op->has_psk = true;
+		memcpy(op->psk, v->key, TL_KEY_LEN);
+	}
+	if ((v = tl_cval_has(args, "endpoint"))) {
+		op->has_endpoint = true;
+		op->endpoint = v->ep;
+	}
+	if ((v = tl_cval_has(args, "persistent_keepalive"))) {
+		op->has_keepalive = true;
+		op->keepalive = (uint16_t)v->i;
+	}
+	if ((v = tl_cval_has(args, "name"))) {
+		op->has_name = true;
+		snprintf(op->name, sizeof(op->name), "%s", v->s);
+	}
+	if ((v = tl_cval_has(args, "allowed_ips"))) {
+		op->replace_aips = true;
+		op->aips = v->prefixes;
+		op->n_aips = v->n_prefixes;
+	}
+}
+
+static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, struct tl_cerr *e)
+{
+	int err = tl_peer_ops_apply(dev, ops, n, NULL, false);
+
+	return err ? op_fail(e, "(request)", "%s (applied in part)", strerror(err)) : 0;
+}
+
+static void reply_key(struct tl_yw *w, const uint8_t key[TL_KEY_LEN])
+{
+	tl_yw_map(w);
+	tl_yw_key(w, "public_key");
+	tl_yw_key_b64(w, key);
+	tl_yw_end_map(w);
+}
+
+static int op_peer_add(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	struct tl_peer_op op;
+	int rc;
+
+	peer_op_of(&req->args, &op);
+	if (!memcmp(op.pub, dev->id.pub, TL_KEY_LEN))
+		rc = op_fail(e, "args.public_key", "is our own public key");
+	else if (tl_peer_find(dev, op.pub))
+		rc = op_fail(e, "args.public_key", "a peer with this public key exists (use peer_update)");
+	else if (dev->n_peers >= TL_MAX_PEERS)
+		rc = op_fail(e, "args.public_key", "no room for another peer (at most %u)", TL_MAX_PEERS);
+	else
+		rc = peer_aips_check(dev, tl_cval_has(&req->args, "allowed_ips"), NULL, e);
+	if (rc == 0)
+		rc = peers_apply(dev, &op, 1, e);
+	if (rc == 0) {
+		tl_log_info("ctlapi: peer added (%zu allowed IPs)", op.n_aips);
+		reply_key(w, op.pub);
+	}
+	tl_wipe(&op, sizeof(op));
+	return rc;
+}
+
+static int op_peer_update(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	struct tl_peer_ctrl *pc;
+	struct tl_peer_op op;
+	int rc;
+
+	peer_op_of(&req->args, &op);
+	op.update_only = true;
+	pc = tl_peer_find(dev, op.pub);
+	rc = pc ? peer_aips_check(dev, tl_cval_has(&req->args, "allowed_ips"), pc, e)
+		: op_fail(e, "args.public_key", "no peer with this public key");
+	if (rc == 0)
+		rc = peers_apply(dev, &op, 1, e);
+	if (rc == 0)
+		reply_key(w, op.pub);
+	tl_wipe(&op, sizeof(op));
+	return rc;
+}
+
+static int op_peer_remove(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	struct tl_peer_op op = { .remove = true };
+
+	memcpy(op.pub, tl_cval_has(&req->args, "public_key")->key, TL_KEY_LEN);
+	if (!tl_peer_find(dev, op.pub))
+		return op_fail(e, "args.public_key", "no peer with this public key");
+	if (peers_apply(dev, &op, 1, e) < 0)
+		return -1;
+	tl_log_info("ctlapi: peer removed");
+	reply_key(w, op.pub);
+	return 0;
+}
+
+/* ---- reload ----------------------------------------------------------------------------------- */
+
+static bool ip_eq(const struct tl_ip *a, const struct tl_ip *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}
+
+static bool sockaddr_eq(const struct tl_sockaddr *a, const struct tl_sockaddr *b)
+{
+	return ip_eq(&a->ip, &b->ip) && a->port == b->port;
+}
+
+static bool port_static_eq(const struct tl_cfg_port *a, const struct tl_cfg_port *b)
+{
+	return a->present == b->present && !strcmp(a->iface, b->iface) && a->driver == b->driver &&
+	       !strcmp(a->devargs, b->devargs) && a->queues == b->queues && a->zero_copy == b->zero_copy;
+}
+
+static bool neighbours_eq(const struct tl_config *a, const struct tl_config *b)
+{
+	if (a->n_neighbours != b->n_neighbours)
+		return false;
+	for (size_t i = 0; i < a->n_neighbours; i++)
+		if (!ip_eq(&a->neighbours[i].ip, &b->neighbours[i].ip) ||
+		    memcmp(a->neighbours[i].mac, b->neighbours[i].mac, 6) ||
+		    a->neighbours[i].on_wan != b->neighbours[i].on_wan)
+			return false;
+	return true;
+}
+
+static bool timers_eq(const struct tl_cfg_timers *a, const struct tl_cfg_timers *b)
+{
+	return a->rekey_after_time == b->rekey_after_time && a->reject_after_time == b->reject_after_time &&
+	       a->rekey_attempt_time == b->rekey_attempt_time && a->rekey_timeout == b->rekey_timeout &&
+	       a->keepalive_timeout == b->keepalive_timeout && a->rekey_after_messages == b->rekey_after_messages &&
+	       a->reject_after_messages == b->reject_after_messages;
+}
+
+static bool eal_eq(const struct tl_config *a, const struct tl_config *b)
+{
+	if (a->n_eal_args != b->n_eal_args)
+		return false;
+	for (size_t i = 0; i < a->n_eal_args; i++)
+		if (strcmp(a->eal_args[i], b->eal_args[i]))
+			return false;
+	return true;
+}
+
+static bool addresses_eq(const struct tl_config *a, const struct tl_config *b)
+{
+	if (a->n_addresses != b->n_addresses)
+		return false;
+	for (size_t i = 0; i < a->n_addresses; i++)
+		if (!ip_eq(&a->addresses[i].ip, &b->addresses[i].ip) || a->addresses[i].len != b->addresses[i].len)
+			return false;
+	return true;
+}
+
+/* The first key whose change needs a restart, or NULL. Compared with what runs. */
+static const char *reload_restart_key(struct tl_device *dev, const struct tl_config *nc)
+{
+	const struct tl_config *oc = dev->cfg;
+	uint8_t priv[TL_KEY_LEN];
+	bool same_key;
+
+	memcpy(priv, nc->private_key, TL_KEY_LEN);
+	same_key = !memcmp(priv, dev->id.priv, TL_KEY_LEN);
+	tl_wipe(priv, sizeof(priv));
+	if (strcmp(nc->name, oc->name))
+		return "name";
+	if (nc->mode != oc->mode)
+		return "mode";
+	if (!same_key)
+		return "private_key";
+	if (nc->listen_port != dev->dp.listen_port)
+		return "listen_port";
+	if (nc->mtu != dev->dp.mtu)
+		return "mtu";
+	if (!addresses_eq(nc, oc))
+		return "addresses";
+	if (nc->workers != oc->workers)
+		return "workers";
+	if (nc->staged_packets != oc->staged_packets)
+		return "staged_packets";
+	if (!port_static_eq(&nc->wan, &oc->wan))
+		return "ports.wan";
+	if (!port_static_eq(&nc->lan, &oc->lan))
+		return "ports.lan";
+	if (!neighbours_eq(nc, oc))
+		return "neighbours";
+	if (!timers_eq(&nc->timers, &oc->timers))
+		return "timers";
+	if (!eal_eq(nc, oc))
+		return "eal";
+	if (nc->metrics.enabled != oc->metrics.enabled || !sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen))
+		return "metrics";
+	return NULL;
+}
+
+static bool prefix_in(const struct tl_prefix *p, const struct tl_prefix *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (prefix_eq(p, &set[i]))
+			return true;
+	return false;
+}
+
+static bool aips_eq(const struct tl_cfg_peer *a, const struct tl_cfg_peer *b)
+{
+	if (a->n_allowed_ips != b->n_allowed_ips)
+		return false;
+	for (size_t i = 0; i < a->n_allowed_ips; i++)
+		if (!prefix_in(&a->allowed_ips[i], b->allowed_ips, b->n_allowed_ips))
+			return false;
+	return true;
+}
+
+/* An update op for what differs between the live peer and the file's; false if nothing. */
+static bool reload_peer_diff(const struct tl_peer_ctrl *pc, const struct tl_cfg_peer *f, struct tl_peer_op *op)
+{
+	const struct tl_cfg_peer *c = &pc->cfg;
+	static const uint8_t zero[TL_KEY_LEN];
+
+	memset(op, 0, sizeof(*op));
+	memcpy(op->pub, f->public_key, TL_KEY_LEN);
+	op->update_only = true;
+	if (c->has_psk != f->has_psk || (f->has_psk && memcmp(c->psk, f->psk, TL_KEY_LEN))) {
+		op->has_psk = true;
+		memcpy(op->psk, f->has_psk ? f->psk : zero, TL_KEY_LEN);
+	}
+	if (f->has_endpoint && (!c->has_endpoint || !sockaddr_eq(&c->endpoint, &f->endpoint))) {
+		op->has_endpoint = true;
+		op->endpoint = f->endpoint;
+	}
+	if (c->persistent_keepalive != f->persistent_keepalive) {
+		op->has_keepalive = true;
+		op->keepalive = f->persistent_keepalive;
+	}
+	if (strcmp(c->name, f->name)) {
+		op->has_name = true;
+		snprintf(op->name, sizeof(op->name), "%s", f->name);
+	}
+	if (!aips_eq(c, f)) {
+		op->replace_aips = true;
+		op->aips = f->allowed_ips;
+		op->n_aips = f->n_allowed_ips;
+	}
+	return op->has_psk || op->has_endpoint || op->has_keepalive || op->has_name || op->replace_aips;
+}
+
+static void reload_peer_add(const struct tl_cfg_peer *f, struct tl_peer_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	memcpy(op->pub, f->public_key, TL_KEY_LEN);
+	op->has_psk = f->has_psk;
+	memcpy(op->psk, f->psk, TL_KEY_LEN);
+	op->has_endpoint = f->has_endpoint;
+	op->endpoint = f->endpoint;
+	op->has_keepalive = true;
+	op->keepalive = f->persistent_keepalive;
+	op->has_name = f->name[0] != 0;
+	snprintf(op->name, sizeof(op->name), "%s", f->name);
+	op->replace_aips = true;
+	op->aips = f->allowed_ips;
+	op->n_aips = f->n_allowed_ips;
+}
+
+static const struct tl_cfg_peer *cfg_peer_find(const struct tl_config *c, const uint8_t pub[TL_KEY_LEN])
+{
+	for (size_t i = 0; i < c->n_peers; i++)
+		if (!memcmp(c->peers[i].public_key, pub, TL_KEY_LEN))
+			return &c->peers[i];
+	return NULL;
+}
+
+struct reload_plan {
+	struct tl_peer_op *ops;           /* removes, then updates, then adds */
+	size_t n_ops, n_remove, n_update, n_add;
+	bool queues[TL_PORT_MAX];
+};
+
+static int reload_plan_peers(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p)
+{
+	struct tl_peer_ctrl *pc;
+
+	p->ops = calloc(dev->n_peers + nc->n_peers + 1, sizeof(*p->ops));
+	if (!p->ops)
+		return -1;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		if (!cfg_peer_find(nc, pc->cfg.public_key)) {
+			struct tl_peer_op *op = &p->ops[p->n_ops++];
+
+			memcpy(op->pub, pc->cfg.public_key, TL_KEY_LEN);
+			op->remove = true;
+			p->n_remove++;
+		}
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		const struct tl_cfg_peer *f = cfg_peer_find(nc, pc->cfg.public_key);
+
+		if (f && reload_peer_diff(pc, f, &p->ops[p->n_ops])) {
+			p->n_ops++;
+			p->n_update++;
+		}
+	}
+	for (size_t i = 0; i < nc->n_peers; i++)
+		if (!tl_peer_find(dev, nc->peers[i].public_key)) {
+			reload_peer_add(&nc->peers[i], &p->ops[p->n_ops++]);
+			p->n_add++;
+		}
+	return 0;
+}
+
+static bool aqm_eq(const struct tl_aqm_params *a, const struct tl_aqm_params *b)
+{
+	return a->target_us == b->target_us && a->interval_us == b->interval_us && a->quantum == b->quantum &&
+	       a->flows == b->flows && a->limit == b->limit && a->memory_limit == b->memory_limit && a->ecn == b->ecn;
+}
+
+/* Queue parameters first (a worker may refuse them: then everything is rolled back), the
+ * peers last (they can only fail for lack of memory). */
+static int reload_queues(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p, struct tl_cerr *e)
+{
+	struct tl_aqm_params old_aqm[TL_PORT_MAX];
+	struct tl_shaper_params old_sh[TL_PORT_MAX];
+
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		const struct tl_cfg_port *cp = r == TL_PORT_WAN ? &nc->wan : &nc->lan;
+		char prefix[32];
+
+		if (!cp->present || !dev->ports[r].started || !dev->dp.n_workers)
+			continue;
+		queue_current(dev, r, &old_aqm[r], &old_sh[r]);
+		if (aqm_eq(&old_aqm[r], &cp->aqm) && old_sh[r].rate_bps == cp->shaper.rate_bps &&
+		    old_sh[r].burst_bytes == cp->shaper.burst_bytes)
+			continue;
+		snprintf(prefix, sizeof(prefix), "ports.%s.aqm", role_names[r]);
+		if (queues_apply(dev, r, &cp->aqm, &cp->shaper, prefix, e) == 0) {
+			p->queues[r] = true;
+			continue;
+		}
+		for (int k = 0; k < r; k++)
+			if (p->queues[k])
+				queues_apply(dev, k, &old_aqm[k], &old_sh[k], "", &(struct tl_cerr){ 0 });
+		memset(p->queues, 0, sizeof(p->queues));
+		return -1;
+	}
+	return 0;
+}
+
+static void reload_reply(struct tl_yw *w, const char *file, const struct reload_plan *p)
+{
+	static const char *const lists[] = { "peers_removed", "peers_updated", "peers_added" };
+	size_t first[] = { 0, p->n_remove, p->n_remove + p->n_update, p->n_ops };
+
+	tl_yw_map(w);
+	tl_yw_kstr(w, "file", file);
+	for (int l = 0; l < 3; l++) {
+		tl_yw_key(w, lists[l]);
+		tl_yw_seq(w);
+		for (size_t i = first[l]; i < first[l + 1]; i++)
+			tl_yw_key_b64(w, p->ops[i].pub);
+		tl_yw_end_seq(w);
+	}
+	tl_yw_key(w, "queues_changed");
+	tl_yw_flow_seq(w);
+	for (int r = 0; r < TL_PORT_MAX; r++)
+		if (p->queues[r])
+			tl_yw_str(w, role_names[r]);
+	tl_yw_end_seq(w);
+	tl_yw_end_map(w);
+}
+
+static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+{
+	struct reload_plan plan = { 0 };
+	struct tl_config *nc = NULL;
+	char msg[1024];
+	const char *key;
+	int rc = -1;
+
+	(void)req;
+	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
+		return op_fail(e, "(config)", "%s", msg);
+	key = reload_restart_key(dev, nc);
+	if (key)
+		op_fail(e, key, "changes need a restart (%s); nothing applied", dev->cfg->path);
+	else if (nc->n_peers > TL_MAX_PEERS)
+		op_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
+	else if (reload_plan_peers(dev, nc, &plan) < 0)
+		op_fail(e, "(request)", "out of memory");
+	else if (reload_queues(dev, nc, &plan, e) == 0 && peers_apply(dev, plan.ops, plan.n_ops, e) == 0)
+		rc = 0;
+	if (rc == 0) {
+		tl_log_info("ctlapi: reloaded %s: %zu peer(s) added, %zu removed, %zu changed", dev->cfg->path,
+			    plan.n_add, plan.n_remove, plan.n_update);
+		reload_reply(w, dev->cfg->path, &plan);
+	}
+	if (plan.ops)
+		tl_wipe(plan.ops, (plan.n_ops + 1) * sizeof(*plan.ops));
+	free(plan.ops);
+	tl_config_free(nc);
+	return rc;
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------------- */
+
+typedef int (*op_fn)(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e);
+
+static op_fn op_find(const char *name)
+{
+	static const struct {
+		const char *name;
+		op_fn fn;
+	} ops[] = {
+		{ "show", op_show }, { "set", op_set }, { "peer_add", op_peer_add },
+		{ "peer_update", op_peer_update }, { "peer_remove", op_peer_remove }, { "reload", op_reload },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(ops[i].name, name))
+			return ops[i].fn;
+	return NULL;
+}
+
+static int op_run(struct tl_device *dev, const struct tl_creq *req, struct tl_ybuf *out, struct tl_cerr *e)
+{
+	op_fn fn = op_find(req->op->name);
+	struct tl_yw w;
+
+	if (!fn)
+		return op_fail(e, "op", "'%s' is in the spec but not implemented by this daemon", req->op->name);
+	tl_yw_begin(&w, out);
+	tl_yw_map(&w);
+	tl_yw_kstr(&w, "status", "ok");
+	tl_yw_kstr(&w, "op", req->op->name);
+	tl_yw_key(&w, "result");
+	if (fn(dev, req, &w, e) < 0) {
+		tl_yw_finish(&w);
+		return -1;
+	}
+	tl_yw_end_map(&w);
+	if (tl_yw_finish(&w) < 0)
+		return op_fail(e, "(request)", "out of memory while writing the reply (the operation was applied)");
+	return 0;
+}
+
+void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_ybuf *out)
+{
+	const struct tl_cspec *spec = dev->ctlapi ? dev->ctlapi->spec : NULL;
+	struct tl_ybuf reply = { 0 };
+	struct tl_creq req;
+	struct tl_cerr e;
+	char msg[256];
+
+	if (!spec && !(spec = tl_cspec_builtin(msg, sizeof(msg)))) {
+		tl_ctl_error_reply(out, NULL, "(request)", msg);
+		return;
+	}
+	if (tl_creq_parse(spec, text, len, &req, &e) < 0) {
+		tl_log_info("ctlapi: request refused: %s: %s", e.field, e.message);
+		tl_ctl_error_reply(out, NULL, e.field, e.message);
+		return;
+	}
+	if (op_run(dev, &req, &reply, &e) < 0) {
+		tl_log_info("ctlapi: %s refused: %s: %s", req.op->name, e.field, e.message);
+		tl_ctl_error_reply(out, req.op->name, e.field, e.message);
+	} else {
+		tl_ybuf_add(out, reply.p, reply.len);
+	}
+	tl_ybuf_free(&reply);
+	tl_creq_free(&req);
+}

@@ -1,0 +1,327 @@
+/* YAML writing for the control API (libyaml emitter): requests built by tunlessctl and
+ * replies built by tunlessd, plus the growable buffer they go to. */
+#include "ctrl/ctlspec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tl_ybuf_add(struct tl_ybuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		char *p;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+void tl_ybuf_free(struct tl_ybuf *b)
+{
+	if (b->p)
+		explicit_bzero(b->p, b->cap);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- plain scalar kinds -------------------------------------------------------------------- */
+
+static const char *digits(const char *s)
+{
+	while (*s >= '0' && *s <= '9')
+		s++;
+	return s;
+}
+
+/* JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? */
+static enum tl_ykind number_kind(const char *s)
+{
+	const char *p = s + (*s == '-');
+	bool frac = false;
+
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		p = digits(p);
+	else
+		return TL_YK_STRING;
+	if (*p == '.') {
+		const char *q = digits(p + 1);
+
+		if (q == p + 1)
+			return TL_YK_STRING;
+		p = q;
+		frac = true;
+	}
+	if (*p == 'e' || *p == 'E') {
+		const char *q;
+
+		p += 1 + (p[1] == '+' || p[1] == '-');
+		q = digits(p);
+		if (q == p)
+			return TL_YK_STRING;
+		p = q;
+		frac = true;
+	}
+	if (*p)
+		return TL_YK_STRING;
+	return frac ? TL_YK_NUMBER : TL_YK_INT;
+}
+
+enum tl_ykind tl_yaml_plain_kind(const char *s)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	static const char *const bools[] = { "true", "True", "TRUE", "false", "False", "FALSE" };
+	/* YAML 1.1 booleans and special floats other readers would take as such */
+	static const char *const other[] = { "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON",
+					     "off", "Off", "OFF", "y", "Y", "n", "N", ".inf", ".Inf",
+					     ".INF", "-.inf", ".nan", ".NaN", ".NAN" };
+
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+		if (!strcmp(s, nulls[i]))
+			return TL_YK_NULL;
+	for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++)
+		if (!strcmp(s, bools[i]))
+			return TL_YK_BOOL;
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (!strcmp(s, other[i]))
+			return TL_YK_NUMBER;   /* not a string to everyone: quote it */
+	return number_kind(s);
+}
+
+/* ---- writer -------------------------------------------------------------------------------- */
+
+static int yw_out(void *data, unsigned char *buffer, size_t size)
+{
+	struct tl_ybuf *b = data;
+
+	tl_ybuf_add(b, buffer, size);
+	return !b->oom;
+}
+
+static void yw_emit(struct tl_yw *w, yaml_event_t *ev, int ok)
+{
+	if (!ok) {
+		w->failed = true;
+		return;
+	}
+	if (w->failed) {
+		yaml_event_delete(ev);
+		return;
+	}
+	if (!yaml_emitter_emit(&w->em, ev))
+		w->failed = true;
+}
+
+void tl_yw_begin(struct tl_yw *w, struct tl_ybuf *out)
+{
+	yaml_event_t ev;
+
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+	if (!yaml_emitter_initialize(&w->em)) {
+		w->failed = true;
+		return;
+	}
+	yaml_emitter_set_output(&w->em, yw_out, out);
+	yaml_emitter_set_unicode(&w->em, 1);
+	yaml_emitter_set_width(&w->em, -1);
+	yaml_emitter_set_indent(&w->em, 2);
+	yw_emit(w, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+	yw_emit(w, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0));
+}
+
+int tl_yw_finish(struct tl_yw *w)
+{
+	yaml_event_t ev;
+
+	yw_emit(w, &ev, yaml_document_end_event_initialize(&ev, 0));
+	yw_emit(w, &ev, yaml_stream_end_event_initialize(&ev));
+	if (!w->failed && !yaml_emitter_flush(&w->em))
+		w->failed = true;
+	yaml_emitter_delete(&w->em);
+	return w->failed || w->out->oom ? -1 : 0;
+}
+
+static void yw_map(struct tl_yw *w, yaml_mapping_style_t style)
+{
+	yaml_event_t ev;
+
+	yw_emit(w, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, style));
+}
+
+static void yw_seq(struct tl_yw *w, yaml_sequence_style_t style)
+{
+	yaml_event_t ev;
+
+	yw_emit(w, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style));
+}
+
+void tl_yw_map(struct tl_yw *w) { yw_map(w, YAML_BLOCK_MAPPING_STYLE); }
+void tl_yw_flow_map(struct tl_yw *w) { yw_map(w, YAML_FLOW_MAPPING_STYLE); }
+void tl_yw_seq(struct tl_yw *w) { yw_seq(w, YAML_BLOCK_SEQUENCE_STYLE); }
+void tl_yw_flow_seq(struct tl_yw *w) { yw_seq(w, YAML_FLOW_SEQUENCE_STYLE); }
+
+void tl_yw_end_map(struct tl_yw *w)
+{
+	yaml_event_t ev;
+
+	yw_emit(w, &ev, yaml_mapping_end_event_initialize(&ev));
+}
+
+void tl_yw_end_seq(struct tl_yw *w)
+{
+	yaml_event_t ev;
+
+	yw_emit(w, &ev, yaml_sequence_end_event_initialize(&ev));
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	uint32_t cp;
+
+	if (n <= 1)
+		return n;
+	cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* libyaml refuses invalid UTF-8: such bytes (e.g. a multi-byte character cut short in an
+ * echoed value) are written as '?'. */
+static void yw_scalar(struct tl_yw *w, const char *v, yaml_scalar_style_t style)
+{
+	size_t len = strlen(v), i = 0, n;
+	char *fixed = NULL;
+	yaml_event_t ev;
+
+	while (i < len && (n = utf8_len((const unsigned char *)v + i)))
+		i += n;
+	if (i < len) {
+		fixed = strdup(v);
+		if (!fixed) {
+			w->failed = true;
+			return;
+		}
+		for (i = 0; i < len; i += n)
+			if (!(n = utf8_len((unsigned char *)fixed + i)))
+				fixed[i] = '?', n = 1;
+		v = fixed;
+	}
+	yw_emit(w, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)len, 1, 1, style));
+	free(fixed);
+}
+
+void tl_yw_key(struct tl_yw *w, const char *key)
+{
+	yw_scalar(w, key, YAML_ANY_SCALAR_STYLE);
+}
+
+void tl_yw_str(struct tl_yw *w, const char *v)
+{
+	yw_scalar(w, v, tl_yaml_plain_kind(v) == TL_YK_STRING ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+void tl_yw_plain(struct tl_yw *w, const char *v)
+{
+	yw_scalar(w, v, YAML_ANY_SCALAR_STYLE);
+}
+
+void tl_yw_u64(struct tl_yw *w, uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRIu64, v);
+	tl_yw_plain(w, s);
+}
+
+void tl_yw_i64(struct tl_yw *w, int64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRId64, v);
+	tl_yw_plain(w, s);
+}
+
+void tl_yw_bool(struct tl_yw *w, bool v)
+{
+	tl_yw_plain(w, v ? "true" : "false");
+}
+
+void tl_yw_num(struct tl_yw *w, double v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%.1f", v);
+	tl_yw_plain(w, s);
+}
+
+void tl_yw_key_b64(struct tl_yw *w, const uint8_t key[TL_KEY_LEN])
+{
+	char b64[45];
+
+	tl_key_to_base64(b64, key);
+	tl_yw_str(w, b64);
+}
+
+void tl_yw_kstr(struct tl_yw *w, const char *k, const char *v)
+{
+	tl_yw_key(w, k);
+	tl_yw_str(w, v);
+}
+
+void tl_yw_ku64(struct tl_yw *w, const char *k, uint64_t v)
+{
+	tl_yw_key(w, k);
+	tl_yw_u64(w, v);
+}
+
+void tl_yw_kbool(struct tl_yw *w, const char *k, bool v)
+{
+	tl_yw_key(w, k);
+	tl_yw_bool(w, v);
+}
+
+void tl_ctl_error_reply(struct tl_ybuf *out, const char *op, const char *field, const char *message)
+{
+	struct tl_yw w;
+
+	tl_yw_begin(&w, out);
+	tl_yw_map(&w);
+	tl_yw_kstr(&w, "status", "error");
+	if (op)
+		tl_yw_kstr(&w, "op", op);
+	tl_yw_key(&w, "error");
+	tl_yw_map(&w);
+	tl_yw_kstr(&w, "field", field);
+	tl_yw_kstr(&w, "message", message);
+	tl_yw_end_map(&w);
+	tl_yw_end_map(&w);
+	if (tl_yw_finish(&w) == 0)
+		return;
+	tl_ybuf_free(out);      /* out of memory: a fixed reply rather than none */
+	tl_ybuf_add(out, "---\nstatus: error\nerror:\n  field: (request)\n  message: out of memory\n...\n", 73);
+}

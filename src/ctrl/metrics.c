@@ -1,0 +1,1116 @@
+/* Prometheus text exposition over HTTP/1.0 and 1.1: GET (or HEAD) /metrics. A plain TCP
+ * listener served from the control loop: every call does bounded work, a request is at
+ * most TL_METRICS_MAX_REQUEST bytes, each connection carries one request and is closed
+ * after the response (Connection: close), a client that stalls is closed.
+ *
+ * What is exposed (docs/metrics.md): tunless_* for the device, ports, drops by reason,
+ * egress queues (AQM state, sojourn histogram, parameters), workers and peers; and the
+ * names that existing WireGuard dashboards query, from the two common exporters:
+ * MindFlavor/prometheus_wireguard_exporter (wireguard_sent_bytes_total, ...) and
+ * mdlayher/wireguard_exporter (wireguard_peer_*). */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+
+#include "ctrl/device.h"
+#include "ctrl/log.h"
+#include "ctrl/metrics.h"
+
+#define METRICS_MAX_CLIENTS 16
+#define METRICS_ACCEPT_PER_POLL 4
+#define METRICS_IDLE_NS (10ull * TL_NS)     /* no progress this long: closed */
+#define METRICS_LINGER_NS (2ull * TL_NS)    /* draining after the response at most this long */
+
+const char *const tl_metrics_port_names[TL_PORT_MAX] = { "wan", "lan" };
+
+enum client_state { CL_FREE, CL_READING, CL_WRITING, CL_LINGER };
+
+struct metrics_client {
+	int fd;
+	enum client_state state;
+	char in[TL_METRICS_MAX_REQUEST];
+	size_t in_len;
+	struct tl_uapi_buf out;
+	size_t out_off;
+	uint64_t active_ns;                /* last progress */
+};
+
+struct tl_metrics {
+	int fd;
+	struct metrics_client c[METRICS_MAX_CLIENTS];
+	struct tl_queue_snapshot snap[TL_PORT_MAX][TL_MAX_WORKERS];
+	uint64_t requests, errors;         /* served, answered with 4xx/5xx */
+};
+
+/* ---- shared sums --------------------------------------------------------------------------- */
+
+void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned w = 0; w <= dev->dp.n_workers; w++) {
+		const struct tl_counters *c = w < dev->dp.n_workers ? &dev->workers[w].cnt : &dev->cnt;
+
+		for (int i = 0; i < TL_DROP_MAX; i++)
+			sum->drops[i] += c->drops[i];
+		for (int p = 0; p < TL_PORT_MAX; p++) {
+			sum->rx[p] += c->rx[p];
+			sum->tx[p] += c->tx[p];
+			sum->backpressure[p] += c->backpressure[p];
+			sum->rx_drops[p] += c->rx_drops[p];
+			sum->deq_drops[p] += c->deq_drops[p];
+		}
+		sum->icmp_errors += c->icmp_errors;
+		sum->to_ctrl += c->to_ctrl;
+		sum->consumed += c->consumed;
+		sum->staged += c->staged;
+		sum->unstaged += c->unstaged;
+		sum->from_ctrl += c->from_ctrl;
+		sum->slowpath_rx += c->slowpath_rx;
+		sum->busy_polls += c->busy_polls;
+		sum->idle_polls += c->idle_polls;
+		sum->busy_ns += c->busy_ns;
+		sum->loop_ns += c->loop_ns;
+	}
+}
+
+void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
+{
+	struct tl_counters sum;
+
+	tl_metrics_counters_sum(dev, &sum);
+	memcpy(drops, sum.drops, sizeof(sum.drops));
+	/* net_af_xdp reports frames its socket's RX ring could not take as imissed */
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		struct rte_eth_stats st = { 0 };
+
+		if (dev->ports[p].started && rte_eth_stats_get(dev->dp.port[p].port_id, &st) == 0)
+			drops[TL_DROP_xsk_ring_full] += st.imissed;
+	}
+}
+
+uint64_t tl_metrics_sojourn_bound(unsigned i)
+{
+	unsigned k = 10 + i / 2;
+
+	return i % 2 ? 3ull << (k - 1) : 1ull << k;
+}
+
+/* AQM bucket j holds [lower(j), lower(j + 1)); the bound 2^k is lower(8(k-2)), 1.5 * 2^k is
+ * lower(8(k-2) + 4) (src/dataplane/aqm.c). */
+static unsigned bound_bucket(unsigned i)
+{
+	unsigned k = 10 + i / 2;
+
+	return 8 * (k - 2) + (i % 2 ? 4 : 0);
+}
+
+uint64_t tl_metrics_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_METRICS_SOJOURN_BOUNDS])
+{
+	uint64_t seen = 0;
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < TL_METRICS_SOJOURN_BOUNDS; i++) {
+		unsigned end = bound_bucket(i);
+
+		for (; j < end && j < TL_AQM_HIST_BUCKETS; j++)
+			seen += s->sojourn_hist[j];
+		cum[i] = seen;
+	}
+	for (; j < TL_AQM_HIST_BUCKETS; j++)
+		seen += s->sojourn_hist[j];
+	return seen;
+}
+
+/* Lower edge of AQM bucket j in ns (the same rule as aqm.c's histogram). */
+static double bucket_lower(unsigned j)
+{
+	return j < 8 ? (double)j : (double)((8ull + j % 8) << (j / 8 - 1));
+}
+
+/* Sum of sojourn times estimated from bucket midpoints (the AQM keeps no exact sum); the
+ * relative error is at most 1/16. The last bucket is open-ended: its lower edge counts. */
+static double sojourn_sum_seconds(const struct tl_aqm_stats *s)
+{
+	double sum = 0;
+
+	for (unsigned j = 0; j < TL_AQM_HIST_BUCKETS; j++) {
+		double mid;
+
+		if (!s->sojourn_hist[j])
+			continue;
+		mid = j + 1 < TL_AQM_HIST_BUCKETS ? (bucket_lower(j) + bucket_lower(j + 1)) / 2 : bucket_lower(j);
+		sum += mid * (double)s->sojourn_hist[j];
+	}
+	return sum / 1e9;
+}
+
+/* ---- exposition ---------------------------------------------------------------------------- */
+
+#define P tl_uapi_printf
+
+static void family(struct tl_uapi_buf *b, const char *name, const char *type, const char *help)
+{
+	P(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with \, " and newline escaped, as the text format wants. */
+static void label_value(struct tl_uapi_buf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\')
+			P(b, "\\\\");
+		else if (*v == '"')
+			P(b, "\\\"");
+		else if (*v == '\n')
+			P(b, "\\n");
+		else
+			P(b, "%c", *v);
+	}
+}
+
+static void sample_u64(struct tl_uapi_buf *b, const char *name, const char *labels, uint64_t v)
+{
+	P(b, "%s%s%s%s %" PRIu64 "\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", v);
+}
+
+static void sample_f(struct tl_uapi_buf *b, const char *name, const char *labels, double v)
+{
+	P(b, "%s%s%s%s %.9g\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", v);
+}
+
+static void render_device(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	char key[45];
+
+	tl_key_to_base64(key, dev->id.pub);
+	family(b, "tunless_info", "gauge", "Device metadata (always 1).");
+	P(b, "tunless_info{name=\"");
+	label_value(b, dev->cfg->name);
+	P(b, "\",mode=\"%s\",public_key=\"%s\",version=\"%s\"} 1\n", dev->dp.host_mode ? "host" : "gateway",
+	  key, TL_VERSION);
+	family(b, "tunless_listen_port", "gauge", "UDP listen port on the WAN.");
+	sample_u64(b, "tunless_listen_port", "", dev->dp.listen_port);
+	family(b, "tunless_mtu_bytes", "gauge", "Tunnel (inner) MTU.");
+	sample_u64(b, "tunless_mtu_bytes", "", dev->dp.mtu);
+	family(b, "tunless_workers", "gauge", "Dataplane worker lcores.");
+	sample_u64(b, "tunless_workers", "", dev->dp.n_workers);
+	family(b, "tunless_peers", "gauge", "Configured peers.");
+	sample_u64(b, "tunless_peers", "", dev->n_peers);
+}
+
+/* The per-port balance of tl_conservation (also /tunless/conservation). */
+static void render_conservation(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	struct tl_port_balance bal[TL_PORT_MAX];
+
+	tl_conservation(dev->workers, dev->dp.n_workers, bal);
+	family(b, "tunless_conservation_balance_packets", "gauge",
+	       "Per port: received + generated - transmitted - dropped - handed to the control plane - queued; 0 = every packet accounted for (off by the packets in flight while traffic flows).");
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		P(b, "tunless_conservation_balance_packets{port=\"%s\"} %" PRId64 "\n", tl_metrics_port_names[p],
+		  bal[p].balance);
+}
+
+/* Per-port counters: the dataplane's own (conservation) and the ethdev's. */
+static void render_ports(struct tl_device *dev, struct tl_uapi_buf *b, const struct tl_counters *sum)
+{
+	static const struct {
+		const char *name, *help;
+	} eth[] = {
+		{ "tunless_ethdev_rx_packets_total", "Frames the port received (ethdev ipackets)." },
+		{ "tunless_ethdev_tx_packets_total", "Frames the port sent (ethdev opackets)." },
+		{ "tunless_ethdev_rx_bytes_total", "Bytes the port received (ethdev ibytes)." },
+		{ "tunless_ethdev_tx_bytes_total", "Bytes the port sent (ethdev obytes)." },
+		{ "tunless_ethdev_rx_missed_total", "Frames lost before the dataplane saw them (ethdev imissed; AF_XDP: socket RX ring full)." },
+		{ "tunless_ethdev_rx_errors_total", "Erroneous received frames (ethdev ierrors)." },
+		{ "tunless_ethdev_tx_errors_total", "Failed transmissions (ethdev oerrors)." },
+	};
+	struct rte_eth_stats st[TL_PORT_MAX];
+	char l[32];
+
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		memset(&st[p], 0, sizeof(st[p]));
+		if (dev->ports[p].started)
+			rte_eth_stats_get(dev->dp.port[p].port_id, &st[p]);
+	}
+	family(b, "tunless_port_rx_packets_total", "counter", "Frames the workers took from the port (conservation: rx = tx + drops + in flight).");
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+		sample_u64(b, "tunless_port_rx_packets_total", l, sum->rx[p]);
+	}
+	family(b, "tunless_port_tx_packets_total", "counter", "Frames the port took for sending.");
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+		sample_u64(b, "tunless_port_tx_packets_total", l, sum->tx[p]);
+	}
+	family(b, "tunless_port_backpressure_total", "counter", "Worker rounds in which the port's egress queues held packets back (port or shaper not ready).");
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+		sample_u64(b, "tunless_port_backpressure_total", l, sum->backpressure[p]);
+	}
+	family(b, "tunless_port_rx_drops_total", "counter", "Packets received on the port and dropped before reaching a queue (any reason).");
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+		sample_u64(b, "tunless_port_rx_drops_total", l, sum->rx_drops[p]);
+	}
+	family(b, "tunless_port_dequeue_drops_total", "counter", "Packets dropped when the port's queue released them (e.g. a session gone meanwhile).");
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+		sample_u64(b, "tunless_port_dequeue_drops_total", l, sum->deq_drops[p]);
+	}
+	render_conservation(dev, b);
+	for (size_t i = 0; i < RTE_DIM(eth); i++) {
+		family(b, eth[i].name, "counter", eth[i].help);
+		for (int p = 0; p < TL_PORT_MAX; p++) {
+			const uint64_t v[] = { st[p].ipackets, st[p].opackets, st[p].ibytes, st[p].obytes,
+					       st[p].imissed, st[p].ierrors, st[p].oerrors };
+
+			snprintf(l, sizeof(l), "port=\"%s\"", tl_metrics_port_names[p]);
+			sample_u64(b, eth[i].name, l, v[i]);
+		}
+	}
+}
+
+static void render_drops(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	uint64_t drops[TL_DROP_MAX];
+	char l[64];
+
+	tl_metrics_drops(dev, drops);
+	family(b, "tunless_drops_total", "counter", "Packets let go of without delivering them, by reason (one list: src/dataplane/drop.h).");
+	for (int i = 0; i < TL_DROP_MAX; i++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", tl_drop_names[i]);
+		sample_u64(b, "tunless_drops_total", l, drops[i]);
+	}
+}
+
+static void render_pipeline(struct tl_device *dev, struct tl_uapi_buf *b, const struct tl_counters *sum)
+{
+	static const struct {
+		const char *name, *help;
+	} c[] = {
+		{ "tunless_handshake_messages_to_ctrl_total", "Handshake messages the workers handed to the control plane." },
+		{ "tunless_consumed_packets_total", "Keepalives and handshake messages taken by tunless itself." },
+		{ "tunless_staged_packets_total", "Inner packets parked while their peer had no session." },
+		{ "tunless_unstaged_packets_total", "Staged packets sent after the handshake." },
+		{ "tunless_ctrl_frames_sent_total", "Frames built by the control plane (handshakes, keepalives) and sent." },
+		{ "tunless_slowpath_rx_packets_total", "WAN datagrams that came through the kernel's UDP socket (reassembled fragments)." },
+		{ "tunless_icmp_errors_sent_total", "ICMP errors tunless generated (fragmentation needed / packet too big)." },
+		{ "tunless_handshakes_sent_total", "Handshake initiations and responses sent." },
+		{ "tunless_handshakes_received_total", "Handshake messages received and processed." },
+		{ "tunless_cookies_sent_total", "Cookie replies sent (under load)." },
+	};
+	const uint64_t v[] = { sum->to_ctrl, sum->consumed, sum->staged, sum->unstaged, sum->from_ctrl,
+			       sum->slowpath_rx, sum->icmp_errors, dev->handshakes_sent, dev->handshakes_received, dev->cookies_sent };
+	struct tl_peer_ctrl *pc;
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < RTE_DIM(c); i++) {
+		family(b, c[i].name, "counter", c[i].help);
+		sample_u64(b, c[i].name, "", v[i]);
+	}
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		done += pc->handshakes;
+	family(b, "tunless_handshakes_completed_total", "counter", "Completed handshakes of the current peers (sessions established).");
+	sample_u64(b, "tunless_handshakes_completed_total", "", done);
+}
+
+/* ---- queues -------------------------------------------------------------------------------- */
+
+typedef double (*queue_value)(const struct tl_queue_snapshot *s);
+
+#define QV(fn, expr) \
+	static double fn(const struct tl_queue_snapshot *s) { return (double)(expr); }
+QV(q_depth_pkts, s->aqm.backlog_pkts)
+QV(q_depth_bytes, s->aqm.backlog_bytes)
+QV(q_memory, s->aqm.memory_bytes)
+QV(q_sojourn_max, (double)s->aqm.sojourn_max_ns / 1e9)
+QV(q_enqueued, s->aqm.enqueued)
+QV(q_dequeued, s->aqm.dequeued)
+QV(q_requeued, s->aqm.requeued)
+QV(q_ecn, s->aqm.ecn_marks)
+QV(q_new_flows, s->aqm.new_flows_count)
+QV(q_overlimit_events, s->aqm.overlimit_events)
+QV(q_tx_pkts, s->tx_packets)
+QV(q_tx_bytes, s->tx_bytes)
+QV(q_backpressure, s->backpressure)
+QV(q_shaper_waits, s->shaper_waits)
+QV(p_target, (double)s->params.target_us / 1e6)
+QV(p_interval, (double)s->params.interval_us / 1e6)
+QV(p_quantum, s->params.quantum)
+QV(p_flows, s->params.flows)
+QV(p_limit, s->params.limit)
+QV(p_memory, s->params.memory_limit)
+QV(p_ecn, s->params.ecn)
+QV(p_rate, s->shaper.rate_bps)
+QV(p_burst, s->shaper.rate_bps ? tl_shaper_burst(&s->shaper) : 0)
+#undef QV
+
+static const struct {
+	const char *name, *type, *help;
+	queue_value v;
+	bool integer;
+} queue_families[] = {
+	{ "tunless_queue_depth_packets", "gauge", "Packets in the egress queue (AQM backlog).", q_depth_pkts, true },
+	{ "tunless_queue_depth_bytes", "gauge", "Packet bytes in the egress queue.", q_depth_bytes, true },
+	{ "tunless_queue_memory_bytes", "gauge", "Buffer memory held by the egress queue (against aqm memory_limit).", q_memory, true },
+	{ "tunless_queue_sojourn_max_seconds", "gauge", "Longest time a delivered packet waited in the queue.", q_sojourn_max, false },
+	{ "tunless_queue_enqueued_packets_total", "counter", "Packets offered to the egress queue.", q_enqueued, true },
+	{ "tunless_queue_dequeued_packets_total", "counter", "Packets handed out of the egress queue (enqueued = dequeued + AQM drops + depth).", q_dequeued, true },
+	{ "tunless_queue_requeued_packets_total", "counter", "Packets given back to the queue because the port took fewer than offered.", q_requeued, true },
+	{ "tunless_queue_ecn_marks_total", "counter", "ECT packets CoDel marked CE instead of dropping.", q_ecn, true },
+	{ "tunless_queue_new_flows_total", "counter", "Flows that became active (joined the new-flows list).", q_new_flows, true },
+	{ "tunless_queue_overlimit_events_total", "counter", "Batches dropped from the fattest flow at the hard limit.", q_overlimit_events, true },
+	{ "tunless_queue_tx_packets_total", "counter", "Frames the port took from this queue.", q_tx_pkts, true },
+	{ "tunless_queue_tx_bytes_total", "counter", "Bytes of the frames the port took from this queue.", q_tx_bytes, true },
+	{ "tunless_queue_backpressure_total", "counter", "Rounds in which the port took fewer frames than offered (the rest stayed queued).", q_backpressure, true },
+	{ "tunless_queue_shaper_waits_total", "counter", "Rounds in which the shaper held packets back.", q_shaper_waits, true },
+	{ "tunless_aqm_target_seconds", "gauge", "AQM parameter: CoDel target sojourn time.", p_target, false },
+	{ "tunless_aqm_interval_seconds", "gauge", "AQM parameter: CoDel interval.", p_interval, false },
+	{ "tunless_aqm_quantum_bytes", "gauge", "AQM parameter: DRR quantum.", p_quantum, true },
+	{ "tunless_aqm_flows", "gauge", "AQM parameter: flow hash buckets.", p_flows, true },
+	{ "tunless_aqm_limit_packets", "gauge", "AQM parameter: hard limit in packets.", p_limit, true },
+	{ "tunless_aqm_memory_limit_bytes", "gauge", "AQM parameter: hard limit in buffer bytes.", p_memory, true },
+	{ "tunless_aqm_ecn", "gauge", "AQM parameter: 1 if ECT packets are marked instead of dropped.", p_ecn, true },
+	{ "tunless_shaper_rate_bits_per_second", "gauge", "Shaper rate on the wire (0 = no shaper).", p_rate, true },
+	{ "tunless_shaper_burst_bytes", "gauge", "Shaper bucket depth in use (0 = no shaper).", p_burst, true },
+};
+
+static void queue_labels(char *l, size_t len, int p, unsigned w)
+{
+	snprintf(l, len, "port=\"%s\",worker=\"%u\"", tl_metrics_port_names[p], w);
+}
+
+static void render_sojourn(struct tl_device *dev, struct tl_uapi_buf *b, struct tl_metrics *m)
+{
+	static const char *name = "tunless_queue_sojourn_seconds";
+	uint64_t cum[TL_METRICS_SOJOURN_BOUNDS];
+	char l[64];
+
+	family(b, name, "histogram", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).");
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+			const struct tl_aqm_stats *s = &m->snap[p][w].aqm;
+			uint64_t total = tl_metrics_sojourn_cumulative(s, cum);
+
+			queue_labels(l, sizeof(l), p, w);
+			for (unsigned i = 0; i < TL_METRICS_SOJOURN_BOUNDS; i++)
+				P(b, "%s_bucket{%s,le=\"%.12g\"} %" PRIu64 "\n", name, l,
+				  (double)tl_metrics_sojourn_bound(i) / 1e9, cum[i]);
+			P(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, l, total);
+			P(b, "%s_sum{%s} %.9g\n", name, l, sojourn_sum_seconds(s));
+			P(b, "%s_count{%s} %" PRIu64 "\n", name, l, total);
+		}
+}
+
+static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct tl_metrics *m)
+{
+	static const char *drop_name = "tunless_queue_aqm_drops_total";
+	char l[64];
+
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		for (unsigned w = 0; w < dev->dp.n_workers; w++)
+			tl_worker_queue_read(&dev->workers[w], p, &m->snap[p][w]);
+	for (size_t f = 0; f < RTE_DIM(queue_families); f++) {
+		family(b, queue_families[f].name, queue_families[f].type, queue_families[f].help);
+		for (int p = 0; p < TL_PORT_MAX; p++)
+			for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+				double v = queue_families[f].v(&m->snap[p][w]);
+
+				queue_labels(l, sizeof(l), p, w);
+				if (queue_families[f].integer)
+					sample_u64(b, queue_families[f].name, l, (uint64_t)v);
+				else
+					sample_f(b, queue_families[f].name, l, v);
+			}
+	}
+	family(b, drop_name, "counter", "Packets the egress AQM dropped, by reason (aqm_codel, aqm_overlimit).");
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+			queue_labels(l, sizeof(l), p, w);
+			P(b, "%s{%s,reason=\"%s\"} %" PRIu64 "\n", drop_name, l, tl_drop_names[TL_DROP_aqm_codel],
+			  m->snap[p][w].aqm.drops_codel);
+			P(b, "%s{%s,reason=\"%s\"} %" PRIu64 "\n", drop_name, l, tl_drop_names[TL_DROP_aqm_overlimit],
+			  m->snap[p][w].aqm.drops_overlimit);
+		}
+	family(b, "tunless_queue_flows", "gauge", "Active flows of the egress queue, by DRR list (new, old).");
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+			queue_labels(l, sizeof(l), p, w);
+			P(b, "tunless_queue_flows{%s,list=\"new\"} %u\n", l, (unsigned)m->snap[p][w].aqm.flows_new);
+			P(b, "tunless_queue_flows{%s,list=\"old\"} %u\n", l, (unsigned)m->snap[p][w].aqm.flows_old);
+		}
+	render_sojourn(dev, b, m);
+}
+
+/* ---- workers ------------------------------------------------------------------------------- */
+
+static void render_workers(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	char l[32];
+
+	family(b, "tunless_worker_busy_ratio", "gauge", "Share of a worker's loop time spent in rounds that did work, since start.");
+	for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		const struct tl_counters *c = &dev->workers[w].cnt;
+		uint64_t busy = c->busy_ns, loop = c->loop_ns;
+
+		snprintf(l, sizeof(l), "worker=\"%u\"", w);
+		sample_f(b, "tunless_worker_busy_ratio", l, loop ? (double)busy / (double)loop : 0.0);
+	}
+	family(b, "tunless_worker_busy_seconds_total", "counter", "Time a worker spent in rounds that did work (rate() of it is the busy ratio).");
+	for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		snprintf(l, sizeof(l), "worker=\"%u\"", w);
+		sample_f(b, "tunless_worker_busy_seconds_total", l, (double)dev->workers[w].cnt.busy_ns / 1e9);
+	}
+	family(b, "tunless_worker_loop_seconds_total", "counter", "Time a worker spent in its loop (busy and idle rounds).");
+	for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		snprintf(l, sizeof(l), "worker=\"%u\"", w);
+		sample_f(b, "tunless_worker_loop_seconds_total", l, (double)dev->workers[w].cnt.loop_ns / 1e9);
+	}
+	family(b, "tunless_worker_polls_total", "counter", "Worker rounds, by whether they did work (busy) or not (idle).");
+	for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		P(b, "tunless_worker_polls_total{worker=\"%u\",state=\"busy\"} %" PRIu64 "\n", w, dev->workers[w].cnt.busy_polls);
+		P(b, "tunless_worker_polls_total{worker=\"%u\",state=\"idle\"} %" PRIu64 "\n", w, dev->workers[w].cnt.idle_polls);
+	}
+}
+
+/* ---- peers --------------------------------------------------------------------------------- */
+
+struct peer_view {
+	char key[45];
+	char allowed[1024];    /* "a/n,b/m" (truncated at a prefix boundary if very long) */
+	char endpoint[64];
+	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets;
+	uint64_t hs_unix_s, staged;
+	bool session;
+};
+
+static void peer_view(struct tl_peer_ctrl *pc, struct peer_view *v)
+{
+	struct tl_endpoint ep;
+	size_t off = 0;
+
+	tl_key_to_base64(v->key, pc->cfg.public_key);
+	v->allowed[0] = '\0';
+	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
+		char p[64];
+
+		tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[i]);
+		if (off + strlen(p) + 2 > sizeof(v->allowed))
+			break;
+		off += (size_t)snprintf(v->allowed + off, sizeof(v->allowed) - off, "%s%s", i ? "," : "", p);
+	}
+	tl_endpoint_read(pc->dp, &ep);
+	v->endpoint[0] = '\0';
+	if (ep.family && ep.port) {
+		struct tl_sockaddr sa = { .ip.family = ep.family, .port = ep.port };
+
+		memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
+		tl_sockaddr_format(v->endpoint, sizeof(v->endpoint), &sa);
+	}
+	v->rx_bytes = atomic_load_explicit(&pc->dp->stats.rx_bytes, memory_order_relaxed);
+	v->tx_bytes = atomic_load_explicit(&pc->dp->stats.tx_bytes, memory_order_relaxed);
+	v->rx_packets = atomic_load_explicit(&pc->dp->stats.rx_packets, memory_order_relaxed);
+	v->tx_packets = atomic_load_explicit(&pc->dp->stats.tx_packets, memory_order_relaxed);
+	v->hs_unix_s = pc->last_handshake_unix_ns / TL_NS;
+	v->staged = rte_ring_count(pc->dp->staged);
+	v->session = atomic_load(&pc->dp->current) != NULL;
+}
+
+/* MindFlavor/prometheus_wireguard_exporter labels: interface, public_key, allowed_ips, and
+ * friendly_name when the peer has a name. */
+static void labels_mindflavor(struct tl_uapi_buf *b, struct tl_device *dev, struct tl_peer_ctrl *pc,
+			      const struct peer_view *v)
+{
+	P(b, "{interface=\"");
+	label_value(b, dev->cfg->name);
+	P(b, "\",public_key=\"%s\",allowed_ips=\"%s\"", v->key, v->allowed);
+	if (pc->cfg.name[0]) {
+		P(b, ",friendly_name=\"");
+		label_value(b, pc->cfg.name);
+		P(b, "\"");
+	}
+	P(b, "}");
+}
+
+/* mdlayher/wireguard_exporter labels: device, public_key. */
+static void labels_mdlayher(struct tl_uapi_buf *b, struct tl_device *dev, const struct peer_view *v)
+{
+	P(b, "{device=\"");
+	label_value(b, dev->cfg->name);
+	P(b, "\",public_key=\"%s\"}", v->key);
+}
+
+enum peer_metric {
+	PM_WG_SENT, PM_WG_RECEIVED, PM_WG_LATEST, PM_WG_DELAY,
+	PM_PEER_RX, PM_PEER_TX, PM_PEER_HS,
+	PM_TL_RX_PKTS, PM_TL_TX_PKTS, PM_TL_SESSION, PM_TL_STAGED,
+	PM_MAX
+};
+
+static const struct {
+	const char *name, *type, *help;
+} peer_families[PM_MAX] = {
+	[PM_WG_SENT] = { "wireguard_sent_bytes_total", "counter", "Bytes sent to the peer" },
+	[PM_WG_RECEIVED] = { "wireguard_received_bytes_total", "counter", "Bytes received from the peer" },
+	[PM_WG_LATEST] = { "wireguard_latest_handshake_seconds", "gauge", "UNIX timestamp of the latest handshake (0 = never)" },
+	[PM_WG_DELAY] = { "wireguard_latest_handshake_delay_seconds", "gauge", "Seconds since the latest handshake (absent if none yet)" },
+	[PM_PEER_RX] = { "wireguard_peer_receive_bytes_total", "counter", "Number of bytes received from a given peer." },
+	[PM_PEER_TX] = { "wireguard_peer_transmit_bytes_total", "counter", "Number of bytes transmitted to a given peer." },
+	[PM_PEER_HS] = { "wireguard_peer_last_handshake_seconds", "gauge", "UNIX timestamp for the last handshake with a given peer." },
+	[PM_TL_RX_PKTS] = { "tunless_peer_rx_packets_total", "counter", "Data packets received from the peer." },
+	[PM_TL_TX_PKTS] = { "tunless_peer_tx_packets_total", "counter", "Data packets sent to the peer." },
+	[PM_TL_SESSION] = { "tunless_peer_session", "gauge", "1 if the peer has a usable session now." },
+	[PM_TL_STAGED] = { "tunless_peer_staged_packets", "gauge", "Packets waiting for the peer's handshake." },
+};
+
+static void render_peer_family(struct tl_device *dev, struct tl_uapi_buf *b, enum peer_metric pm,
+			       struct peer_view *views)
+{
+	struct tl_peer_ctrl *pc;
+	uint64_t now_unix = (uint64_t)time(NULL);
+	size_t i = 0;
+
+	family(b, peer_families[pm].name, peer_families[pm].type, peer_families[pm].help);
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		const struct peer_view *v = &views[i++];
+		uint64_t val;
+
+		switch (pm) {
+		case PM_WG_SENT: val = v->tx_bytes; break;
+		case PM_WG_RECEIVED: val = v->rx_bytes; break;
+		case PM_WG_LATEST: val = v->hs_unix_s; break;
+		case PM_WG_DELAY:
+			if (!v->hs_unix_s)
+				continue;
+			val = now_unix > v->hs_unix_s ? now_unix - v->hs_unix_s : 0;
+			break;
+		case PM_PEER_RX: val = v->rx_bytes; break;
+		case PM_PEER_TX: val = v->tx_bytes; break;
+		case PM_PEER_HS: val = v->hs_unix_s; break;
+		case PM_TL_RX_PKTS: val = v->rx_packets; break;
+		case PM_TL_TX_PKTS: val = v->tx_packets; break;
+		case PM_TL_SESSION: val = v->session; break;
+		default: val = v->staged; break;
+		}
+		P(b, "%s", peer_families[pm].name);
+		if (pm <= PM_WG_DELAY)
+			labels_mindflavor(b, dev, pc, v);
+		else
+			labels_mdlayher(b, dev, v);
+		P(b, " %" PRIu64 "\n", val);
+	}
+}
+
+static void render_peers(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	struct tl_peer_ctrl *pc;
+	struct peer_view *views;
+	char key[45];
+	size_t i = 0, n = 0;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		n++;
+	views = calloc(n ? n : 1, sizeof(*views));
+	if (!views) {
+		b->oom = true;
+		return;
+	}
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		peer_view(pc, &views[i++]);
+	tl_key_to_base64(key, dev->id.pub);
+	family(b, "wireguard_device_info", "gauge", "Metadata about a device.");
+	P(b, "wireguard_device_info{device=\"");
+	label_value(b, dev->cfg->name);
+	P(b, "\",public_key=\"%s\"} 1\n", key);
+	family(b, "wireguard_peer_info", "gauge", "Metadata about a peer. The public_key label on peer metrics refers to the peer's public key; not the device's public key.");
+	i = 0;
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		const struct peer_view *v = &views[i++];
+
+		P(b, "wireguard_peer_info{device=\"");
+		label_value(b, dev->cfg->name);
+		P(b, "\",public_key=\"%s\",endpoint=\"%s\",name=\"", v->key, v->endpoint);
+		label_value(b, pc->cfg.name);
+		P(b, "\"} 1\n");
+	}
+	family(b, "wireguard_peer_allowed_ips_info", "gauge", "Metadata about each of a peer's allowed IP subnets for a given device.");
+	i = 0;
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		const struct peer_view *v = &views[i++];
+
+		for (size_t a = 0; a < pc->cfg.n_allowed_ips; a++) {
+			char p[64];
+
+			tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[a]);
+			P(b, "wireguard_peer_allowed_ips_info{device=\"");
+			label_value(b, dev->cfg->name);
+			P(b, "\",public_key=\"%s\",allowed_ips=\"%s\",family=\"%s\"} 1\n", v->key, p,
+			  pc->cfg.allowed_ips[a].ip.family == AF_INET ? "IPv4" : "IPv6");
+		}
+	}
+	for (int pm = 0; pm < PM_MAX; pm++)
+		render_peer_family(dev, b, (enum peer_metric)pm, views);
+	free(views);
+}
+
+void tl_metrics_render(struct tl_device *dev, struct tl_uapi_buf *out)
+{
+	struct tl_metrics *m = dev->metrics;
+	struct tl_counters sum;
+
+	if (!m) {           /* rendering without a listener (tests): snapshots on the heap */
+		m = malloc(sizeof(*m));
+		if (!m) {
+			out->oom = true;
+			return;
+		}
+	}
+	tl_metrics_counters_sum(dev, &sum);
+	render_device(dev, out);
+	render_ports(dev, out, &sum);
+	render_drops(dev, out);
+	render_pipeline(dev, out, &sum);
+	render_queues(dev, out, m);
+	render_workers(dev, out);
+	render_peers(dev, out);
+	if (m != dev->metrics)
+		free(m);
+	family(out, "tunless_metrics_requests_total", "counter", "HTTP requests answered by this endpoint, by outcome.");
+	P(out, "tunless_metrics_requests_total{outcome=\"ok\"} %" PRIu64 "\n",
+	  dev->metrics ? dev->metrics->requests - dev->metrics->errors : 0);
+	P(out, "tunless_metrics_requests_total{outcome=\"error\"} %" PRIu64 "\n", dev->metrics ? dev->metrics->errors : 0);
+}
+
+/* ---- HTTP ---------------------------------------------------------------------------------- */
+
+static const char *status_text(int code)
+{
+	switch (code) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Error";
+	}
+}
+
+static int respond(struct tl_uapi_buf *out, int code, const char *minor, const char *ctype, const char *body,
+		   size_t body_len, bool head)
+{
+	P(out, "HTTP/1.%s %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
+	  minor, code, status_text(code), ctype, body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+	if (!head && body_len)
+		P(out, "%.*s", (int)body_len, body);
+	return code;
+}
+
+static int respond_error(struct tl_uapi_buf *out, int code, const char *minor, const char *why)
+{
+	char body[160];
+	int n = snprintf(body, sizeof(body), "%d %s: %s\n", code, status_text(code), why);
+
+	return respond(out, code, minor, "text/plain; charset=utf-8", body, (size_t)n, false);
+}
+
+static bool is_tchar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* The next line of [*p, end): without its CRLF (or bare LF). NULL if no line end. */
+static const char *next_line(const char **p, const char *end, size_t *len)
+{
+	const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
+
+	if (!nl)
+		return NULL;
+	*len = (size_t)(nl - s) - (nl > s && nl[-1] == '\r');
+	*p = nl + 1;
+	return s;
+}
+
+struct http_req {
+	char method[16];
+	char path[256];
+	int minor;               /* HTTP/1.<minor> */
+	int hosts;               /* Host header fields */
+};
+
+/* Request line "METHOD SP target SP HTTP/1.x". 0, or an HTTP error code. */
+static int parse_request_line(const char *s, size_t len, struct http_req *r)
+{
+	const char *sp1 = memchr(s, ' ', len), *sp2, *t;
+	size_t mlen, tlen, vlen;
+
+	if (!sp1 || sp1 == s)
+		return 400;
+	mlen = (size_t)(sp1 - s);
+	sp2 = memchr(sp1 + 1, ' ', len - mlen - 1);
+	if (!sp2)
+		return 400;
+	t = sp1 + 1;
+	tlen = (size_t)(sp2 - t);
+	vlen = len - (size_t)(sp2 + 1 - s);
+	if (mlen >= sizeof(r->method) || !tlen)
+		return 400;
+	for (size_t i = 0; i < mlen; i++)
+		if (!is_tchar(s[i]))
+			return 400;
+	for (size_t i = 0; i < tlen; i++)
+		if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
+			return 400;
+	if (vlen != 8 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[6] < '0' || sp2[6] > '9' || sp2[7] != '.' ||
+	    sp2[8] < '0' || sp2[8] > '9')
+		return 400;
+	if (sp2[6] != '1')
+		return 505;
+	r->minor = sp2[8] - '0';
+	memcpy(r->method, s, mlen);
+	r->method[mlen] = '\0';
+	/* absolute-form (http://host/path) is allowed by RFC 9112: keep the path */
+	if (tlen > 7 && !strncasecmp(t, "http://", 7)) {
+		const char *slash = memchr(t + 7, '/', tlen - 7);
+
+		tlen = slash ? tlen - (size_t)(slash - t) : 1;
+		t = slash ? slash : "/";
+	} else if (t[0] != '/') {
+		return t[0] == '*' && tlen == 1 ? 405 : 400;
+	}
+	for (size_t i = 0; i < tlen; i++)
+		if (t[i] == '?' || t[i] == '#') {
+			tlen = i;
+			break;
+		}
+	if (tlen >= sizeof(r->path))
+		return 404;          /* no path of ours is that long */
+	memcpy(r->path, t, tlen);
+	r->path[tlen] = '\0';
+	return 0;
+}
+
+/* Header fields "name: value", no obsolete line folding. 0 or 400. */
+static int parse_headers(const char *p, const char *end, struct http_req *r)
+{
+	const char *line;
+	size_t len;
+
+	while ((line = next_line(&p, end, &len))) {
+		const char *colon;
+
+		if (!len)
+			return 0;    /* the empty line ends the header section */
+		colon = memchr(line, ':', len);
+		if (!colon || colon == line)
+			return 400;
+		for (const char *c = line; c < colon; c++)
+			if (!is_tchar(*c))
+				return 400;        /* also rejects folding and space before ':' */
+		for (const char *c = colon + 1; c < line + len; c++)
+			if (*c == '\0' || *c == '\r')
+				return 400;
+		if ((size_t)(colon - line) == 4 && !strncasecmp(line, "host", 4))
+			r->hosts++;
+	}
+	return 400;                  /* no empty line: the request stopped early */
+}
+
+int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_uapi_buf *out)
+{
+	struct http_req r = { .minor = 0 };
+	const char *p = req, *end = req + len, *line;
+	const char *minor = "1";
+	size_t llen;
+	int code;
+
+	/* RFC 9112 2.2: ignore empty lines before the request line */
+	while ((line = next_line(&p, end, &llen)) && !llen)
+		;
+	if (!line)
+		return respond_error(out, 400, minor, "no request line");
+	code = parse_request_line(line, llen, &r);
+	if (code)
+		return respond_error(out, code, minor, code == 505 ? "only HTTP/1.0 and HTTP/1.1" : "malformed request line");
+	minor = r.minor == 0 ? "0" : "1";
+	if (parse_headers(p, end, &r))
+		return respond_error(out, 400, minor, "malformed header section");
+	if (r.minor >= 1 && r.hosts != 1)
+		return respond_error(out, 400, minor, "HTTP/1.1 needs exactly one Host header");
+	if (strcmp(r.method, "GET") && strcmp(r.method, "HEAD"))
+		return respond_error(out, 405, minor, "only GET and HEAD");
+	if (strcmp(r.path, "/metrics"))
+		return respond_error(out, 404, minor, "the metrics are at /metrics");
+	{
+		struct tl_uapi_buf body = { 0 };
+
+		tl_metrics_render(dev, &body);
+		if (body.oom) {
+			free(body.p);
+			return respond_error(out, 500, minor, "out of memory");
+		}
+		code = respond(out, 200, minor, "text/plain; version=0.0.4; charset=utf-8", body.p, body.len,
+			       !strcmp(r.method, "HEAD"));
+		free(body.p);
+	}
+	return code;
+}
+
+/* ---- clients ------------------------------------------------------------------------------- */
+
+static void client_close(struct metrics_client *c)
+{
+	if (c->state == CL_FREE)
+		return;
+	close(c->fd);
+	free(c->out.p);
+	memset(&c->out, 0, sizeof(c->out));
+	c->fd = -1;
+	c->state = CL_FREE;
+	c->in_len = c->out_off = 0;
+}
+
+/* End of the header section in the input: the empty line (CRLF CRLF or LF LF). */
+static bool request_complete(const struct metrics_client *c)
+{
+	return memmem(c->in, c->in_len, "\r\n\r\n", 4) || memmem(c->in, c->in_len, "\n\n", 2);
+}
+
+static void client_answer(struct tl_device *dev, struct tl_metrics *m, struct metrics_client *c, int code)
+{
+	if (code) {    /* an error found before the request was parsed */
+		char body[96];
+		int n = snprintf(body, sizeof(body), "%d %s\n", code, status_text(code));
+
+		P(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
+			   "Connection: close\r\n\r\n%s", code, status_text(code), n, body);
+	} else {
+		code = tl_metrics_http(dev, c->in, c->in_len, &c->out);
+	}
+	if (c->out.oom) {    /* nothing sensible can be sent */
+		client_close(c);
+		return;
+	}
+	m->requests++;
+	if (code >= 400)
+		m->errors++;
+	c->state = CL_WRITING;
+}
+
+/* Returns 1 on progress, 0 if none, -1 if the client is to be closed. */
+static int client_read(struct tl_device *dev, struct tl_metrics *m, struct metrics_client *c)
+{
+	char sink[1024];
+	ssize_t n;
+
+	if (c->state == CL_LINGER) {    /* discard what the client still sends until it closes */
+		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return -1;
+		return n > 0;
+	}
+	if (c->state != CL_READING)
+		return 0;
+	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	if (n == 0) {        /* the client finished sending: answer what came, if anything */
+		if (!c->in_len)
+			return -1;
+		client_answer(dev, m, c, 0);
+		return 1;
+	}
+	c->in_len += (size_t)n;
+	if (request_complete(c))
+		client_answer(dev, m, c, 0);
+	else if (c->in_len == sizeof(c->in))
+		client_answer(dev, m, c, 431);
+	return 1;
+}
+
+static int client_write(struct metrics_client *c)
+{
+	ssize_t n;
+
+	if (c->state != CL_WRITING)
+		return 0;
+	n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	c->out_off += (size_t)n;
+	if (c->out_off == c->out.len) {
+		/* half-close, then drain: closing with unread input would reset the connection
+		 * and could destroy the response before the client read it */
+		shutdown(c->fd, SHUT_WR);
+		free(c->out.p);
+		memset(&c->out, 0, sizeof(c->out));
+		c->state = CL_LINGER;
+	}
+	return 1;
+}
+
+static unsigned client_poll(struct tl_device *dev, struct tl_metrics *m, struct metrics_client *c, uint64_t now)
+{
+	int r = client_read(dev, m, c), w = r < 0 ? -1 : client_write(c);
+	uint64_t limit = c->state == CL_LINGER ? METRICS_LINGER_NS : METRICS_IDLE_NS;
+
+	if (r > 0 || w > 0)
+		c->active_ns = now;
+	if (r < 0 || w < 0 || now - c->active_ns > limit) {
+		client_close(c);
+		return 1;
+	}
+	return (unsigned)(r > 0) + (unsigned)(w > 0);
+}
+
+/* A free slot, or else the slot of the client that has been quiet longest, closed: idle
+ * connections cannot lock a scraper out. */
+static struct metrics_client *client_slot(struct tl_metrics *m)
+{
+	struct metrics_client *old = NULL;
+
+	for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
+		struct metrics_client *c = &m->c[i];
+
+		if (c->state == CL_FREE)
+			return c;
+		if (c->state != CL_WRITING && (!old || c->active_ns < old->active_ns))
+			old = c;
+	}
+	if (old) {
+		tl_log_debug("metrics: %d clients, closing the quietest", METRICS_MAX_CLIENTS);
+		client_close(old);
+	}
+	return old;
+}
+
+static unsigned metrics_accept(struct tl_metrics *m, uint64_t now)
+{
+	unsigned n = 0;
+
+	for (int k = 0; k < METRICS_ACCEPT_PER_POLL; k++) {
+		struct metrics_client *c;
+		int fd = accept4(m->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			break;
+		n++;
+		c = client_slot(m);
+		if (!c) {     /* every slot is sending a response */
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->state = CL_READING;
+		c->in_len = c->out_off = 0;
+		c->active_ns = now;
+	}
+	return n;
+}
+
+unsigned tl_metrics_poll(struct tl_device *dev)
+{
+	struct tl_metrics *m = dev->metrics;
+	uint64_t now;
+	unsigned n;
+
+	if (!m)
+		return 0;
+	now = tl_now_ns();
+	n = metrics_accept(m, now);
+	for (int i = 0; i < METRICS_MAX_CLIENTS; i++)
+		if (m->c[i].state != CL_FREE)
+			n += client_poll(dev, m, &m->c[i], now);
+	return n;
+}
+
+/* ---- listener ------------------------------------------------------------------------------ */
+
+static int listen_on(const struct tl_sockaddr *a)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	int fd, one = 1;
+
+	if (a->ip.family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(a->port);
+		memcpy(&s4->sin_addr, a->ip.addr, 4);
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(a->port);
+		memcpy(&s6->sin6_addr, a->ip.addr, 16);
+		sl = sizeof(*s6);
+	}
+	fd = socket(a->ip.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->ip.family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, METRICS_MAX_CLIENTS) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int tl_metrics_open(struct tl_device *dev, char *err, size_t errlen)
+{
+	struct tl_metrics *m;
+	char where[64];
+
+	if (!dev->cfg->metrics.enabled)
+		return 0;
+	tl_sockaddr_format(where, sizeof(where), &dev->cfg->metrics.listen);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "metrics: %s", strerror(ENOMEM));
+		return -1;
+	}
+	for (int i = 0; i < METRICS_MAX_CLIENTS; i++)
+		m->c[i].fd = -1;
+	m->fd = listen_on(&dev->cfg->metrics.listen);
+	if (m->fd < 0) {
+		snprintf(err, errlen, "metrics.listen: cannot listen on %s: %s", where, strerror(errno));
+		free(m);
+		return -1;
+	}
+	dev->metrics = m;
+	tl_log_info("metrics: Prometheus text on http://%s/metrics", where);
+	return 0;
+}
+
+void tl_metrics_close(struct tl_device *dev)
+{
+	struct tl_metrics *m = dev->metrics;
+
+	if (!m)
+		return;
+	for (int i = 0; i < METRICS_MAX_CLIENTS; i++)
+		client_close(&m->c[i]);
+	close(m->fd);
+	free(m);
+	dev->metrics = NULL;
+}

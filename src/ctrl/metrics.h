@@ -1,0 +1,55 @@
+/* Prometheus text exposition (format 0.0.4) over HTTP on `metrics.listen` (loopback by
+ * default): GET /metrics. Served from the control loop like the UAPI socket: non-blocking,
+ * bounded work per poll, bounded request size, one request per connection. Also the
+ * helpers that the DPDK telemetry commands share with it, so both report the same sums.
+ * Names and labels: docs/metrics.md. */
+#ifndef TL_METRICS_H
+#define TL_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrl/uapi.h"
+#include "dataplane/dp.h"
+#include "dataplane/worker.h"
+
+struct tl_device;
+
+#define TL_METRICS_MAX_REQUEST 8192   /* bytes of request line and headers */
+
+/* Opens the listener if the configuration has `metrics`; 0 and nothing opened if not.
+ * On failure (address in use, ...) -1 with a message in err. */
+int tl_metrics_open(struct tl_device *dev, char *err, size_t errlen);
+/* Accepts, reads, answers. Returns how much happened (0 = idle). */
+unsigned tl_metrics_poll(struct tl_device *dev);
+/* Closes every client and the listener. Safe if never opened. */
+void tl_metrics_close(struct tl_device *dev);
+
+/* The whole exposition, appended to out (out->oom set if memory ran out). Control thread. */
+void tl_metrics_render(struct tl_device *dev, struct tl_uapi_buf *out);
+
+/* One HTTP request (request line and headers, up to and including the empty line, or fewer
+ * bytes if the client stopped early). Appends the complete response to out and returns its
+ * status code. Control thread. */
+int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_uapi_buf *out);
+
+/* ---- shared with telemetry.c (any thread: counters are read, never written) ---------------- */
+
+/* Counters of every worker and of the control plane, summed. */
+void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *sum);
+/* Drops by reason as reported everywhere: the summed counters plus the kernel side's
+ * AF_XDP ring overflows (ethdev imissed) under xsk_ring_full. */
+void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX]);
+
+/* Sojourn histogram bounds (ns) shared by Prometheus and telemetry: 2^k and 1.5 * 2^k for
+ * k = 10..32, then 2^33; each is an edge of the AQM's own histogram, so the cumulative
+ * counts are exact (a bound B counts the packets that waited less than B ns). */
+#define TL_METRICS_SOJOURN_BOUNDS 47
+uint64_t tl_metrics_sojourn_bound(unsigned i);
+/* Packets delivered with a sojourn below tl_metrics_sojourn_bound(i), for every i, and the
+ * total (the +Inf bucket). */
+uint64_t tl_metrics_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_METRICS_SOJOURN_BOUNDS]);
+
+extern const char *const tl_metrics_port_names[TL_PORT_MAX];   /* "wan", "lan" */
+
+#endif
