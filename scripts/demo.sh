@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tunless demo: two tunless VPN gateways and a wireguard-go road warrior in network
-# namespaces, iperf3 traffic through the tunnels, live per-peer counters.
+# namespaces, iperf3 traffic through the tunnels, live per-peer and per-queue counters.
+# gwa's WAN uplink is shaped to 200 Mbit/s, so the queue forms in its AQM (fq_codel with
+# ECN): watch its depth, sojourn and marks while the 300 Mbit/s site flow pushes into it.
 #
 #   client 10.1.0.2 ── [gwa: tunless] ══ WAN bridge 10.99.0.0/24 ══ [gwb: tunless] ── server 10.2.0.2
 #                                     ╚═ road warrior 10.99.0.3 (wireguard-go, inner 10.3.0.2)
@@ -65,6 +67,7 @@ lab_add_roadwarrior
 for x in client:eth0 server:eth0 rw:wan-rw gwa:wan-a gwb:wan-b; do
 	lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null   # full checksums into AF_XDP
 done
+for ns in client server rw; do lab_nsexec "$ns" sysctl -qw net.ipv4.tcp_ecn=1; done
 
 # Instance names of the example configs, unless another gwa/gwb runs on this machine.
 telemetry_busy() {
@@ -73,7 +76,9 @@ telemetry_busy() {
 }
 GWA=gwa GWB=gwb
 if telemetry_busy gwa || telemetry_busy gwb; then GWA=d$$a GWB=d$$b; fi
-sed "s/^name: gwa\$/name: $GWA/" configs/gateway-a.yaml >"$LOGS/gateway-a.yaml"
+sed -e "s/^name: gwa\$/name: $GWA/" \
+	-e 's/wan: {iface: wan-a}/wan: {iface: wan-a, shaper: {rate_bps: 200000000}}/' \
+	configs/gateway-a.yaml >"$LOGS/gateway-a.yaml"
 sed "s/^name: gwb\$/name: $GWB/" configs/gateway-b.yaml >"$LOGS/gateway-b.yaml"
 grep -v '^Address' configs/roadwarrior.conf >"$LOGS/roadwarrior.conf"
 
@@ -103,7 +108,7 @@ lab_wait_ping rw 10.1.0.2 20 || fail "road warrior cannot reach the client"
 
 cat <<EOF
 
-  client 10.1.0.2 ── lan-a [gwa: tunless, AF_XDP] wan-a 10.99.0.1 ═╗
+  client 10.1.0.2 ── lan-a [gwa: tunless, AF_XDP] wan-a 10.99.0.1 ═╗  (uplink shaped: 200 Mbit/s)
                                                                   ║ WAN bridge: only UDP 51820
   server 10.2.0.2 ── lan-b [gwb: tunless, AF_XDP] wan-b 10.99.0.2 ═╣
                                                                   ║
@@ -120,7 +125,7 @@ lab_wait_for 5 lab_nsexec client sh -c 'ss -ltn | grep -q ":5201 "'
 lab_bg client "$LOGS/iperf3-site.log" iperf3 -c 10.2.0.2 -t 86400 -b 300M -i 10
 lab_bg rw "$LOGS/iperf3-rw.log" iperf3 -c 10.1.0.2 -t 86400 -b 100M -i 10
 
-say "live counters (DPDK telemetry /tunless/peers, /tunless/drops) every second;" \
+say "live counters (DPDK telemetry /tunless/peers, /tunless/queue, /tunless/drops) every second;" \
 	"$([ "$DURATION" -gt 0 ] && echo "for $DURATION s" || echo "Ctrl-C to stop")"
 say "logs: $LOGS"
 # In the background so that a signal to this script (Ctrl-C, SIGTERM) runs the cleanup at
@@ -139,7 +144,7 @@ def query(name, cmd):
         s.connect(f"/var/run/dpdk/tunless-{name}/dpdk_telemetry.v2")
         s.recv(4096)
         s.send(cmd.encode())
-        return json.loads(s.recv(1 << 20))[cmd]
+        return json.loads(s.recv(1 << 20))[cmd.split(",")[0]]
     finally:
         s.close()
 
@@ -162,14 +167,33 @@ try:
         lines = [time.strftime("%H:%M:%S") + f"  (+{now - start:.0f} s)"]
         lines.append(f"  {'gateway':<7} {'peer':<12} {'endpoint':<22} {'handshake':>10}"
                      f" {'rx':>10} {'tx':>10} {'rx Mbit/s':>10} {'tx Mbit/s':>10}")
-        drops = []
+        drops, queues = [], []
         for inst, label in insts:
             try:
                 peers = query(inst, "/tunless/peers")
                 d = query(inst, "/tunless/drops")
+                q = query(inst, "/tunless/queue,wan/0")
             except (OSError, ValueError, KeyError) as e:
                 lines.append(f"  {label:<7} (telemetry unavailable: {e})")
                 continue
+            qk = (inst, "queue")
+            rate = marks = 0.0
+            p99 = "-"
+            hist = {int(k): v for k, v in q.get("sojourn_below_ns", {}).items()}
+            if qk in prev and t_prev:
+                dt = now - t_prev
+                rate = (q["tx_bytes"] - prev[qk][0]) * 8 / dt / 1e6
+                marks = (q["ecn_marks"] - prev[qk][1]) / dt
+                # sojourn p99 of the last second: the cumulative histograms' difference
+                delta = {b: n - prev[qk][2].get(b, 0) for b, n in hist.items()}
+                total = max(delta.values(), default=0)
+                if total:
+                    p99 = f"{min(b for b, n in delta.items() if n >= 0.99 * total) / 1e6:.1f} ms"
+            prev[qk] = (q["tx_bytes"], q["ecn_marks"], hist)
+            shaper = f"{q['shaper_rate_bps'] / 1e6:.0f} Mbit/s" if q["shaper_rate_bps"] else "none"
+            queues.append(f"  {label:<7} wan queue: shaper {shaper:<11} out {rate:7.1f} Mbit/s   depth {q['depth_packets']:>5} pkt"
+                          f"   sojourn p99 {p99:>8}   CE marks {marks:6.0f}/s"
+                          f"   AQM drops {q['drops_aqm_codel'] + q['drops_aqm_overlimit']}")
             for p in peers.values():
                 key = (inst, p["public_key"])
                 rx, tx = p["rx_bytes"], p["tx_bytes"]
@@ -185,6 +209,7 @@ try:
             nz = [f"{k}={v}" for k, v in d.items() if v]
             drops.append(f"{label}: {' '.join(nz) if nz else 'none'}")
         t_prev = now
+        lines.extend(queues)
         lines.append("  drops  " + "   ".join(drops))
         if tty and shown:   # redraw in place on a terminal; a log gets every block
             sys.stdout.write(f"\033[{shown}A\033[J")
