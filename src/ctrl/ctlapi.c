@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctrl/ctlapi.h"
@@ -131,19 +130,13 @@ static int client_read(struct tl_device *dev, struct tl_ctl_client *c)
 
 static int client_write(struct tl_ctl_client *c)
 {
-	ssize_t n;
+	int r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
 
-	if (c->out.len == c->out_off)
-		return 0;
-	n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-	c->out_off += (size_t)n;
-	if (c->out_off == c->out.len) {
+	if (r > 0 && c->out_off == c->out.len) {
 		tl_ybuf_free(&c->out);
 		c->out_off = 0;
 	}
-	return 1;
+	return r;
 }
 
 static bool client_done(const struct tl_ctl_client *c)
@@ -177,7 +170,7 @@ static struct tl_ctl_client *client_slot(struct tl_ctlapi *a)
 static unsigned ctl_accept(struct tl_ctlapi *a, uint64_t now)
 {
 	struct tl_ctl_client *c;
-	int fd = accept4(a->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = tl_unixsock_accept(&a->sock);
 
 	if (fd < 0)
 		return 0;
@@ -229,128 +222,39 @@ unsigned tl_ctlapi_poll(struct tl_device *dev)
 	return n;
 }
 
-/* ---- the socket file ------------------------------------------------------------------------ */
-
-static void sun_of(struct sockaddr_un *sun, const char *path)
-{
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", path);
-}
-
-/* 1 if a live process answers on path, 0 if not (a stale file is removed), -1 on error. */
-static int socket_in_use(const char *path)
-{
-	struct sockaddr_un sun;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
-
-	if (fd < 0)
-		return -1;
-	sun_of(&sun, path);
-	r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	close(fd);
-	if (r == 0)
-		return 1;
-	if (errno == ENOENT)
-		return 0;
-	if (errno != ECONNREFUSED)
-		return -1;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static int socket_listen(struct tl_ctlapi *a)
-{
-	struct sockaddr_un sun;
-	struct stat st;
-	mode_t old;
-	int r;
-
-	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (a->fd < 0)
-		return -1;
-	sun_of(&sun, a->path);
-	old = umask(0177);           /* the socket file is born 0600 */
-	r = bind(a->fd, (struct sockaddr *)&sun, sizeof(sun));
-	umask(old);
-	if (r < 0)
-		return -1;
-	if (stat(a->path, &st) < 0 || listen(a->fd, TL_CTL_MAX_CLIENTS) < 0) {
-		r = errno;
-		unlink(a->path);
-		errno = r;
-		return -1;
-	}
-	a->st_dev = st.st_dev;
-	a->st_ino = st.st_ino;
-	return 0;
-}
-
-static int ctl_init(struct tl_ctlapi *a, const char *name, char *err, size_t errlen)
-{
-	int n = snprintf(a->path, sizeof(a->path), "%s/%s.sock", TL_CTL_DIR, name);
-
-	a->fd = -1;
-	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
-		a->c[i].fd = -1;
-	if (n < 0 || (size_t)n >= sizeof(a->path)) {
-		snprintf(err, errlen, "ctlapi: instance name too long for a socket path");
-		return -1;
-	}
-	a->spec = tl_cspec_builtin(err, errlen);
-	if (!a->spec)
-		return -1;
-	if (mkdir(TL_CTL_DIR, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "ctlapi: cannot create %s: %s", TL_CTL_DIR, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
+/* ---- the socket ------------------------------------------------------------------------------ */
 
 int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen)
 {
 	struct tl_ctlapi *a = calloc(1, sizeof(*a));
-	int busy;
 
 	if (!a) {
 		snprintf(err, errlen, "ctlapi: %s", strerror(ENOMEM));
 		return -1;
 	}
-	if (ctl_init(a, dev->cfg->name, err, errlen) != 0)
-		goto fail;
-	busy = socket_in_use(a->path);
-	if (busy != 0) {
-		snprintf(err, errlen, busy > 0 ? "ctlapi: %s: another daemon is serving '%s' (is it still running?)"
-					  : "ctlapi: %s: cannot check or remove the old socket (%s)",
-			 a->path, busy > 0 ? dev->cfg->name : strerror(errno));
-		goto fail;
-	}
-	if (socket_listen(a) != 0) {
-		snprintf(err, errlen, "ctlapi: cannot listen on %s: %s", a->path, strerror(errno));
-		goto fail;
+	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
+		a->c[i].fd = -1;
+	a->spec = tl_cspec_builtin(err, errlen);
+	if (!a->spec ||
+	    tl_unixsock_open(&a->sock, "ctlapi", TL_CTL_DIR, dev->cfg->name, TL_CTL_MAX_CLIENTS, err, errlen) != 0) {
+		free(a);
+		return -1;
 	}
 	a->start_ns = tl_now_ns();
 	dev->ctlapi = a;
-	tl_log_info("ctlapi: listening on %s", a->path);
+	tl_log_info("ctlapi: listening on %s", a->sock.path);
 	return 0;
-fail:
-	if (a->fd >= 0)
-		close(a->fd);
-	free(a);
-	return -1;
 }
 
 void tl_ctlapi_close(struct tl_device *dev)
 {
 	struct tl_ctlapi *a = dev->ctlapi;
-	struct stat st;
 
 	if (!a)
 		return;
 	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
 		client_close(&a->c[i]);
-	if (stat(a->path, &st) == 0 && st.st_dev == a->st_dev && st.st_ino == a->st_ino)
-		unlink(a->path);
-	close(a->fd);
+	tl_unixsock_close(&a->sock);
 	free(a);
 	dev->ctlapi = NULL;
 }

@@ -5,10 +5,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
-#include <sys/un.h>
 
 #include "ctrl/ctlspec.h"
+#include "ctrl/unixsock.h"
 #include "dataplane/dp.h"
 
 struct tl_device;
@@ -33,10 +32,7 @@ struct tl_ctl_load {
 };
 
 struct tl_ctlapi {
-	int fd;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t st_dev;                   /* the socket file we created, to remove only ours */
-	ino_t st_ino;
+	struct tl_unixsock sock;
 	const struct tl_cspec *spec;
 	uint64_t start_ns;
 	uint64_t load_ns;               /* time of the last load sample */

@@ -24,6 +24,7 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
+#include "ctrl/unixsock.h"
 
 #define METRICS_MAX_CLIENTS 16
 #define METRICS_ACCEPT_PER_POLL 4
@@ -943,15 +944,12 @@ static int client_read(struct tl_device *dev, struct tl_metrics *m, struct metri
 
 static int client_write(struct metrics_client *c)
 {
-	ssize_t n;
+	int r;
 
 	if (c->state != CL_WRITING)
 		return 0;
-	n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-	c->out_off += (size_t)n;
-	if (c->out_off == c->out.len) {
+	r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
+	if (r > 0 && c->out_off == c->out.len) {
 		/* half-close, then drain: closing with unread input would reset the connection
 		 * and could destroy the response before the client read it */
 		shutdown(c->fd, SHUT_WR);
@@ -959,7 +957,7 @@ static int client_write(struct metrics_client *c)
 		memset(&c->out, 0, sizeof(c->out));
 		c->state = CL_LINGER;
 	}
-	return 1;
+	return r;
 }
 
 static unsigned client_poll(struct tl_device *dev, struct tl_metrics *m, struct metrics_client *c, uint64_t now)

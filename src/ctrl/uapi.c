@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/uapi.h"
+#include "ctrl/unixsock.h"
 
 #define UAPI_MAX_CLIENTS 16
 #define UAPI_READ_CHUNK 16384           /* per client per poll */
@@ -32,10 +31,7 @@ struct uapi_client {
 };
 
 struct tl_uapi {
-	int fd;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t st_dev;                   /* the socket file we created, to remove only ours */
-	ino_t st_ino;
+	struct tl_unixsock sock;
 	struct uapi_client c[UAPI_MAX_CLIENTS];
 };
 
@@ -222,19 +218,13 @@ static int client_read(struct tl_device *dev, struct uapi_client *c)
 
 static int client_write(struct uapi_client *c)
 {
-	ssize_t n;
+	int r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
 
-	if (c->out.len == c->out_off)
-		return 0;
-	n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-	c->out_off += (size_t)n;
-	if (c->out_off == c->out.len) {
+	if (r > 0 && c->out_off == c->out.len) {
 		buf_free(&c->out);
 		c->out_off = 0;
 	}
-	return 1;
+	return r;
 }
 
 static unsigned client_poll(struct tl_device *dev, struct uapi_client *c, uint64_t now)
@@ -263,7 +253,7 @@ static struct uapi_client *client_slot(struct tl_uapi *u)
 static unsigned uapi_accept(struct tl_uapi *u, uint64_t now)
 {
 	struct uapi_client *c;
-	int fd = accept4(u->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = tl_unixsock_accept(&u->sock);
 
 	if (fd < 0)
 		return 0;
@@ -296,119 +286,36 @@ unsigned tl_uapi_poll(struct tl_device *dev)
 	return n;
 }
 
-/* ---- the socket file ------------------------------------------------------------------------ */
-
-static void sun_of(struct sockaddr_un *sun, const char *path)
-{
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", path);
-}
-
-/* 1 if a live process answers on path, 0 if not (a stale file is removed), -1 on error. */
-static int socket_in_use(const char *path)
-{
-	struct sockaddr_un sun;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
-
-	if (fd < 0)
-		return -1;
-	sun_of(&sun, path);
-	r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	close(fd);
-	if (r == 0)
-		return 1;
-	if (errno == ENOENT)
-		return 0;
-	if (errno != ECONNREFUSED)
-		return -1;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static int socket_listen(struct tl_uapi *u)
-{
-	struct sockaddr_un sun;
-	struct stat st;
-	mode_t old;
-	int r;
-
-	u->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (u->fd < 0)
-		return -1;
-	sun_of(&sun, u->path);
-	old = umask(0177);           /* the socket file is born 0600 */
-	r = bind(u->fd, (struct sockaddr *)&sun, sizeof(sun));
-	umask(old);
-	if (r < 0)
-		return -1;
-	if (stat(u->path, &st) < 0 || listen(u->fd, UAPI_MAX_CLIENTS) < 0) {
-		r = errno;
-		unlink(u->path);
-		errno = r;
-		return -1;
-	}
-	u->st_dev = st.st_dev;
-	u->st_ino = st.st_ino;
-	return 0;
-}
-
-static int uapi_path(struct tl_uapi *u, const char *name)
-{
-	int n = snprintf(u->path, sizeof(u->path), "%s/%s.sock", TL_UAPI_DIR, name);
-
-	return n > 0 && (size_t)n < sizeof(u->path) ? 0 : -1;
-}
+/* ---- the socket ------------------------------------------------------------------------------ */
 
 int tl_uapi_open(struct tl_device *dev, char *err, size_t errlen)
 {
 	struct tl_uapi *u = calloc(1, sizeof(*u));
-	int busy;
 
-	if (!u || uapi_path(u, dev->cfg->name) != 0) {
-		snprintf(err, errlen, "uapi: %s", u ? "instance name too long for a socket path" : strerror(ENOMEM));
+	if (!u) {
+		snprintf(err, errlen, "uapi: %s", strerror(ENOMEM));
+		return -1;
+	}
+	for (int i = 0; i < UAPI_MAX_CLIENTS; i++)
+		u->c[i].fd = -1;
+	if (tl_unixsock_open(&u->sock, "uapi", TL_UAPI_DIR, dev->cfg->name, UAPI_MAX_CLIENTS, err, errlen) != 0) {
 		free(u);
 		return -1;
 	}
-	u->fd = -1;
-	for (int i = 0; i < UAPI_MAX_CLIENTS; i++)
-		u->c[i].fd = -1;
-	if (mkdir(TL_UAPI_DIR, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "uapi: cannot create %s: %s", TL_UAPI_DIR, strerror(errno));
-		goto fail;
-	}
-	busy = socket_in_use(u->path);
-	if (busy != 0) {
-		snprintf(err, errlen, busy > 0 ? "uapi: %s: another daemon is serving '%s' (is it still running?)"
-					  : "uapi: %s: cannot check or remove the old socket (%s)",
-			 u->path, busy > 0 ? dev->cfg->name : strerror(errno));
-		goto fail;
-	}
-	if (socket_listen(u) != 0) {
-		snprintf(err, errlen, "uapi: cannot listen on %s: %s", u->path, strerror(errno));
-		goto fail;
-	}
 	dev->uapi = u;
-	tl_log_info("uapi: listening on %s", u->path);
+	tl_log_info("uapi: listening on %s", u->sock.path);
 	return 0;
-fail:
-	if (u->fd >= 0)
-		close(u->fd);
-	free(u);
-	return -1;
 }
 
 void tl_uapi_close(struct tl_device *dev)
 {
 	struct tl_uapi *u = dev->uapi;
-	struct stat st;
 
 	if (!u)
 		return;
 	for (int i = 0; i < UAPI_MAX_CLIENTS; i++)
 		client_close(&u->c[i]);
-	if (stat(u->path, &st) == 0 && st.st_dev == u->st_dev && st.st_ino == u->st_ino)
-		unlink(u->path);
-	close(u->fd);
+	tl_unixsock_close(&u->sock);
 	free(u);
 	dev->uapi = NULL;
 }

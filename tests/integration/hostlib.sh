@@ -7,6 +7,7 @@
 #   hl_ok/hl_nok <desc>          count and print "ok <desc>" / "not ok <desc>"
 #   hl_check <desc> cmd...       run cmd, ok if it succeeds (on failure: dump daemon logs)
 #   hl_finish                    "N passed, N failed"; returns non-zero on any failure
+#   hl_need_bins <file>... / hl_need_cmds <cmd>...   stop with "not ok ..." if one is missing
 #   hl_config <out> [src=host-a] [endpoint] [psk-file] [timers-yaml]   sed'ed copy of a config
 #   hl_tunless_start <ns> <cfg> <log>   start tunlessd -v, wait until up; sets HL_TL_NAME
 #   hl_tunless_stop <name> [sig=TERM] [timeout_s=5]   stop it; sets HL_TL_RC (its exit status)
@@ -54,6 +55,20 @@ hl_note() { printf '# %s\n' "$*"; }
 hl_finish() {
 	printf '%d passed, %d failed\n' "$HL_PASS" "$HL_FAIL"
 	[ "$HL_FAIL" -eq 0 ]
+}
+# hl_need_bins <file>...: stop the test ("not ok missing <file>") unless each is executable.
+hl_need_bins() {
+	local b
+	for b; do
+		[ -x "$b" ] || { echo "not ok missing $b (ninja -C build; scripts/setup.sh)"; exit 1; }
+	done
+}
+# hl_need_cmds <command>...: stop the test ("not ok <command> not installed") unless each is found.
+hl_need_cmds() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null || { echo "not ok $t not installed (scripts/setup.sh)"; exit 1; }
+	done
 }
 
 # hl_config <out> [src=host-a] [endpoint] [psk-file] [timers-yaml-flow]

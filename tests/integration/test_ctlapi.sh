@@ -36,9 +36,7 @@ SOCK=/run/tunless/$A.sock
 B_PUB=KzETaL5ZMbcJUBnaaIpf/8sCfCptDvrtsrECFQCknlk=
 T0=$SECONDS
 
-for bin in "$HL_TUNLESSD" "$WG_GO" "$CTL"; do
-	[ -x "$bin" ] || { echo "not ok missing $bin (ninja -C build; scripts/setup.sh)"; exit 1; }
-done
+hl_need_bins "$HL_TUNLESSD" "$WG_GO" "$CTL"
 
 ctl() { "$CTL" -n "$A" "$@"; }
 yq_get() { # <python expression on r (the reply mapping)>: evaluated on `tunlessctl --yaml show`

@@ -34,12 +34,8 @@ PROM="python3 $HERE/promtext.py"
 DROP_H=$TUNLESS_ROOT/src/dataplane/drop.h
 T0=$SECONDS
 
-for bin in "$HL_TUNLESSD" "$WG_GO"; do
-	[ -x "$bin" ] || { echo "not ok missing $bin (ninja -C build; scripts/setup.sh)"; exit 1; }
-done
-for t in wg iperf3 python3 ethtool; do
-	command -v "$t" >/dev/null || { echo "not ok $t not installed (scripts/setup.sh)"; exit 1; }
-done
+hl_need_bins "$HL_TUNLESSD" "$WG_GO"
+hl_need_cmds wg iperf3 python3 ethtool
 
 # scrape <out-file>: GET /metrics from inside ns a.
 scrape() { lab_exec a $PROM fetch "$URL" "$1"; }

@@ -29,9 +29,7 @@ B_PUB=KzETaL5ZMbcJUBnaaIpf/8sCfCptDvrtsrECFQCknlk=
 A_PRIV=AC9YAPkLtUwtZI/TLcjHKrXB5pwRcbZZdNaMDYgxPFY=
 T0=$SECONDS
 
-for bin in "$HL_TUNLESSD" "$WG_GO"; do
-	[ -x "$bin" ] || { echo "not ok missing $bin (ninja -C build; scripts/setup.sh)"; exit 1; }
-done
+hl_need_bins "$HL_TUNLESSD" "$WG_GO"
 command -v wg >/dev/null && command -v wg-quick >/dev/null ||
 	{ echo "not ok wireguard-tools (wg, wg-quick) not installed"; exit 1; }
 

@@ -2,25 +2,12 @@
  * fails with the expected "<file>:<line>: <field>" prefix, and the shared parsers round-trip.
  * Run from the project source root (meson test sets workdir). */
 #include "ctrl/config.h"
+#include "check.h"
 
 #include <arpa/inet.h>
 #include <glob.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (cond) {                                                   \
-			passed++;                                             \
-		} else {                                                      \
-			failed++;                                             \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-		}                                                             \
-	} while (0)
 
 #define BAD "tests/unit/configs/bad/"
 
@@ -388,6 +375,5 @@ int main(void)
 	test_bad();
 	test_bad_all_listed();
 	tl_config_free(NULL);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_report();
 }

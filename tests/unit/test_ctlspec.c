@@ -3,24 +3,11 @@
  * typed values or refused naming the right field; broken specs are refused; the YAML writer
  * quotes what would read back as another type and never emits invalid UTF-8. */
 #include "ctrl/ctlspec.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (cond) {                                                   \
-			passed++;                                             \
-		} else {                                                      \
-			failed++;                                             \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-		}                                                             \
-	} while (0)
 
 #define K1 "KzETaL5ZMbcJUBnaaIpf/8sCfCptDvrtsrECFQCknlk="
 
@@ -234,14 +221,11 @@ int main(void)
 	const struct tl_cspec *spec = tl_cspec_builtin(err, sizeof(err));
 
 	CHECK(spec != NULL, "embedded spec: %s", err);
-	if (!spec) {
-		printf("%d passed, %d failed\n", passed, failed);
-		return 1;
-	}
+	if (!spec)
+		return check_report();
 	test_spec(spec);
 	test_good(spec);
 	test_bad(spec);
 	test_writer(spec);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_report();
 }
