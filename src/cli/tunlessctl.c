@@ -727,7 +727,7 @@ static int watch_main(const char *path, int argc, char **argv, enum out_mode mod
 	double interval = 1.0;
 	long count = 0;
 
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < argc; i += 2) {   /* options come as "-x VALUE" pairs */
 		char *end = NULL;
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -743,7 +743,6 @@ static int watch_main(const char *path, int argc, char **argv, enum out_mode mod
 		} else {
 			return fail(CTL_USAGE, "watch: unknown argument '%s' (watch [-i SECONDS] [--count N])", a);
 		}
-		i++;
 	}
 	return watch(path, interval, count, mode);
 }

@@ -50,6 +50,7 @@ struct tl_port_ctl {
 	char iface[IF_NAMESIZE];
 	int ifindex;
 	uint16_t queues;
+	int xsk_fd[TL_MAX_WORKERS];        /* AF_XDP socket of each queue (-1: unknown) */
 	struct tl_xdp_maps maps;
 	bool started;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];

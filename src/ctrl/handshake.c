@@ -23,6 +23,7 @@ static int frame_enqueue(struct tl_device *dev, struct rte_mbuf *m)
 		tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
 		return -1;
 	}
+	tl_worker_kick(ctrl_worker(dev));
 	return 0;
 }
 

@@ -230,7 +230,7 @@ static int peers_load(struct tl_device *dev)
 	return tl_table_publish(dev);
 }
 
-static int workers_start(struct tl_device *dev)
+static int workers_init(struct tl_device *dev)
 {
 	unsigned lcore, w = 0;
 
@@ -239,13 +239,22 @@ static int workers_start(struct tl_device *dev)
 			break;
 		if (tl_worker_init(&dev->workers[w], w, &dev->dp) != 0)
 			return -1;
+		for (int p = 0; p < TL_PORT_MAX; p++)
+			if (dev->ports[p].started && dev->ports[p].af_xdp)
+				dev->workers[w].wake_fd[p] = dev->ports[p].xsk_fd[w];
 		dev->worker_lcores[w++] = lcore;
 	}
 	if (w != dev->dp.n_workers) {
 		tl_log_err("EAL gave %u worker lcores, %u needed", w, dev->dp.n_workers);
 		return -1;
 	}
-	for (w = 0; w < dev->dp.n_workers; w++)
+	return 0;
+}
+
+/* After the first routing table is published: a worker never sees a NULL table. */
+static int workers_launch(struct tl_device *dev)
+{
+	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (rte_eal_remote_launch(tl_worker_main, &dev->workers[w], dev->worker_lcores[w]) != 0)
 			return -1;
 	return 0;
@@ -291,6 +300,9 @@ static void device_down(struct tl_device *dev)
 	tl_ctlapi_close(dev);
 	tl_metrics_close(dev);
 	dev->dp.stop = true;
+	for (unsigned w = 0; w < dev->dp.n_workers; w++)
+		if (dev->workers[w].aead)
+			tl_worker_kick(&dev->workers[w]);
 	rte_eal_mp_wait_lcore();
 	while ((pc = TAILQ_FIRST(&dev->peers)))
 		tl_peer_remove(dev, pc);
@@ -356,12 +368,16 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		goto fail;
 	if (tl_udpsock_open(dev, err, sizeof(err)) != 0)
 		goto fail;
-	if (workers_start(dev) != 0) {
-		snprintf(err, sizeof(err), "cannot start workers");
+	if (workers_init(dev) != 0) {
+		snprintf(err, sizeof(err), "cannot set up workers");
 		goto fail;
 	}
 	if (peers_load(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot load peers");
+		goto fail;
+	}
+	if (workers_launch(dev) != 0) {
+		snprintf(err, sizeof(err), "cannot start workers");
 		goto fail;
 	}
 	if (dev->dp.host_mode)

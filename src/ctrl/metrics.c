@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include <rte_ethdev.h>
 
 #include "ctrl/device.h"
+#include "ctrl/httpreq.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
 #include "ctrl/unixsock.h"
@@ -694,26 +694,11 @@ void tl_metrics_render(struct tl_device *dev, struct tl_uapi_buf *out)
 
 /* ---- HTTP ---------------------------------------------------------------------------------- */
 
-static const char *status_text(int code)
-{
-	switch (code) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Error";
-	}
-}
-
 static int respond(struct tl_uapi_buf *out, int code, const char *minor, const char *ctype, const char *body,
 		   size_t body_len, bool head)
 {
 	P(out, "HTTP/1.%s %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
-	  minor, code, status_text(code), ctype, body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+	  minor, code, tl_http_status_text(code), ctype, body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
 	if (!head && body_len)
 		P(out, "%.*s", (int)body_len, body);
 	return code;
@@ -722,135 +707,20 @@ static int respond(struct tl_uapi_buf *out, int code, const char *minor, const c
 static int respond_error(struct tl_uapi_buf *out, int code, const char *minor, const char *why)
 {
 	char body[160];
-	int n = snprintf(body, sizeof(body), "%d %s: %s\n", code, status_text(code), why);
+	int n = snprintf(body, sizeof(body), "%d %s: %s\n", code, tl_http_status_text(code), why);
 
 	return respond(out, code, minor, "text/plain; charset=utf-8", body, (size_t)n, false);
 }
 
-static bool is_tchar(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-/* The next line of [*p, end): without its CRLF (or bare LF). NULL if no line end. */
-static const char *next_line(const char **p, const char *end, size_t *len)
-{
-	const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
-
-	if (!nl)
-		return NULL;
-	*len = (size_t)(nl - s) - (nl > s && nl[-1] == '\r');
-	*p = nl + 1;
-	return s;
-}
-
-struct http_req {
-	char method[16];
-	char path[256];
-	int minor;               /* HTTP/1.<minor> */
-	int hosts;               /* Host header fields */
-};
-
-/* Request line "METHOD SP target SP HTTP/1.x". 0, or an HTTP error code. */
-static int parse_request_line(const char *s, size_t len, struct http_req *r)
-{
-	const char *sp1 = memchr(s, ' ', len), *sp2, *t;
-	size_t mlen, tlen, vlen;
-
-	if (!sp1 || sp1 == s)
-		return 400;
-	mlen = (size_t)(sp1 - s);
-	sp2 = memchr(sp1 + 1, ' ', len - mlen - 1);
-	if (!sp2)
-		return 400;
-	t = sp1 + 1;
-	tlen = (size_t)(sp2 - t);
-	vlen = len - (size_t)(sp2 + 1 - s);
-	if (mlen >= sizeof(r->method) || !tlen)
-		return 400;
-	for (size_t i = 0; i < mlen; i++)
-		if (!is_tchar(s[i]))
-			return 400;
-	for (size_t i = 0; i < tlen; i++)
-		if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
-			return 400;
-	if (vlen != 8 || memcmp(sp2 + 1, "HTTP/", 5) || sp2[6] < '0' || sp2[6] > '9' || sp2[7] != '.' ||
-	    sp2[8] < '0' || sp2[8] > '9')
-		return 400;
-	if (sp2[6] != '1')
-		return 505;
-	r->minor = sp2[8] - '0';
-	memcpy(r->method, s, mlen);
-	r->method[mlen] = '\0';
-	/* absolute-form (http://host/path) is allowed by RFC 9112: keep the path */
-	if (tlen > 7 && !strncasecmp(t, "http://", 7)) {
-		const char *slash = memchr(t + 7, '/', tlen - 7);
-
-		tlen = slash ? tlen - (size_t)(slash - t) : 1;
-		t = slash ? slash : "/";
-	} else if (t[0] != '/') {
-		return t[0] == '*' && tlen == 1 ? 405 : 400;
-	}
-	for (size_t i = 0; i < tlen; i++)
-		if (t[i] == '?' || t[i] == '#') {
-			tlen = i;
-			break;
-		}
-	if (tlen >= sizeof(r->path))
-		return 404;          /* no path of ours is that long */
-	memcpy(r->path, t, tlen);
-	r->path[tlen] = '\0';
-	return 0;
-}
-
-/* Header fields "name: value", no obsolete line folding. 0 or 400. */
-static int parse_headers(const char *p, const char *end, struct http_req *r)
-{
-	const char *line;
-	size_t len;
-
-	while ((line = next_line(&p, end, &len))) {
-		const char *colon;
-
-		if (!len)
-			return 0;    /* the empty line ends the header section */
-		colon = memchr(line, ':', len);
-		if (!colon || colon == line)
-			return 400;
-		for (const char *c = line; c < colon; c++)
-			if (!is_tchar(*c))
-				return 400;        /* also rejects folding and space before ':' */
-		for (const char *c = colon + 1; c < line + len; c++)
-			if (*c == '\0' || *c == '\r')
-				return 400;
-		if ((size_t)(colon - line) == 4 && !strncasecmp(line, "host", 4))
-			r->hosts++;
-	}
-	return 400;                  /* no empty line: the request stopped early */
-}
-
 int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_uapi_buf *out)
 {
-	struct http_req r = { .minor = 0 };
-	const char *p = req, *end = req + len, *line;
-	const char *minor = "1";
-	size_t llen;
-	int code;
+	struct tl_http_req r;
+	const char *why = NULL, *minor;
+	int code = tl_http_parse(req, len, &r, &why);
 
-	/* RFC 9112 2.2: ignore empty lines before the request line */
-	while ((line = next_line(&p, end, &llen)) && !llen)
-		;
-	if (!line)
-		return respond_error(out, 400, minor, "no request line");
-	code = parse_request_line(line, llen, &r);
-	if (code)
-		return respond_error(out, code, minor, code == 505 ? "only HTTP/1.0 and HTTP/1.1" : "malformed request line");
 	minor = r.minor == 0 ? "0" : "1";
-	if (parse_headers(p, end, &r))
-		return respond_error(out, 400, minor, "malformed header section");
-	if (r.minor >= 1 && r.hosts != 1)
-		return respond_error(out, 400, minor, "HTTP/1.1 needs exactly one Host header");
+	if (code)
+		return respond_error(out, code, minor, why);
 	if (strcmp(r.method, "GET") && strcmp(r.method, "HEAD"))
 		return respond_error(out, 405, minor, "only GET and HEAD");
 	if (strcmp(r.path, "/metrics"))
@@ -894,10 +764,10 @@ static void client_answer(struct tl_device *dev, struct tl_metrics *m, struct me
 {
 	if (code) {    /* an error found before the request was parsed */
 		char body[96];
-		int n = snprintf(body, sizeof(body), "%d %s\n", code, status_text(code));
+		int n = snprintf(body, sizeof(body), "%d %s\n", code, tl_http_status_text(code));
 
 		P(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-			   "Connection: close\r\n\r\n%s", code, status_text(code), n, body);
+			   "Connection: close\r\n\r\n%s", code, tl_http_status_text(code), n, body);
 	} else {
 		code = tl_metrics_http(dev, c->in, c->in_len, &c->out);
 	}

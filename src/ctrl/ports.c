@@ -1,6 +1,8 @@
 /* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
  * interface with our XDP program (the default), or any DPDK PMD from its devargs. */
+#include <dirent.h>
 #include <ifaddrs.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -106,6 +108,68 @@ static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint1
 	return 0;
 }
 
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#define TL_FD_SCAN_MAX 4096
+
+/* Marks in fds[] every AF_XDP socket this process has open. net_af_xdp does not expose
+ * its sockets (and getsockname() is not implemented for them); the workers need them to
+ * block in poll() when idle. */
+static void xsk_fds_scan(bool fds[TL_FD_SCAN_MAX])
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	memset(fds, 0, TL_FD_SCAN_MAX * sizeof(fds[0]));
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name), domain = 0;
+		socklen_t len = sizeof(domain);
+
+		if (fd > 0 && fd < TL_FD_SCAN_MAX && fd != dirfd(d) &&
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_XDP)
+			fds[fd] = true;
+	}
+	closedir(d);
+}
+
+/* The one AF_XDP socket in after[] that is not in before[], else -1. */
+static int xsk_fd_new(const bool before[TL_FD_SCAN_MAX], const bool after[TL_FD_SCAN_MAX])
+{
+	int found = -1;
+
+	for (int fd = 0; fd < TL_FD_SCAN_MAX; fd++)
+		if (after[fd] && !before[fd]) {
+			if (found >= 0)
+				return -1;
+			found = fd;
+		}
+	return found;
+}
+
+/* Sets up RX queue q; for an AF_XDP port also finds the socket it opened. */
+static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, int socket, struct rte_mempool *mp)
+{
+	static bool before[TL_FD_SCAN_MAX], after[TL_FD_SCAN_MAX];
+	bool find = pc->af_xdp && q < TL_MAX_WORKERS;
+	int r;
+
+	if (q < TL_MAX_WORKERS)
+		pc->xsk_fd[q] = -1;
+	if (find)
+		xsk_fds_scan(before);
+	r = rte_eth_rx_queue_setup(port_id, q, TL_RX_DESC, (unsigned)socket, NULL, mp);
+	if (r == 0 && find) {
+		xsk_fds_scan(after);
+		pc->xsk_fd[q] = xsk_fd_new(before, after);
+		if (pc->xsk_fd[q] < 0)
+			tl_log_info("%s queue %u: AF_XDP socket not found, the worker sleeps when idle", pc->iface, q);
+	}
+	return r;
+}
+
 static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint16_t queues, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
@@ -123,7 +187,7 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 
 		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
 		mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-		if (!mp || rte_eth_rx_queue_setup(port_id, q, TL_RX_DESC, (unsigned)socket, NULL, mp) != 0 ||
+		if (!mp || rx_queue_setup(&dev->ports[role], port_id, q, socket, mp) != 0 ||
 		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
 			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", role_name(role), q,
 				 mp ? "queue setup failed" : rte_strerror(rte_errno));

@@ -58,7 +58,38 @@ int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_
 		      bool replace_peers);
 
 /* The body of a set=1 request (lines after "set=1"). Returns 0 or an errno value; on an
- * error nothing has been changed. uapi_set.c */
+ * error nothing has been changed. Parses and checks (below), then applies. uapi_set.c */
 int tl_uapi_set(struct tl_device *dev, char *body);
+
+/* A set=1 request parsed, not yet applied: the device keys, and one operation per
+ * public_key line, in order. uapi_parse.c (no device, no DPDK: the fuzz harness uses it). */
+struct tl_uapi_set_req {
+	bool has_priv, has_port, replace_peers;
+	uint8_t priv[TL_KEY_LEN];
+	uint16_t port;
+	struct tl_peer_op *peers;
+	size_t n_peers, cap_peers;
+};
+
+/* Parses the body of a set=1 request (NUL-terminated, written to) into r, which starts
+ * zeroed. Returns 0 or an errno value (EINVAL: a line that is not a known key=value,
+ * EOPNOTSUPP: an fwmark other than 0, ENOMEM); r must be freed either way. */
+int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body);
+
+/* What the checks need to know of the device. */
+struct tl_uapi_set_view {
+	uint16_t listen_port;
+	size_t n_peers, max_peers;       /* peers now, at most (TL_MAX_PEERS) */
+	bool (*has_peer)(void *ctx, const uint8_t pub[TL_KEY_LEN]);
+	void *ctx;
+};
+
+/* Checks a parsed request against the device before anything is applied: a listen port
+ * change (EOPNOTSUPP), an all-zero private key (EINVAL), more than max_peers peers
+ * afterwards (ENOSPC). 0 if it can be applied. */
+int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_view *v);
+
+/* Frees and wipes (key material) a parsed request. */
+void tl_uapi_set_req_free(struct tl_uapi_set_req *r);
 
 #endif

@@ -1,8 +1,8 @@
 /* UAPI set=1: the request is parsed and checked as a whole into a list of operations
- * first, so that a bad line changes nothing; then the operations are applied in order, the
- * routing table is published once, and the kernel routes (host mode) and the LAN XDP
- * steering of allowed IPs that appeared or disappeared are brought in line. The applying
- * half (tl_peer_ops_apply) is shared with the control API (ctlapi_ops.c). */
+ * first (uapi_parse.c), so that a bad line changes nothing; then the operations are applied
+ * in order, the routing table is published once, and the kernel routes (host mode) and the
+ * LAN XDP steering of allowed IPs that appeared or disappeared are brought in line. The
+ * applying half (tl_peer_ops_apply) is shared with the control API (ctlapi_ops.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,221 +12,7 @@
 #include "ctrl/log.h"
 #include "ctrl/uapi.h"
 
-struct set_req {
-	bool has_priv, has_port, replace_peers;
-	uint8_t priv[TL_KEY_LEN];
-	uint16_t port;
-	struct tl_peer_op *peers;
-	size_t n_peers, cap_peers;
-};
-
-/* ---- parsing: one handler per key, each returns 0 or an errno value ----------------------- */
-
-static int parse_u16(const char *s, uint16_t *out)
-{
-	unsigned long v = 0;
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		if (n >= 5 || s[n] < '0' || s[n] > '9')
-			return EINVAL;
-		v = v * 10 + (unsigned long)(s[n] - '0');
-	}
-	if (!n || v > 65535)
-		return EINVAL;
-	*out = (uint16_t)v;
-	return 0;
-}
-
-static int parse_true(const char *s, bool *flag)
-{
-	if (strcmp(s, "true"))
-		return EINVAL;
-	*flag = true;
-	return 0;
-}
-
-static struct tl_peer_op *cur(struct set_req *r)
-{
-	return &r->peers[r->n_peers - 1];
-}
-
-static int dev_private_key(struct set_req *r, const char *v)
-{
-	r->has_priv = true;
-	return tl_key_from_hex(r->priv, v) ? EINVAL : 0;
-}
-
-static int dev_listen_port(struct set_req *r, const char *v)
-{
-	r->has_port = true;
-	return parse_u16(v, &r->port);
-}
-
-/* No socket of ours is routed by marks: only 0 (none) is honest. */
-static int dev_fwmark(struct set_req *r, const char *v)
-{
-	(void)r;
-	for (const char *p = v; *p; p++)
-		if (*p < '0' || *p > '9')
-			return EINVAL;
-	return *v && strspn(v, "0") == strlen(v) ? 0 : EOPNOTSUPP;
-}
-
-static int dev_replace_peers(struct set_req *r, const char *v)
-{
-	return parse_true(v, &r->replace_peers);
-}
-
-/* Room for one more element in a doubling array: the array (moved or not), or NULL when
- * out of memory (the old one is then untouched). */
-static void *grow(void *arr, size_t *cap, size_t n, size_t elt)
-{
-	size_t ncap = *cap ? 2 * *cap : 4;
-	void *a;
-
-	if (n < *cap)
-		return arr;
-	a = realloc(arr, ncap * elt);
-	if (a)
-		*cap = ncap;
-	return a;
-}
-
-static int peer_begin(struct set_req *r, const char *v)
-{
-	struct tl_peer_op *peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
-
-	if (!peers)
-		return ENOMEM;
-	r->peers = peers;
-	memset(&r->peers[r->n_peers++], 0, sizeof(struct tl_peer_op));
-	return tl_key_from_hex(cur(r)->pub, v) ? EINVAL : 0;
-}
-
-static int peer_remove(struct set_req *r, const char *v)
-{
-	return parse_true(v, &cur(r)->remove);
-}
-
-static int peer_update_only(struct set_req *r, const char *v)
-{
-	return parse_true(v, &cur(r)->update_only);
-}
-
-static int peer_psk(struct set_req *r, const char *v)
-{
-	cur(r)->has_psk = true;
-	return tl_key_from_hex(cur(r)->psk, v) ? EINVAL : 0;
-}
-
-static int peer_endpoint(struct set_req *r, const char *v)
-{
-	cur(r)->has_endpoint = true;
-	return tl_sockaddr_parse(&cur(r)->endpoint, v) ? EINVAL : 0;
-}
-
-static int peer_keepalive(struct set_req *r, const char *v)
-{
-	cur(r)->has_keepalive = true;
-	return parse_u16(v, &cur(r)->keepalive);
-}
-
-/* Applied in order: allowed IPs listed before this line are dropped as well. */
-static int peer_replace_aips(struct set_req *r, const char *v)
-{
-	cur(r)->n_aips = 0;
-	return parse_true(v, &cur(r)->replace_aips);
-}
-
-static int peer_allowed_ip(struct set_req *r, const char *v)
-{
-	struct tl_peer_op *p = cur(r);
-	struct tl_prefix pf, *aips;
-
-	if (tl_prefix_parse(&pf, v) || !strchr(v, '/'))
-		return EINVAL;
-	tl_prefix_clear_host_bits(&pf);
-	aips = grow(p->aips, &p->cap_aips, p->n_aips, sizeof(*aips));
-	if (!aips)
-		return ENOMEM;
-	p->aips = aips;
-	p->aips[p->n_aips++] = pf;
-	return 0;
-}
-
-static int peer_protocol_version(struct set_req *r, const char *v)
-{
-	(void)r;
-	return strcmp(v, "1") ? EINVAL : 0;
-}
-
-struct set_key {
-	const char *name;
-	int (*parse)(struct set_req *r, const char *value);
-};
-
-static const struct set_key device_keys[] = {
-	{ "private_key", dev_private_key },
-	{ "listen_port", dev_listen_port },
-	{ "fwmark", dev_fwmark },
-	{ "replace_peers", dev_replace_peers },
-	{ "public_key", peer_begin },
-	{ NULL, NULL },
-};
-
-static const struct set_key peer_keys[] = {
-	{ "public_key", peer_begin },
-	{ "remove", peer_remove },
-	{ "update_only", peer_update_only },
-	{ "preshared_key", peer_psk },
-	{ "endpoint", peer_endpoint },
-	{ "persistent_keepalive_interval", peer_keepalive },
-	{ "replace_allowed_ips", peer_replace_aips },
-	{ "allowed_ip", peer_allowed_ip },
-	{ "protocol_version", peer_protocol_version },
-	{ NULL, NULL },
-};
-
-static int parse_line(struct set_req *r, char *line)
-{
-	const struct set_key *k = r->n_peers ? peer_keys : device_keys;
-	char *eq = strchr(line, '=');
-
-	if (!eq)
-		return EINVAL;
-	*eq = '\0';
-	for (; k->name; k++)
-		if (!strcmp(k->name, line))
-			return k->parse(r, eq + 1);
-	return EINVAL;
-}
-
-static int set_parse(struct set_req *r, char *body)
-{
-	char *line, *next;
-	int err = 0;
-
-	for (line = body; !err && line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		err = parse_line(r, line);
-	}
-	return err;
-}
-
-static void set_req_free(struct set_req *r)
-{
-	for (size_t i = 0; i < r->n_peers; i++)
-		free(r->peers[i].aips);
-	if (r->peers)
-		tl_wipe(r->peers, r->cap_peers * sizeof(*r->peers));
-	free(r->peers);
-	tl_wipe(r, sizeof(*r));
-}
-
-/* ---- checks that need the device ----------------------------------------------------------- */
+/* ---- applying --------------------------------------------------------------------------- */
 
 /* Our public key after the request: a peer with it is ignored, as WireGuard does. */
 static void own_public_key(struct tl_device *dev, const uint8_t *priv, uint8_t pub[TL_KEY_LEN])
@@ -241,25 +27,6 @@ static void own_public_key(struct tl_device *dev, const uint8_t *priv, uint8_t p
 	memcpy(pub, id.pub, TL_KEY_LEN);
 	tl_identity_clear(&id);
 }
-
-static int set_check(struct tl_device *dev, const struct set_req *r)
-{
-	size_t peers = r->replace_peers ? 0 : dev->n_peers;
-
-	/* The port lives in the XDP steering map, the kernel's placeholder socket and every
-	 * frame the workers build: moving it at run time is not supported (yet). */
-	if (r->has_port && r->port != dev->dp.listen_port)
-		return EOPNOTSUPP;
-	if (r->has_priv && tl_is_zero(r->priv, TL_KEY_LEN))
-		return EINVAL;
-	for (size_t i = 0; i < r->n_peers; i++)
-		if (!r->peers[i].remove && !r->peers[i].update_only &&
-		    (r->replace_peers || !tl_peer_find(dev, r->peers[i].pub)))
-			peers++;
-	return peers > TL_MAX_PEERS ? ENOSPC : 0;
-}
-
-/* ---- applying --------------------------------------------------------------------------- */
 
 /* A new handshake state for the peer (new identity): sessions are gone, the greatest
  * timestamp seen from the peer is kept (replay protection). */
@@ -483,17 +250,24 @@ int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_
 	return err;
 }
 
+static bool dev_has_peer(void *ctx, const uint8_t pub[TL_KEY_LEN])
+{
+	return tl_peer_find(ctx, pub) != NULL;
+}
+
 int tl_uapi_set(struct tl_device *dev, char *body)
 {
-	struct set_req r = { 0 };
-	int err = set_parse(&r, body);
+	struct tl_uapi_set_req r = { 0 };
+	struct tl_uapi_set_view v = { .listen_port = dev->dp.listen_port, .n_peers = dev->n_peers,
+				       .max_peers = TL_MAX_PEERS, .has_peer = dev_has_peer, .ctx = dev };
+	int err = tl_uapi_set_parse(&r, body);
 
 	if (!err)
-		err = set_check(dev, &r);
+		err = tl_uapi_set_check(&r, &v);
 	if (!err)
 		err = tl_peer_ops_apply(dev, r.peers, r.n_peers, r.has_priv ? r.priv : NULL, r.replace_peers);
 	else
 		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
-	set_req_free(&r);
+	tl_uapi_set_req_free(&r);
 	return err;
 }

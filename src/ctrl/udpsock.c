@@ -148,6 +148,8 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 		m = frame_of(dev, &src, buf, (size_t)len);
 		if (m && rte_ring_sp_enqueue(dev->workers[0].slow_rx, m) != 0)
 			tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
+		else if (m)
+			tl_worker_kick(&dev->workers[0]);
 	}
 	return n;
 }

@@ -132,6 +132,7 @@ struct tl_counters {
 	uint64_t rx_drops[TL_PORT_MAX], deq_drops[TL_PORT_MAX];
 	uint64_t icmp_errors;
 	uint64_t busy_polls, idle_polls;
+	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 } __rte_cache_aligned;
 

@@ -96,10 +96,11 @@ enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inne
 	}
 	if ((p[0] >> 4) == 6 && avail >= 40) {
 		const struct rte_ipv6_hdr *ip = (const void *)p;
+		uint32_t len = 40u + rte_be_to_cpu_16(ip->payload_len);   /* up to 65575: no wrap */
 
-		in->len = 40 + rte_be_to_cpu_16(ip->payload_len);
-		if (in->len > avail)
+		if (len > avail || len > UINT16_MAX)
 			return TL_DROP_malformed;
+		in->len = (uint16_t)len;
 		in->family = AF_INET6;
 		in->src = ip->src_addr;
 		in->dst = ip->dst_addr;
@@ -258,9 +259,17 @@ static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 
 int tl_pkt_make_too_big(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu)
 {
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	/* The IP version decides, not the Ethernet type: a frame typed IPv4 that carries an
+	 * IPv6 packet (or the other way round) gets the error of the packet's own family,
+	 * addressed to its real source. */
+	uint8_t version;
 
-	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+	if (m->data_len < TL_ETH_LEN + 20)
+		return -1;
+	version = *rte_pktmbuf_mtod_offset(m, const uint8_t *, TL_ETH_LEN) >> 4;
+	if (version == 4)
 		return too_big4(m, lan, mtu);
-	return too_big6(m, lan, mtu);
+	if (version == 6 && m->data_len >= TL_ETH_LEN + 40)
+		return too_big6(m, lan, mtu);
+	return -1;
 }

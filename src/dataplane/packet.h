@@ -45,8 +45,8 @@ int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family);
 
 /* Turns a too-big inner packet (Ethernet frame in m) into the ICMP/ICMPv6 error telling
- * its sender the tunnel MTU, addressed back out of the port it came from. 0 or -1 (the
- * packet is then simply dropped by the caller). */
+ * its sender the tunnel MTU, addressed back out of the port it came from; the family is
+ * the packet's IP version. 0 or -1 (the packet is then simply dropped by the caller). */
 int tl_pkt_make_too_big(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t mtu);
 
 #endif

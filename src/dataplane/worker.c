@@ -3,8 +3,10 @@
  * does not take goes back to the head of the queue for the next round (no tail drop, no
  * loss); then the RX rings are drained into the egress queues, so that the AQM, not the
  * NIC or a ring, decides what is dropped when a link is overloaded. */
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -17,10 +19,15 @@
 
 /* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
  * applications and other instances sharing it) without arming a timer, which is costly
- * in a VM; after 2 ms, sleep 50 us growing to 1 ms per round. An idle worker wakes about
- * a thousand times a second and a packet arriving then waits at most 1 ms. A queue held
- * back by the shaper is not idle: the worker sleeps only until the next send slot. */
+ * in a VM. After 2 ms: when every port of the worker is an AF_XDP socket and its queues
+ * are empty, block in poll() on those sockets and the control plane's eventfd, so that
+ * the kernel wakes us when a frame arrives (TL_IDLE_BLOCK_MS bounds how late a stop
+ * request is seen); otherwise sleep 50 us growing to 1 ms per round. Blocking earlier,
+ * instead of yielding, costs throughput when the CPUs are shared: each wake-up waits for
+ * the scheduler. A queue held back by the shaper is not idle: the worker sleeps only
+ * until the next send slot. */
 #define TL_IDLE_SPIN_NS 20000ull
+#define TL_IDLE_BLOCK_MS 10
 #define TL_IDLE_YIELD_NS 2000000ull
 #define TL_IDLE_SLEEP_MIN_US 50
 #define TL_IDLE_SLEEP_MAX_US 1000
@@ -147,6 +154,7 @@ const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_a
 		e->req_shaper = *sh;
 	gen = atomic_load_explicit(&e->req_gen, memory_order_relaxed) + 1;
 	atomic_store_explicit(&e->req_gen, gen, memory_order_release);
+	tl_worker_kick(w);
 	while (atomic_load_explicit(&e->done_gen, memory_order_acquire) != gen) {
 		if (!atomic_load_explicit(&w->running, memory_order_acquire)) {
 			w->now_ns = tl_now_ns();
@@ -215,6 +223,9 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	const unsigned spsc = RING_F_SP_ENQ | RING_F_SC_DEQ;
 
 	memset(w, 0, sizeof(*w));
+	for (int p = 0; p < TL_PORT_MAX; p++)
+		w->wake_fd[p] = -1;
+	w->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	w->id = id;
 	w->queue = (uint16_t)id;
 	w->dp = dp;
@@ -222,7 +233,7 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	w->aead = tl_dp_aead_new();
 	w->ctrl_tx = ring_create("ctl", id, TL_CTRL_TX_SIZE, spsc);
 	w->slow_rx = ring_create("slw", id, TL_CTRL_TX_SIZE, spsc);
-	if (!w->aead || !w->ctrl_tx || !w->slow_rx)
+	if (!w->aead || !w->ctrl_tx || !w->slow_rx || w->kick_fd < 0)
 		return -1;
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (egress_init(w, role) != 0)
@@ -247,7 +258,10 @@ void tl_worker_fini(struct tl_worker *w)
 	ring_drain_free(w->slow_rx);
 	rte_ring_free(w->slow_rx);
 	tl_dp_aead_free(w->aead);
+	if (w->kick_fd >= 0)
+		close(w->kick_fd);
 	memset(w, 0, sizeof(*w));
+	w->kick_fd = -1;
 }
 
 /* ---- the round ---------------------------------------------------------------------------- */
@@ -404,6 +418,58 @@ static uint64_t shaper_wait_ns(const struct tl_worker *w)
 	return wait;
 }
 
+void tl_worker_kick(struct tl_worker *w)
+{
+	static const uint64_t one = 1;
+
+	/* Pairs with the fence in idle_block(): either the worker sees the new work before
+	 * it blocks, or we see it blocked and wake it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->blocked, memory_order_relaxed) && write(w->kick_fd, &one, sizeof(one)) < 0) {
+		/* Only a saturated counter fails, and then the worker is being woken anyway. */
+	}
+}
+
+static bool requests_pending(struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		if (atomic_load_explicit(&w->eg[role].req_gen, memory_order_relaxed) !=
+		    atomic_load_explicit(&w->eg[role].done_gen, memory_order_relaxed))
+			return true;
+	return false;
+}
+
+static bool can_block(const struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		if (w->wake_fd[role] < 0 || tl_aqm_backlog(w->eg[role].aqm))
+			return false;
+	return true;
+}
+
+static void idle_block(struct tl_worker *w)
+{
+	struct pollfd pfd[TL_PORT_MAX + 1];
+	uint64_t v;
+	int n = 0;
+
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		pfd[n++] = (struct pollfd){ .fd = w->wake_fd[role], .events = POLLIN };
+	pfd[n++] = (struct pollfd){ .fd = w->kick_fd, .events = POLLIN };
+	atomic_store_explicit(&w->blocked, true, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (rte_ring_empty(w->ctrl_tx) && rte_ring_empty(w->slow_rx) && !requests_pending(w) && !w->dp->stop) {
+		rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
+		if (poll(pfd, (nfds_t)n, TL_IDLE_BLOCK_MS) > 0)
+			w->cnt.wakeups++;
+		rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);
+	}
+	atomic_store_explicit(&w->blocked, false, memory_order_relaxed);
+	if ((pfd[n - 1].revents & POLLIN) && read(w->kick_fd, &v, sizeof(v)) < 0) {
+		/* Another round consumed the kick already: nothing to reset. */
+	}
+}
+
 static void idle(struct tl_worker *w)
 {
 	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = shaper_wait_ns(w);
@@ -416,6 +482,10 @@ static void idle(struct tl_worker *w)
 	}
 	if (idle_ns < TL_IDLE_YIELD_NS || (wait && wait < 2 * TL_IDLE_SLEEP_MIN_US * 1000ull)) {
 		sched_yield();
+		return;
+	}
+	if (!wait && can_block(w)) {
+		idle_block(w);
 		return;
 	}
 	us = (uint32_t)RTE_MIN((idle_ns - TL_IDLE_YIELD_NS) / 20000 + TL_IDLE_SLEEP_MIN_US,

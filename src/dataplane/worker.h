@@ -71,6 +71,12 @@ struct tl_worker {
 	uint64_t now_ns;
 	uint64_t last_work_ns;
 	_Atomic bool running;
+	/* Event-driven idle: the AF_XDP socket of this worker's queue on each port (-1: the
+	 * port has none, so the worker never blocks) and an eventfd the control plane writes
+	 * after queueing work while the worker is blocked in poll(). */
+	int wake_fd[TL_PORT_MAX];
+	int kick_fd;
+	atomic_bool blocked;
 };
 
 /* Packets one queue with these parameters may hold: its packet limit, or fewer if its
@@ -130,6 +136,10 @@ static inline void tl_drop_deq(struct tl_worker *w, int role, struct rte_mbuf *m
 }
 
 int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp);
+
+/* Call after giving w work from another thread (ctrl_tx, slow_rx, a queue parameter
+ * request): wakes the worker if it is blocked in poll(). */
+void tl_worker_kick(struct tl_worker *w);
 void tl_worker_fini(struct tl_worker *w);
 int tl_worker_main(void *arg);    /* rte_eal_remote_launch entry */
 
