@@ -135,9 +135,12 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 {
 	static uint8_t buf[65536];
 	struct sockaddr_storage src;
+	struct rte_ring *slow_rx = dev->workers[0].slow_rx;
 	unsigned n = 0;
 
-	while (n < TL_UDPSOCK_BUDGET) {
+	/* A full slow-path ring stops the reading: datagrams wait in the socket buffer until
+	 * the worker made room (we are the ring's only producer, so the enqueue then fits). */
+	while (n < TL_UDPSOCK_BUDGET && !rte_ring_full(slow_rx)) {
 		socklen_t slen = sizeof(src);
 		ssize_t len = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
 		struct rte_mbuf *m;
@@ -146,11 +149,11 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 			break;
 		n++;
 		m = frame_of(dev, &src, buf, (size_t)len);
-		if (m && rte_ring_sp_enqueue(dev->workers[0].slow_rx, m) != 0)
+		if (m && rte_ring_sp_enqueue(slow_rx, m) != 0)
 			tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
-		else if (m)
-			tl_worker_kick(&dev->workers[0]);
 	}
+	if (n)
+		tl_worker_kick(&dev->workers[0]);
 	return n;
 }
 

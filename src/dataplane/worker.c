@@ -117,6 +117,13 @@ static const char *queue_check(const struct tl_worker *w, int role, const struct
 	return err;
 }
 
+/* A parameter change waits in the mailbox (acquire: its fields are visible). */
+static inline bool request_posted(struct tl_egress *e)
+{
+	return atomic_load_explicit(&e->req_gen, memory_order_acquire) !=
+	       atomic_load_explicit(&e->done_gen, memory_order_relaxed);
+}
+
 /* Applies the posted request (owner thread, or any thread while the worker is stopped). */
 static void queue_apply(struct tl_worker *w, int role)
 {
@@ -433,8 +440,7 @@ void tl_worker_kick(struct tl_worker *w)
 static bool requests_pending(struct tl_worker *w)
 {
 	for (int role = 0; role < TL_PORT_MAX; role++)
-		if (atomic_load_explicit(&w->eg[role].req_gen, memory_order_relaxed) !=
-		    atomic_load_explicit(&w->eg[role].done_gen, memory_order_relaxed))
+		if (request_posted(&w->eg[role]))
 			return true;
 	return false;
 }
@@ -502,8 +508,7 @@ static void housekeeping(struct tl_worker *w)
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		struct tl_egress *e = &w->eg[role];
 
-		if (atomic_load_explicit(&e->req_gen, memory_order_acquire) !=
-		    atomic_load_explicit(&e->done_gen, memory_order_relaxed))
+		if (request_posted(e))
 			queue_apply(w, role);
 		else if (w->now_ns - e->snap_ns >= TL_QUEUE_SNAP_NS)
 			snapshot_publish(w, e);
