@@ -102,6 +102,8 @@ int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const str
 void tl_session_confirm(struct tl_device *dev, struct tl_peer_ctrl *pc);
 void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc);
 void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+/* The index table's RCU reclaim callback: wipes and frees a retired keypair. */
+void tl_keypair_reclaim(void *arg, void *key_data);
 
 /* handshake.c */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);

@@ -15,7 +15,6 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
-#include <rte_jhash.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -32,36 +31,15 @@
 #include "dataplane/route.h"
 #include "dataplane/runtime.h"
 
-#define TL_HS_RING_SIZE 4096
-#define TL_NEIGH_REQ_SIZE 1024
-#define TL_CTRL_POOL_SIZE 4095
-#define TL_HS_POOL_SIZE (TL_HS_RING_SIZE + 1023)
-#define TL_STAGE_POOL_SIZE 16383
-#define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
 #define TL_TICK_NS (5ull * 1000000ull)
 #define TL_CTRL_IDLE_US 1000
 /* Everything but the port pools: control pools (~60 MB), hashes and rings, and two IPv4
  * routing tables (64 MB each: a new table is built before the old one is freed). */
 #define TL_EAL_BASE_MB 512
 
-const char *tl_log_name = "tunlessd";
-int tl_log_verbose;
 static volatile sig_atomic_t g_stop;
 static bool g_eal_up;
 static char g_runtime_dir[4096];
-
-void tl_log_line(const char *level, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: ", tl_log_name, level);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void tl_keypair_reclaim(void *arg, void *key_data);
 
 static void on_signal(int sig)
 {
@@ -131,70 +109,21 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 	return 0;
 }
 
-static struct rte_hash *hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free)
-{
-	struct rte_hash_parameters p = {
-		.name = name,
-		.entries = entries,
-		.key_len = key_len,
-		.hash_func = rte_jhash,
-		.socket_id = (int)rte_socket_id(),
-		.extra_flag = lock_free ? RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF : 0,
-	};
-
-	return rte_hash_create(&p);
-}
-
 static int dp_objects(struct tl_device *dev)
 {
-	struct tl_dp *dp = &dev->dp;
-	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
-	struct rte_hash_rcu_config rcu = {
-		.mode = RTE_HASH_QSBR_MODE_DQ,
-		.free_key_data_func = tl_keypair_reclaim,
-	};
-
-	dp->qsbr = rte_zmalloc("tl_qsbr", qsz, RTE_CACHE_LINE_SIZE);
-	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) != 0)
+	if (tl_dp_create(&dev->dp, tl_keypair_reclaim) != 0)
 		return -1;
-	dp->index_table = hash_new("tl_index", 4 * TL_MAX_PEERS, sizeof(uint32_t), true);
-	dp->neigh_table = hash_new("tl_neigh", 16384, sizeof(struct tl_neigh_key), true);
-	dev->ctrl_index = hash_new("tl_ctrl_index", 8 * TL_MAX_PEERS, sizeof(uint32_t), false);
-	if (!dp->index_table || !dp->neigh_table || !dev->ctrl_index)
-		return -1;
-	rcu.v = dp->qsbr;
-	if (rte_hash_rcu_qsbr_add(dp->index_table, &rcu) != 0)
-		return -1;
-	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, (int)rte_socket_id(), RING_F_SC_DEQ);
-	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
-					     (int)rte_socket_id(), RING_F_SC_DEQ);
-	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-						(int)rte_socket_id());
-	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, (int)rte_socket_id());
-	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-						 (int)rte_socket_id());
+	dev->ctrl_index = tl_dp_hash_new("tl_ctrl_index", 8 * TL_MAX_PEERS, sizeof(uint32_t), false);
 	dev->aead = tl_dp_aead_new();
 	dev->ratelimit = tl_ratelimit_new("tl_ratelimit");
-	return dev->ratelimit && dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dev->aead ? 0 : -1;
+	return dev->ctrl_index && dev->ratelimit && dev->aead ? 0 : -1;
 }
 
-/* Freeing the index table drains its RCU defer queue through tl_keypair_reclaim, which
- * wipes every retired keypair: no session key outlives the daemon. */
 static void dp_objects_free(struct tl_device *dev)
 {
-	struct tl_dp *dp = &dev->dp;
-	struct tl_table *t = atomic_exchange(&dp->table, NULL);
-
-	tl_table_free(t);
-	rte_hash_free(dp->index_table);
-	rte_hash_free(dp->neigh_table);
+	tl_dp_free(&dev->dp);
 	rte_hash_free(dev->ctrl_index);
-	rte_ring_free(dp->hs_ring);
-	rte_ring_free(dp->neigh_req);
-	rte_free(dp->qsbr);
-	dp->index_table = dp->neigh_table = dev->ctrl_index = NULL;
-	dp->hs_ring = dp->neigh_req = NULL;
-	dp->qsbr = NULL;
+	dev->ctrl_index = NULL;
 }
 
 static void dp_params(struct tl_device *dev)
@@ -294,7 +223,6 @@ static void control_loop(struct tl_device *dev)
 static void device_down(struct tl_device *dev)
 {
 	struct tl_peer_ctrl *pc;
-	struct rte_mbuf *m = NULL;
 
 	tl_uapi_close(dev);
 	tl_ctlapi_close(dev);
@@ -309,8 +237,6 @@ static void device_down(struct tl_device *dev)
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)
 			tl_worker_fini(&dev->workers[w]);
-	while (dev->dp.hs_ring && rte_ring_dequeue(dev->dp.hs_ring, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
 	tl_udpsock_close(dev);
 	tl_ports_teardown(dev);
 	if (dev->dp.host_mode)

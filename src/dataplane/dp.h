@@ -193,4 +193,10 @@ struct tl_dp {
 	volatile bool stop;
 };
 
+/* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
+ * frees a keypair the index table retired, after the RCU grace period. */
+int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
+void tl_dp_free(struct tl_dp *dp);
+struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);
+
 #endif

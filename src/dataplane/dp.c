@@ -1,0 +1,84 @@
+/* The dataplane's shared objects: RCU state, the index and neighbour tables, the rings to
+ * and from the control plane and the control-plane pools. Created once by the control
+ * plane before the workers start, freed after they stop. */
+#include <rte_errno.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+
+#include "dataplane/dp.h"
+#include "dataplane/route.h"
+
+#define TL_HS_RING_SIZE 4096
+#define TL_NEIGH_REQ_SIZE 1024
+#define TL_CTRL_POOL_SIZE 4095
+#define TL_HS_POOL_SIZE (TL_HS_RING_SIZE + 1023)
+#define TL_STAGE_POOL_SIZE 16383
+#define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
+
+struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free)
+{
+	struct rte_hash_parameters p = {
+		.name = name,
+		.entries = entries,
+		.key_len = key_len,
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+		.extra_flag = lock_free ? RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF : 0,
+	};
+
+	return rte_hash_create(&p);
+}
+
+int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
+{
+	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
+	int socket = (int)rte_socket_id();
+	struct rte_hash_rcu_config rcu = {
+		.mode = RTE_HASH_QSBR_MODE_DQ,
+		.free_key_data_func = reclaim,
+	};
+
+	dp->qsbr = rte_zmalloc("tl_qsbr", qsz, RTE_CACHE_LINE_SIZE);
+	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) != 0)
+		return -1;
+	dp->index_table = tl_dp_hash_new("tl_index", 4 * TL_MAX_PEERS, sizeof(uint32_t), true);
+	dp->neigh_table = tl_dp_hash_new("tl_neigh", 16384, sizeof(struct tl_neigh_key), true);
+	if (!dp->index_table || !dp->neigh_table)
+		return -1;
+	rcu.v = dp->qsbr;
+	if (rte_hash_rcu_qsbr_add(dp->index_table, &rcu) != 0)
+		return -1;
+	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, socket, RING_F_SC_DEQ);
+	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
+					     socket, RING_F_SC_DEQ);
+	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						socket);
+	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, socket);
+	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						 socket);
+	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool ? 0 : -1;
+}
+
+/* Freeing the index table drains its RCU defer queue through the reclaim callback, so no
+ * retired keypair outlives this call. Handshake copies still in the ring are freed. */
+void tl_dp_free(struct tl_dp *dp)
+{
+	struct tl_table *t = atomic_exchange(&dp->table, NULL);
+	struct rte_mbuf *m;
+
+	tl_table_free(t);
+	while (dp->hs_ring && rte_ring_dequeue(dp->hs_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_hash_free(dp->index_table);
+	rte_hash_free(dp->neigh_table);
+	rte_ring_free(dp->hs_ring);
+	rte_ring_free(dp->neigh_req);
+	rte_mempool_free(dp->ctrl_pool);
+	rte_mempool_free(dp->hs_pool);
+	rte_mempool_free(dp->stage_pool);
+	rte_free(dp->qsbr);
+	dp->index_table = dp->neigh_table = NULL;
+	dp->hs_ring = dp->neigh_req = NULL;
+	dp->ctrl_pool = dp->hs_pool = dp->stage_pool = NULL;
+	dp->qsbr = NULL;
+}
