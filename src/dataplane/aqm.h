@@ -1,5 +1,5 @@
 /* Egress AQM: flow-hashed DRR with CoDel per flow and ECN marking (RFC 8290 over
- * RFC 8289), the only place of the dataplane that decides to drop (DESIGN.md §3).
+ * RFC 8289), the only place of the dataplane that drops because of load (docs/design.md §4).
  *
  * One instance per (egress port, worker), owned by that worker: no locks, no atomics.
  * Every call, tl_aqm_set_params included, must come from the owning thread (or while it

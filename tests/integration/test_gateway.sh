@@ -37,12 +37,13 @@ check() { # check <description> cmd...
 	if "$@" >/dev/null 2>&1; then ok "$d"; else nok "$d"; fi
 }
 info() { printf '# %s\n' "$*"; }
-skip_all() { printf '1..0 # SKIP %s\n' "$*"; exit 77; }
+# A missing prerequisite is a failure, never a skip (CI must not lose this test quietly).
+missing() { printf 'not ok - %s\n' "$*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-[ -x "$TUNLESSD" ] || skip_all "no $TUNLESSD (build first)"
+[ "$(id -u)" -eq 0 ] || missing "needs root"
+[ -x "$TUNLESSD" ] || missing "no $TUNLESSD (build first)"
 for t in iperf3 tcpdump ethtool python3 wg; do
-	command -v "$t" >/dev/null || skip_all "$t not installed (scripts/setup.sh)"
+	command -v "$t" >/dev/null || missing "$t not installed (scripts/setup.sh)"
 done
 
 # ---- telemetry -------------------------------------------------------------------------------

@@ -35,9 +35,10 @@ ok() { PASS=$((PASS + 1)); printf 'ok %d - %s\n' $((PASS + FAIL)) "$*"; }
 nok() { FAIL=$((FAIL + 1)); printf 'not ok %d - %s\n' $((PASS + FAIL)) "$*"; }
 check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else nok "$d"; fi; }
 info() { printf '# %s\n' "$*"; }
-[ "$(id -u)" -eq 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
+# A missing prerequisite is a failure, never a skip: this test is the no-drop contract.
+[ "$(id -u)" -eq 0 ] || { echo "not ok - needs root"; exit 1; }
 for t in iperf3 tcpdump ethtool python3 tc; do
-	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t missing"; exit 77; }
+	command -v "$t" >/dev/null || { echo "not ok - $t missing (scripts/setup.sh installs it)"; exit 1; }
 done
 
 P=tn$$
@@ -134,19 +135,20 @@ print(f"{rtt[min(len(rtt) - 1, int(len(rtt) * q))]:.3f} {int(m.group(1)) - int(m
 EOF
 }
 
-# ping_rounds <label>: two rounds of 150 pings under the running load; prints the lower of
-# the two p99s and the total loss (a burst of CPU starvation on a shared 2-core machine
-# spoils one round, queueing behind bulk traffic would spoil both).
+# ping_rounds <label>: two rounds of 150 pings under the running load; prints the p99 of
+# each round and the total loss. Each round's p99 is checked on its own.
 ping_rounds() {
-	local r p99 lost best= total=0
+	local r p99 lost all= total=0
 	for r in 1 2; do
 		lab_exec client ping -c 150 -i 0.03 10.2.0.2 >"$LAB_DIR/ping-$1-$r.txt" 2>&1
 		read -r p99 lost < <(ping_p99 "$LAB_DIR/ping-$1-$r.txt")
 		total=$((total + ${lost:-150}))
-		best=$(python3 -c "print(min(float('${best:-1e9}'), float('${p99:-1e9}')))")
+		all="$all ${p99:-1e9}"
 	done
-	echo "$best $total"
+	echo "$all $total"
 }
+# below_bound <p99> <bound>
+below_bound() { python3 -c "import sys; sys.exit(0 if float('$1') <= float('$2') else 1)"; }
 
 lab_bg server "$LAB_DIR/iperf3-server.log" iperf3 -s
 lab_wait_for 5 lab_nsexec server sh -c 'ss -ltn | grep -q ":5201 "'
@@ -164,10 +166,10 @@ timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((2 * RATE
 	>"$LAB_DIR/udp.json" 2>&1 &
 UDP=$!
 sleep 2
-read -r P99 LOST < <(ping_rounds udp)
+read -r P99 P99B LOST < <(ping_rounds udp)
 wait "$UDP"
 info "UDP blast at 2R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_packets"], "lost at the receiver")' "$LAB_DIR/udp.json" 2>&1 | tail -1)"
-info "sparse ping during the blast: p99 ${P99} ms (bound ${BOUND} ms), lost ${LOST}"
+info "sparse ping during the blast: p99 ${P99} / ${P99B} ms in the two rounds (bound ${BOUND} ms), lost ${LOST}"
 check "1: gwa conservation exact on both ports after the blast" quiet_balance "$GWA"
 check "1: gwb conservation exact on both ports after the blast" quiet_balance "$GWB"
 drops "$GWA" >"$LAB_DIR/d1.json"
@@ -177,8 +179,8 @@ check "1: gwa dropped only under AQM reasons (and did drop)" only_aqm_drops "$LA
 check "1: gwb dropped nothing" no_drops "$LAB_DIR/db0.json" "$LAB_DIR/db1.json"
 check "1: no packet lost at the AF_XDP sockets (eth_imissed unchanged)" test "$(imissed "$GWA")" = "$M0"
 check "2: sparse ping flow lost nothing during the blast" test "${LOST:-1}" = 0
-check "2: sparse ping p99 ${P99} ms <= base RTT + 3 x target (${BOUND} ms)" \
-	python3 -c "import sys; sys.exit(0 if float('${P99:-1e9}') <= $BOUND else 1)"
+check "2: sparse ping p99, round 1: ${P99} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99:-1e9}" "$BOUND"
+check "2: sparse ping p99, round 2: ${P99B} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99B:-1e9}" "$BOUND"
 
 # ---- 3 + 5: TCP with ECN at R ----------------------------------------------------------------
 drops "$GWA" >"$LAB_DIR/d2.json"
@@ -189,7 +191,7 @@ lab_wait_for 5 test -s "$LAB_DIR/ce.pcap" || sleep 1
 timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -t 14 -J >"$LAB_DIR/tcp.json" 2>&1 &
 TCP=$!
 sleep 3
-read -r P99T LOSTT < <(ping_rounds tcp)
+read -r P99T P99TB LOSTT < <(ping_rounds tcp)
 wait "$TCP"
 check "3: gwa conservation exact after TCP" quiet_balance "$GWA"
 drops "$GWA" >"$LAB_DIR/d3.json"
@@ -208,9 +210,9 @@ MAXGOOD=$(python3 -c "print($RATE * 1368 / 1522)")
 info "TCP goodput $(python3 -c "print(f'{${GOOD:-0}/1e6:.1f} Mbit/s = {${GOOD:-0}/$RATE*100:.1f}% of R, {${GOOD:-0}/$MAXGOOD*100:.1f}% of the goodput R allows')")"
 check "3: TCP goodput >= 90% of what R allows after tunnel overhead" \
 	python3 -c "import sys; sys.exit(0 if ${GOOD:-0} >= 0.9 * $MAXGOOD else 1)"
-info "ping during the TCP flow: p99 ${P99T} ms (bound ${BOUND} ms), lost ${LOSTT}"
-check "5: ping p99 during saturating TCP ${P99T} ms <= base RTT + 3 x target (${BOUND} ms)" \
-	python3 -c "import sys; sys.exit(0 if float('${P99T:-1e9}') <= $BOUND else 1)"
+info "ping during the TCP flow: p99 ${P99T} / ${P99TB} ms in the two rounds (bound ${BOUND} ms), lost ${LOSTT}"
+check "5: ping p99 during saturating TCP, round 1: ${P99T} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99T:-1e9}" "$BOUND"
+check "5: ping p99 during saturating TCP, round 2: ${P99TB} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99TB:-1e9}" "$BOUND"
 
 # ---- 4: RFC 6040 decapsulation: a CE-marking hop between the gateways -----------------------
 # An XDP program on the bridge port from gwa marks CE on every ECT datagram (ce_mark.bpf.c).
@@ -248,7 +250,7 @@ wait "$LIVE"
 show_json() { "$CTL" -n "$GWA" --json show section="$1"; }
 check "6: the new target is live" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json queues | grep -q '\"target_us\": 2000'"
 check "6: the new peer is listed" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$NEW_KEY'"
-check "6: the removed peer is gone" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json peers | grep -vqF '$RW_KEY' && ! (CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$RW_KEY')"
+check "6: the removed peer is gone" bash -c "$(declare -f show_json); ! (CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$RW_KEY')"
 check "6: gwa conservation exact after the changes" quiet_balance "$GWA"
 drops "$GWA" >"$LAB_DIR/d7.json"
 drops "$GWB" >"$LAB_DIR/db7.json"

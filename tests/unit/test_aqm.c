@@ -568,7 +568,7 @@ struct model {
 	uint32_t last[RFLOWS];       /* last delivered seq + 1 */
 	struct rte_mbuf *pending[32];  /* given back, must come out first in this order */
 	unsigned npending;
-	unsigned order_err, seq_err, cons_err, limit_err, leak_err, requeue_err;
+	unsigned order_err, seq_err, cons_err, limit_err, requeue_err;
 };
 
 static bool conserved(struct tl_aqm *q)
