@@ -31,6 +31,8 @@ run_suite() {   # dir, suite
 	passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	failed=$((failed + $(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+	# A skipped test is a failure here: nothing may disappear from the run quietly.
+	failed=$((failed + $(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	rm -f "$log"
 }
 
