@@ -515,6 +515,26 @@ static void housekeeping(struct tl_worker *w)
 	}
 }
 
+void tl_worker_snapshot(struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		snapshot_publish(w, &w->eg[role]);
+}
+
+unsigned tl_worker_round(struct tl_worker *w)
+{
+	unsigned work;
+
+	housekeeping(w);
+	work = ctrl_tx_flush(w);
+	work += egress_flush(w, TL_PORT_WAN) + egress_flush(w, TL_PORT_LAN);
+	work += slow_rx_move(w);
+	work += poll_port(w, TL_PORT_WAN);
+	work += poll_port(w, TL_PORT_LAN);
+	rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);
+	return work;
+}
+
 int tl_worker_main(void *arg)
 {
 	struct tl_worker *w = arg;
@@ -529,13 +549,7 @@ int tl_worker_main(void *arg)
 		w->now_ns = tl_now_ns();
 		w->cnt.loop_ns += w->now_ns - prev;
 		prev = w->now_ns;
-		housekeeping(w);
-		work = ctrl_tx_flush(w);
-		work += egress_flush(w, TL_PORT_WAN) + egress_flush(w, TL_PORT_LAN);
-		work += slow_rx_move(w);
-		work += poll_port(w, TL_PORT_WAN);
-		work += poll_port(w, TL_PORT_LAN);
-		rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);
+		work = tl_worker_round(w);
 		if (work) {
 			w->last_work_ns = w->now_ns;
 			w->cnt.busy_polls++;
@@ -545,8 +559,7 @@ int tl_worker_main(void *arg)
 		}
 	}
 	w->now_ns = tl_now_ns();
-	for (int role = 0; role < TL_PORT_MAX; role++)
-		snapshot_publish(w, &w->eg[role]);
+	tl_worker_snapshot(w);
 	atomic_store_explicit(&w->running, false, memory_order_release);
 	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
 	rte_rcu_qsbr_thread_unregister(w->dp->qsbr, w->id);

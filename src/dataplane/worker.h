@@ -143,6 +143,16 @@ void tl_worker_kick(struct tl_worker *w);
 void tl_worker_fini(struct tl_worker *w);
 int tl_worker_main(void *arg);    /* rte_eal_remote_launch entry */
 
+/* One round of tl_worker_main's loop at time w->now_ns (the caller stamps it): control
+ * plane frames, both egress queues, the slow path and both RX ports, then a quiescent
+ * state report (the calling thread must be registered and online in dp->qsbr as w->id).
+ * Returns the packets handled; 0 = idle round. Only the worker's own thread. */
+unsigned tl_worker_round(struct tl_worker *w);
+
+/* Publishes the queue snapshots now (the owner thread, or any thread while the worker
+ * does not run), so that tl_conservation sees the latest counters. */
+void tl_worker_snapshot(struct tl_worker *w);
+
 /* Fast-path stages (encap.c, decap.c): each consumes every packet it is given, into an
  * egress queue or into a counted drop. Nothing is refused for lack of room: the AQM is the
  * only place that drops because of load. */
