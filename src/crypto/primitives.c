@@ -267,6 +267,21 @@ struct tl_dp_aead *tl_dp_aead_new(void)
 	return a;
 }
 
+struct tl_dp_aead *tl_dp_aead_new_unusable(void)
+{
+	struct tl_dp_aead *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->enc = EVP_CIPHER_CTX_new();
+	a->dec = EVP_CIPHER_CTX_new();
+	if (!a->enc || !a->dec) {
+		tl_dp_aead_free(a);
+		return NULL;
+	}
+	return a;
+}
+
 void tl_dp_aead_free(struct tl_dp_aead *a)
 {
 	if (!a)

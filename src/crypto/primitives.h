@@ -57,6 +57,9 @@ bool tl_is_zero(const void *a, size_t len);                /* constant time */
 struct tl_dp_aead;
 struct tl_dp_aead *tl_dp_aead_new(void);
 void tl_dp_aead_free(struct tl_dp_aead *a);
+/* Tests of the callers' failure handling only: a context that was never given its
+ * cipher, so that every seal and open on it fails inside OpenSSL. */
+struct tl_dp_aead *tl_dp_aead_new_unusable(void);
 int tl_dp_aead_seal(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_t counter,
 		    uint8_t *buf, size_t len, uint8_t tag[TL_AEAD_TAG_LEN]);
 int tl_dp_aead_open(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_t counter,

@@ -298,7 +298,7 @@ void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
 	const uint8_t *msg;
 	uint32_t type;
 
-	if (tl_pkt_parse_outer(m, dev->dp.listen_port, &c.o) != TL_DROP_MAX)
+	if (tl_pkt_parse_outer(m, &dev->dp.port[TL_PORT_WAN], dev->dp.listen_port, &c.o) != TL_DROP_MAX)
 		return tl_drop_pkt(&dev->cnt, m, TL_DROP_malformed);
 	msg = rte_pktmbuf_mtod(m, const uint8_t *);
 	type = rte_le_to_cpu_32(tl_load32(msg));

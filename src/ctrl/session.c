@@ -150,7 +150,7 @@ static void expire_slot(struct tl_device *dev, _Atomic(struct tl_keypair *) *slo
 {
 	struct tl_keypair *kp = atomic_load(slot);
 
-	if (kp && now - kp->birth_ns >= dev->dp.limits.reject_after_time_ns)
+	if (kp && tl_age_ns(now, kp->birth_ns) >= dev->dp.limits.reject_after_time_ns)
 		keypair_retire(dev, slot_swap(slot, NULL));
 }
 

@@ -76,7 +76,7 @@ static void receive_rekey_check(struct tl_device *dev, struct tl_peer_ctrl *pc, 
 	uint64_t rx = stamp(&pc->dp->last_rx_data_ns);
 
 	if (kp && kp->initiator && !pc->hs_first_attempt_ns && rx > kp->birth_ns &&
-	    now - kp->birth_ns >= secs(t->reject_after_time - t->keepalive_timeout - t->rekey_timeout))
+	    tl_age_ns(now, kp->birth_ns) >= secs(t->reject_after_time - t->keepalive_timeout - t->rekey_timeout))
 		tl_handshake_initiate(dev, pc, now);
 }
 

@@ -34,7 +34,8 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 
 /* Handshake messages go to the control plane as copies in its own pool: port RX buffers
  * never wait on the control plane, so a handshake flood cannot starve the port of
- * buffers. The outer headers come along (source address and MAC). */
+ * buffers. The outer headers come along (source address and MAC), the Ethernet padding
+ * the parser trimmed does not. */
 static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 {
 	struct rte_mbuf *c;
@@ -73,11 +74,6 @@ static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o
  * source MAC is the next hop back. */
 static void roam(struct tl_peer *peer, const struct tl_outer *o)
 {
-	struct tl_endpoint cur;
-
-	tl_endpoint_read(peer, &cur);
-	if (same_endpoint(&cur, o))
-		return;
 	rte_seqlock_write_lock(&peer->ep_lock);
 	peer->ep.family = o->family;
 	memset(peer->ep.ip, 0, sizeof(peer->ep.ip));
@@ -150,6 +146,17 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 	return TL_DROP_MAX;
 }
 
+/* A data message from another source than the peer's endpoint would move it: its outer
+ * headers must then be intact (UDP checksum, checked before decryption changes the
+ * payload). From the endpoint itself the AEAD tag covers all that is used. */
+static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
+{
+	struct tl_endpoint cur;
+
+	tl_endpoint_read(peer, &cur);
+	return !same_endpoint(&cur, o);
+}
+
 static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
@@ -158,11 +165,16 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
 	struct tl_peer *peer;
 	enum tl_drop r;
-	bool fresh;
+	bool fresh, moved;
 
 	if (!kp)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
-	if (w->now_ns - kp->birth_ns >= w->dp->limits.reject_after_time_ns || ctr >= w->dp->limits.reject_after_messages)
+	peer = kp->peer;
+	moved = moves_endpoint(peer, o);
+	if (moved && tl_pkt_outer_udp_check(m, o) != TL_DROP_MAX)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_bad_checksum);
+	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
+	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
 	if (tl_dp_aead_open(w->aead, kp->recv_key, ctr, hdr->payload, clen, hdr->payload + clen) != 0)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_auth_failed);
@@ -171,13 +183,13 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	rte_spinlock_unlock(&kp->replay_lock);
 	if (!fresh)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_replay);
-	peer = kp->peer;
 	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.rx_packets, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp)
 		atomic_store_explicit(&peer->next_confirmed, true, memory_order_release);
-	roam(peer, o);
+	if (moved)
+		roam(peer, o);
 	rte_pktmbuf_adj(m, sizeof(*hdr));
 	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);
 	if (clen == 0) {                      /* keepalive */
@@ -195,20 +207,21 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
 {
 	struct tl_outer o;
-	uint16_t before = m->data_len, outer_len;
 	uint32_t type;
 	enum tl_drop r;
 
-	r = tl_pkt_parse_outer(m, w->dp->listen_port, &o);
+	r = tl_pkt_parse_outer(m, &w->dp->port[TL_PORT_WAN], w->dp->listen_port, &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
-	outer_len = (uint16_t)(before - m->data_len);
 	r = check_type(m, &type);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
-	if (type != TL_MSG_DATA)
-		return to_ctrl(w, m, outer_len);
-	data_in(w, t, m, &o);
+	if (type == TL_MSG_DATA)
+		return data_in(w, t, m, &o);
+	r = tl_pkt_outer_udp_check(m, &o);
+	if (r != TL_DROP_MAX)
+		return tl_drop_rx(w, TL_PORT_WAN, m, r);
+	to_ctrl(w, m, o.hdr_len);
 }
 
 void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)

@@ -97,6 +97,14 @@ static inline bool tl_peer_has_endpoint(struct tl_peer *p)
 	return ep.family != 0;
 }
 
+/* Age of something born at birth, at time now (CLOCK_MONOTONIC ns). A thread's clock
+ * stamp may be older than a birth another thread stamped later: that is age 0, not a
+ * wrap to about 2^64. */
+static inline uint64_t tl_age_ns(uint64_t now, uint64_t birth)
+{
+	return now > birth ? now - birth : 0;
+}
+
 /* Read-only routing snapshot: replaced as a whole when allowed IPs change. */
 struct tl_table {
 	struct rte_lpm *lpm4;

@@ -8,6 +8,8 @@
 
 #define TL_DROP_REASONS(X)                                                                  \
 	X(malformed,                  "truncated or unparsable frame, header or message")   \
+	X(not_for_us,                 "WAN frame not to our MAC address or not to an address of the WAN port") \
+	X(bad_checksum,               "WAN frame with a wrong outer IPv4 header or UDP checksum (or a zero UDP checksum over IPv6)") \
 	X(oversized,                  "frame larger than the port or tunnel can carry")      \
 	X(aqm_codel,                  "egress AQM: CoDel dropped a non-ECT packet (sojourn above target)") \
 	X(aqm_overlimit,              "egress AQM: hard packet/memory limit, dropped from the fattest flow") \
@@ -20,6 +22,7 @@
 	X(ctrl_backlog,               "control-plane frame not sent: its TX queue is full (flood)") \
 	X(handshake_ratelimited,      "handshake under load above the per-source rate (20/s)") \
 	X(auth_failed,                "data message whose tag did not verify")               \
+	X(encrypt_failed,             "encryption of an outgoing data message failed")       \
 	X(replay,                     "data message counter already seen or too old")        \
 	X(key_expired,                "data message on a keypair past REJECT_AFTER_TIME/MESSAGES") \
 	X(src_not_allowed,            "decrypted inner source outside the peer's allowed IPs") \

@@ -43,7 +43,8 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	if (!tail)
 		return TL_DROP_oversized;
 	memset(tail, 0, padded - len);
-	tl_dp_aead_seal(aead, kp->send_key, ctr, rte_pktmbuf_mtod(m, uint8_t *), padded, tail + padded - len);
+	if (tl_dp_aead_seal(aead, kp->send_key, ctr, rte_pktmbuf_mtod(m, uint8_t *), padded, tail + padded - len) != 0)
+		return TL_DROP_encrypt_failed;   /* the buffer may hold plaintext: never sent */
 	hdr = (struct tl_msg_data *)rte_pktmbuf_prepend(m, sizeof(*hdr));
 	if (!hdr)
 		return TL_DROP_oversized;
@@ -57,7 +58,7 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	atomic_store_explicit(&peer->last_tx_any_ns, now_ns, memory_order_relaxed);
 	if (len)
 		atomic_store_explicit(&peer->last_tx_data_ns, now_ns, memory_order_relaxed);
-	if (kp->initiator && now_ns - kp->birth_ns >= dp->limits.rekey_after_time_ns)
+	if (kp->initiator && tl_age_ns(now_ns, kp->birth_ns) >= dp->limits.rekey_after_time_ns)
 		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
 	if (ctr >= dp->limits.rekey_after_messages)
 		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);

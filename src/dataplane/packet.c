@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -9,7 +10,40 @@
 
 #include "dataplane/packet.h"
 
-static enum tl_drop parse_outer4(struct rte_mbuf *m, struct tl_outer *o, uint16_t *l3len)
+/* After the structure is known to be sound: the destination (not_for_us), then the IPv4
+ * header checksum (bad_checksum), so that nothing of a frame that is not ours or whose
+ * addresses were damaged on the way reaches roaming or the handshake code. The UDP
+ * checksum (a pass over the whole datagram) is left to tl_pkt_outer_udp_check, which the
+ * caller runs where the outer headers matter. A checksum the port verified already (mbuf
+ * RX flags) is not computed again. */
+static bool ip4_cksum_ok(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip)
+{
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+
+	if (f == RTE_MBUF_F_RX_IP_CKSUM_GOOD || f == RTE_MBUF_F_RX_IP_CKSUM_NONE)
+		return true;                      /* NONE: header verified, field not filled in */
+	if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+		return false;
+	return rte_ipv4_cksum(ip) == 0;          /* a valid header sums to all ones */
+}
+
+static bool udp_cksum_ok(const struct rte_mbuf *m, int family, const void *ip, const struct rte_udp_hdr *udp)
+{
+	uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (family == AF_INET && udp->dgram_cksum == 0)
+		return true;                      /* IPv4: no checksum computed by the sender */
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD || f == RTE_MBUF_F_RX_L4_CKSUM_NONE)
+		return true;
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD || udp->dgram_cksum == 0)
+		return false;                     /* IPv6 requires one (RFC 8200 8.1) */
+	if (family == AF_INET)
+		return rte_ipv4_udptcp_cksum_verify(ip, udp) == 0;
+	return rte_ipv6_udptcp_cksum_verify(ip, udp) == 0;
+}
+
+static enum tl_drop parse_outer4(struct rte_mbuf *m, const struct tl_port_info *wan, struct tl_outer *o,
+				 uint16_t *l3len)
 {
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, TL_ETH_LEN);
 	uint16_t ihl, tot;
@@ -22,6 +56,10 @@ static enum tl_drop parse_outer4(struct rte_mbuf *m, struct tl_outer *o, uint16_
 		return TL_DROP_malformed;
 	if (ip->next_proto_id != IPPROTO_UDP || (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff))
 		return TL_DROP_malformed;
+	if (!wan->has_ip4 || memcmp(&ip->dst_addr, wan->ip4, 4) != 0)
+		return TL_DROP_not_for_us;
+	if (!ip4_cksum_ok(m, ip))
+		return TL_DROP_bad_checksum;
 	o->family = AF_INET;
 	memcpy(o->src_ip, &ip->src_addr, 4);
 	o->ecn = ip->type_of_service & 3;
@@ -30,7 +68,8 @@ static enum tl_drop parse_outer4(struct rte_mbuf *m, struct tl_outer *o, uint16_
 	return TL_DROP_MAX;
 }
 
-static enum tl_drop parse_outer6(struct rte_mbuf *m, struct tl_outer *o, uint16_t *l3len)
+static enum tl_drop parse_outer6(struct rte_mbuf *m, const struct tl_port_info *wan, struct tl_outer *o,
+				 uint16_t *l3len)
 {
 	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, TL_ETH_LEN);
 	uint16_t plen;
@@ -41,6 +80,8 @@ static enum tl_drop parse_outer6(struct rte_mbuf *m, struct tl_outer *o, uint16_
 	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || ip->proto != IPPROTO_UDP ||
 	    plen < 8 || plen > m->data_len - TL_ETH_LEN - sizeof(*ip))
 		return TL_DROP_malformed;
+	if (!wan->has_ip6 || memcmp(ip->dst_addr, wan->ip6, 16) != 0)
+		return TL_DROP_not_for_us;
 	o->family = AF_INET6;
 	memcpy(o->src_ip, ip->src_addr, 16);
 	o->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
@@ -49,7 +90,8 @@ static enum tl_drop parse_outer6(struct rte_mbuf *m, struct tl_outer *o, uint16_
 	return TL_DROP_MAX;
 }
 
-enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct tl_outer *o)
+enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, const struct tl_port_info *wan, uint16_t listen_port,
+				struct tl_outer *o)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	const struct rte_udp_hdr *udp;
@@ -58,10 +100,12 @@ enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct
 
 	if (m->nb_segs != 1 || m->data_len < TL_ETH_LEN)
 		return TL_DROP_malformed;
+	if (memcmp(&eth->dst_addr, wan->mac, 6) != 0)
+		return TL_DROP_not_for_us;
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
-		r = parse_outer4(m, o, &l3len);
+		r = parse_outer4(m, wan, o, &l3len);
 	else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
-		r = parse_outer6(m, o, &l3len);
+		r = parse_outer6(m, wan, o, &l3len);
 	else
 		return TL_DROP_not_ip;
 	if (r != TL_DROP_MAX)
@@ -73,8 +117,17 @@ enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct
 		return TL_DROP_malformed;
 	memcpy(o->src_mac, &eth->src_addr, 6);
 	o->src_port = rte_be_to_cpu_16(udp->src_port);
-	rte_pktmbuf_adj(m, TL_ETH_LEN + l3len + 8);
+	o->hdr_len = (uint16_t)(TL_ETH_LEN + l3len + 8);
+	rte_pktmbuf_adj(m, o->hdr_len);
 	return TL_DROP_MAX;
+}
+
+enum tl_drop tl_pkt_outer_udp_check(const struct rte_mbuf *m, const struct tl_outer *o)
+{
+	const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *) - o->hdr_len;
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(eth + o->hdr_len - 8);
+
+	return udp_cksum_ok(m, o->family, eth + TL_ETH_LEN, udp) ? TL_DROP_MAX : TL_DROP_bad_checksum;
 }
 
 enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in)

@@ -19,6 +19,7 @@ struct tl_outer {
 	uint16_t src_port;             /* host order */
 	uint8_t src_mac[6];
 	uint8_t ecn;                   /* outer ECN bits */
+	uint16_t hdr_len;              /* Ethernet + IP + UDP header bytes stripped */
 };
 
 /* A parsed inner IP packet. */
@@ -29,9 +30,16 @@ struct tl_inner {
 	uint8_t ecn;
 };
 
-/* Strips Ethernet/IP/UDP of a frame that must be UDP to listen_port. Returns
- * TL_DROP_MAX on success, else the drop reason. */
-enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct tl_outer *o);
+/* Strips Ethernet/IP/UDP (and any Ethernet padding after the IP packet) of a frame that
+ * must be UDP to listen_port, sent to the MAC and an address of port wan, with a valid IPv4
+ * header checksum. Returns TL_DROP_MAX on success, else the drop reason (malformed,
+ * not_ip, not_for_us, bad_checksum). */
+enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, const struct tl_port_info *wan, uint16_t listen_port,
+				struct tl_outer *o);
+
+/* The UDP checksum of a frame tl_pkt_parse_outer accepted, before anything changed its
+ * payload or headers: zero passes over IPv4 only. TL_DROP_MAX or TL_DROP_bad_checksum. */
+enum tl_drop tl_pkt_outer_udp_check(const struct rte_mbuf *m, const struct tl_outer *o);
 
 /* Validates an IP packet at p of at most avail bytes. Returns TL_DROP_MAX or a reason. */
 enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in);

@@ -178,7 +178,7 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 /* Keypair usable for sending now? */
 static inline bool tl_keypair_can_send(const struct tl_dp *dp, const struct tl_keypair *kp, uint64_t now)
 {
-	return kp && now - kp->birth_ns < dp->limits.reject_after_time_ns &&
+	return kp && tl_age_ns(now, kp->birth_ns) < dp->limits.reject_after_time_ns &&
 	       atomic_load_explicit(&kp->send_counter, memory_order_relaxed) < dp->limits.reject_after_messages;
 }
 

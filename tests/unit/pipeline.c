@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rte_bus_vdev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
@@ -116,6 +115,7 @@ static int port_create(struct tl_pl *pl, int role)
 	if (id < 0)
 		return -1;
 	pl->dp.port[role].port_id = (uint16_t)id;
+	pl->port_up[role] = true;
 	if (rte_eth_dev_configure((uint16_t)id, 1, 1, &conf) != 0 ||
 	    rte_eth_rx_queue_setup((uint16_t)id, 0, TL_PL_RING_SIZE, (unsigned)socket, NULL, pl->pool) != 0 ||
 	    rte_eth_tx_queue_setup((uint16_t)id, 0, TL_PL_RING_SIZE, (unsigned)socket, NULL) != 0 ||
@@ -124,13 +124,11 @@ static int port_create(struct tl_pl *pl, int role)
 	return 0;
 }
 
-int tl_pl_setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
+static int setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
 {
 	static const struct tl_pl_opts none;
 	char name[32];
 
-	memset(pl, 0, sizeof(*pl));
-	setups++;
 	dp_init(&pl->dp, opts ? opts : &none);
 	if (tl_dp_create(&pl->dp, reclaim_none) != 0) {
 		printf("tl_dp_create: %s\n", rte_strerror(rte_errno));
@@ -142,13 +140,29 @@ int tl_pl_setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
 		printf("harness ports: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
-	if (tl_pl_routes_publish(pl) != 0 || tl_worker_init(&pl->w, 0, &pl->dp) != 0) {
+	if (tl_pl_routes_publish(pl) != 0) {
+		printf("harness table: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	pl->worker_up = true;           /* tl_worker_fini undoes a partial tl_worker_init */
+	if (tl_worker_init(&pl->w, 0, &pl->dp) != 0) {
 		printf("harness worker: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
 	rte_rcu_qsbr_thread_register(pl->dp.qsbr, 0);
 	rte_rcu_qsbr_thread_online(pl->dp.qsbr, 0);
+	pl->online = true;
 	return 0;
+}
+
+int tl_pl_setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
+{
+	memset(pl, 0, sizeof(*pl));
+	setups++;
+	if (setup(pl, opts) == 0)
+		return 0;
+	tl_pl_teardown(pl);
+	return -1;
 }
 
 static void ring_free_all(struct rte_ring *r)
@@ -162,15 +176,17 @@ static void ring_free_all(struct rte_ring *r)
 
 void tl_pl_teardown(struct tl_pl *pl)
 {
-	char name[32];
-
-	rte_rcu_qsbr_thread_offline(pl->dp.qsbr, 0);
-	rte_rcu_qsbr_thread_unregister(pl->dp.qsbr, 0);
-	tl_worker_fini(&pl->w);
+	if (pl->online) {
+		rte_rcu_qsbr_thread_offline(pl->dp.qsbr, 0);
+		rte_rcu_qsbr_thread_unregister(pl->dp.qsbr, 0);
+	}
+	if (pl->worker_up)
+		tl_worker_fini(&pl->w);
 	for (int role = 0; role < TL_PORT_MAX; role++) {
-		snprintf(name, sizeof(name), "net_ring_pl%u%s", setups, role == TL_PORT_WAN ? "wan" : "lan");
-		rte_eth_dev_stop(pl->dp.port[role].port_id);
-		rte_vdev_uninit(name);
+		if (pl->port_up[role]) {
+			rte_eth_dev_stop(pl->dp.port[role].port_id);
+			rte_eth_dev_close(pl->dp.port[role].port_id);    /* releases the port, not the rings */
+		}
 		ring_free_all(pl->rx[role]);
 		ring_free_all(pl->tx[role]);
 	}

@@ -61,6 +61,7 @@ struct tl_pl {
 	struct tl_route_entry routes[TL_PL_MAX_ROUTES];
 	unsigned n_routes;
 	uint64_t table_gen;
+	bool port_up[TL_PORT_MAX], worker_up, online;   /* what teardown must undo */
 };
 
 /* EAL on --no-huge, --no-pci, --no-shconf, a per-process --file-prefix. 0 or -1. */
@@ -76,9 +77,11 @@ struct tl_pl_opts {
 };
 
 /* One dataplane with WAN and LAN net_ring ports and worker 0, registered and online in
- * the RCU state on the calling thread. 0 or -1 (reason printed). One at a time. */
+ * the RCU state on the calling thread. 0 or -1 (reason printed, nothing left to tear
+ * down). One at a time. */
 int tl_pl_setup(struct tl_pl *pl, const struct tl_pl_opts *opts);
-/* Frees everything, including packets still in the port rings and keypairs. */
+/* Frees everything, including packets still in the port rings and keypairs; also after a
+ * setup that succeeded and later steps (peers, routes) that failed. */
 void tl_pl_teardown(struct tl_pl *pl);
 
 /* A peer in slot id (< TL_PL_MAX_PEERS, its LPM next hop) with endpoint ep (NULL = none

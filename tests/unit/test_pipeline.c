@@ -47,11 +47,14 @@ static int fixture_up(struct fixture *f, const struct tl_endpoint *ep)
 	if (tl_pl_setup(&f->pl, NULL) != 0)
 		return -1;
 	f->peer = tl_pl_peer_add(&f->pl, 0, ep);
-	if (!f->peer || tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) != 0 || tl_pl_routes_publish(&f->pl) != 0)
-		return -1;
-	f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
-	return f->kp ? 0 : -1;
+	f->kp = NULL;
+	if (f->peer && tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) == 0 &&
+	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) == 0 && tl_pl_routes_publish(&f->pl) == 0)
+		f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
+	if (f->peer && f->kp)
+		return 0;
+	tl_pl_teardown(&f->pl);
+	return -1;
 }
 
 static void fixture_down(struct fixture *f)
