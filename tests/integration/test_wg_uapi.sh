@@ -10,9 +10,10 @@
 # Checks: a stale socket file is replaced at start; wg show / show dump / showconf after a
 # ping; showconf fed to setconf changes nothing; wg set adds a peer (wg show, telemetry, host
 # route) and removes it while the existing peer's ping keeps flowing; wg syncconf from a
-# wg-quick style file; malformed requests on a raw socket get errno=22 (EINVAL) and change
-# nothing; an oversized request is refused and the daemon keeps serving; the socket file is
-# gone after SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
+# wg-quick style file; malformed requests on a raw socket get errno=-22 (minus EINVAL, as
+# `wg` reads it) and change nothing; a refused `wg set` prints the error's text; an
+# oversized request is refused and the daemon keeps serving; the socket file is gone after
+# SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../scripts/env.sh
@@ -199,18 +200,27 @@ hl_check "host route 10.77.0.60 removed" sh -c "! ip -n $(lab_ns a) route show 1
 before=$(conf_dump)
 NEW3_HEX=$(wg genkey | wg pubkey | base64 -d | od -An -tx1 | tr -d ' \n')
 hl_check "raw get=1 answers errno=0" errno_is 0 req 'get=1\n\n'
-hl_check "unknown key -> errno=22" errno_is 22 req 'set=1\nno_such_key=1\n\n'
-hl_check "bad hex public key -> errno=22" errno_is 22 req 'set=1\npublic_key=zz\n\n'
-hl_check "allowed_ip=10.0.0.300/32 -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.0.0.300/32\n\n"
-hl_check "good peer then bad line -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.77.0.70/32\nendpoint=nowhere\n\n"
-hl_check "unknown operation -> errno=22" errno_is 22 req 'hello=1\n\n'
-hl_check "protocol_version=2 -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nprotocol_version=2\n\n"
-hl_check "another listen_port -> errno=95 (not supported at run time)" errno_is 95 req 'set=1\nlisten_port=51999\n\n'
+hl_check "unknown key -> errno=-22" errno_is -22 req 'set=1\nno_such_key=1\n\n'
+hl_check "bad hex public key -> errno=-22" errno_is -22 req 'set=1\npublic_key=zz\n\n'
+hl_check "allowed_ip=10.0.0.300/32 -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.0.0.300/32\n\n"
+hl_check "good peer then bad line -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.77.0.70/32\nendpoint=nowhere\n\n"
+hl_check "unknown operation -> errno=-22" errno_is -22 req 'hello=1\n\n'
+hl_check "protocol_version=2 -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nprotocol_version=2\n\n"
+hl_check "fwmark=7 -> errno=-95 (not supported)" errno_is -95 req 'set=1\nfwmark=7\n\n'
+# `wg` prints strerror of minus the reply's errno.
+wg_refused() { # <text> <wg set arguments...>
+	local want=$1 out
+	shift
+	out=$(wga set "$A" "$@" 2>&1) && { hl_note "  wg set $* succeeded"; return 1; }
+	hl_note "  wg set $*: $out"
+	printf '%s\n' "$out" | grep -qF "$want" && ! printf '%s\n' "$out" | grep -q 'Unknown error'
+}
+hl_check "wg set fwmark 7 is refused with 'Operation not supported'" wg_refused "Operation not supported" fwmark 7
 hl_check "wg show unchanged after the bad requests" test "$before" = "$(conf_dump)"
 big=$(uapi_raw big)
 hl_note "oversized request: ${big:-?}"
-hl_check "oversized request is refused (errno=22 or closed)" \
-	sh -c "case '$big' in *errno=22*|closed) exit 0;; *) exit 1;; esac"
+hl_check "oversized request is refused (errno=-22 or closed)" \
+	sh -c "case '$big' in *errno=-22*|closed) exit 0;; *) exit 1;; esac"
 hl_check "daemon still serves wg show after it" wga show "$A"
 hl_check "wg show still unchanged" test "$before" = "$(conf_dump)"
 hl_check "ping a -> b still works" hl_ping a 10.77.0.2
