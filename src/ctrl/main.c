@@ -324,6 +324,19 @@ fail:
 	return -1;
 }
 
+/* Each warning of the loader on its own line of stderr. */
+static void config_warnings(const struct tl_config *cfg)
+{
+	const char *p = cfg->warnings;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		fprintf(stderr, "tunlessd: warning: %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -360,6 +373,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tunlessd: %s\n", err);
 		return 2;
 	}
+	config_warnings(dev.cfg);
 	if (check) {
 		printf("%s: configuration OK\n", path);
 		tl_config_free(dev.cfg);
