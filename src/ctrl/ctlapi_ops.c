@@ -13,6 +13,7 @@
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/metrics.h"
 #include "ctrl/uapi.h"
 
 static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };
@@ -262,20 +263,9 @@ static void show_workers(struct tl_device *dev, struct tl_yw *w)
 
 static void show_drops(struct tl_device *dev, struct tl_yw *w)
 {
-	uint64_t sum[TL_DROP_MAX] = { 0 };
+	uint64_t sum[TL_DROP_MAX];
 
-	for (unsigned i = 0; i <= dev->dp.n_workers; i++) {
-		const struct tl_counters *c = i < dev->dp.n_workers ? &dev->workers[i].cnt : &dev->cnt;
-
-		for (int d = 0; d < TL_DROP_MAX; d++)
-			sum[d] += c->drops[d];
-	}
-	for (int r = 0; r < TL_PORT_MAX; r++) {
-		struct rte_eth_stats st = { 0 };
-
-		if (dev->ports[r].started && rte_eth_stats_get(dev->dp.port[r].port_id, &st) == 0)
-			sum[TL_DROP_xsk_ring_full] += st.imissed;
-	}
+	tl_metrics_drops(dev, sum);
 	tl_yw_key(w, "drops");
 	tl_yw_map(w);
 	for (int d = 0; d < TL_DROP_MAX; d++)

@@ -89,13 +89,19 @@ void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
 
 	tl_metrics_counters_sum(dev, &sum);
 	memcpy(drops, sum.drops, sizeof(sum.drops));
-	/* net_af_xdp reports frames its socket's RX ring could not take as imissed */
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		struct rte_eth_stats st = { 0 };
 
 		if (dev->ports[p].started && rte_eth_stats_get(dev->dp.port[p].port_id, &st) == 0)
-			drops[TL_DROP_xsk_ring_full] += st.imissed;
+			drops[tl_metrics_missed_reason(dev, p)] += st.imissed;
 	}
+}
+
+enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role)
+{
+	/* net_af_xdp reports frames its socket's RX ring could not take as imissed; a NIC PMD
+	 * reports frames its own RX ring had no room for. */
+	return dev->ports[role].af_xdp ? TL_DROP_xsk_ring_full : TL_DROP_nic_rx_missed;
 }
 
 uint64_t tl_metrics_sojourn_bound(unsigned i)
