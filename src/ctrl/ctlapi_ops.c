@@ -69,7 +69,7 @@ static void show_device(struct tl_device *dev, struct tl_yw *w)
 	tl_yw_kstr(w, "mode", dev->dp.host_mode ? "host" : "gateway");
 	tl_yw_key(w, "public_key");
 	tl_yw_key_b64(w, dev->id.pub);
-	tl_yw_ku64(w, "listen_port", dev->dp.listen_port);
+	tl_yw_ku64(w, "listen_port", tl_dp_listen_port(&dev->dp));
 	tl_yw_ku64(w, "mtu", dev->dp.mtu);
 	tl_yw_ku64(w, "workers", dev->dp.n_workers);
 	tl_yw_ku64(w, "peers", dev->n_peers);
@@ -618,8 +618,6 @@ static const char *reload_restart_key(struct tl_device *dev, const struct tl_con
 		return "mode";
 	if (!same_key)
 		return "private_key";
-	if (nc->listen_port != dev->dp.listen_port)
-		return "listen_port";
 	if (nc->mtu != dev->dp.mtu)
 		return "mtu";
 	if (!addresses_eq(nc, oc))
@@ -822,7 +820,7 @@ static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl
 	struct tl_config *nc = NULL;
 	char msg[1024];
 	const char *key;
-	int rc = -1;
+	int rc = -1, err;
 
 	(void)req;
 	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
@@ -834,6 +832,9 @@ static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl
 		op_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
 	else if (reload_plan_peers(dev, nc, &plan) < 0)
 		op_fail(e, "(request)", "out of memory");
+	else if ((err = tl_listen_port_set(dev, nc->listen_port)) != 0)
+		op_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)nc->listen_port,
+			strerror(err));
 	else if (reload_queues(dev, nc, &plan, e) == 0 && peers_apply(dev, plan.ops, plan.n_ops, e) == 0)
 		rc = 0;
 	if (rc == 0) {

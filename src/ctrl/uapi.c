@@ -134,7 +134,7 @@ static void uapi_get(struct tl_device *dev, struct tl_uapi_buf *b)
 
 	if (dev->id.has_key)
 		get_key(b, "private_key", dev->id.priv);
-	tl_uapi_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)dev->dp.listen_port);
+	tl_uapi_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
 	TAILQ_FOREACH(pc, &dev->peers, link)
 		get_peer(b, pc);
 }

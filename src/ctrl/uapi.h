@@ -89,9 +89,9 @@ struct tl_uapi_set_view {
 	void *ctx;
 };
 
-/* Checks a parsed request against the device before anything is applied: a listen port
- * change (EOPNOTSUPP), an all-zero private key (EINVAL), more than max_peers peers
- * afterwards (ENOSPC). 0 if it can be applied. */
+/* Checks a parsed request against the device before anything is applied: listen port 0
+ * (EINVAL), an all-zero private key (EINVAL), more than max_peers peers afterwards (ENOSPC).
+ * 0 if it can be applied (a port change may still fail: the port may be in use). */
 int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_view *v);
 
 /* Frees and wipes (key material) a parsed request. */

@@ -199,7 +199,7 @@ static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	uint32_t type;
 	enum tl_drop r;
 
-	r = tl_pkt_parse_outer(m, w->dp->listen_port, &o);
+	r = tl_pkt_parse_outer(m, tl_dp_listen_port(w->dp), &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	outer_len = (uint16_t)(before - m->data_len);
