@@ -12,8 +12,10 @@
 # route) and removes it while the existing peer's ping keeps flowing; wg syncconf from a
 # wg-quick style file; malformed requests on a raw socket get errno=-22 (minus EINVAL, as
 # `wg` reads it) and change nothing; a refused `wg set` prints the error's text; an
-# oversized request is refused and the daemon keeps serving; the socket file is gone after
-# SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
+# oversized request is refused and the daemon keeps serving; wg set listen-port moves the port
+# (a held port is refused with "Address already in use"; the new one is held, the old one
+# freed, a peer handshakes with the new one over the XDP fast path); the socket file is gone
+# after SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../scripts/env.sh
@@ -234,6 +236,47 @@ hl_check "wg show reports the new public key" \
 	test "$(wga show "$A" public-key)" = "$(wg pubkey <"$LAB_DIR/new.key")"
 hl_check "wg set private-key <original key> is accepted" wga set "$A" private-key "$LAB_DIR/a.key"
 hl_check "ping a -> b after the key round trip (new handshake)" lab_wait_ping a 10.77.0.2 10
+
+# ---- wg set listen-port: the port moves (UDP sockets, XDP steering, workers) ------------------------
+udp_bind() { # <port>: can a plain UDP socket of ns a take the port (on every interface)?
+	lab_exec a python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+hl_check "raw listen_port=0 -> errno=-22 (a random port is not supported)" errno_is -22 req 'set=1\nlisten_port=0\n\n'
+# A port some other program holds: refused with its error, nothing changes.
+lab_bg a "$LAB_DIR/holder.log" python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 51998))
+print("holding", flush=True); time.sleep(60)'
+holder=$LAB_LAST_PID
+lab_wait_for 5 grep -q holding "$LAB_DIR/holder.log"
+hl_check "wg set listen-port 51998 (held by another program) is refused: 'Address already in use'" \
+	wg_refused "Address already in use" listen-port 51998
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+hl_check "it logs why and keeps 51820" grep -q 'listen port: cannot move to UDP 51998 on veth-a: Address already in use; still 51820' \
+	"$LAB_DIR/tunless-a.log"
+port_is() { test "$(wga show "$A" listen-port)" = "$1"; }
+hl_check "wg show: still listening on 51820" port_is 51820
+tel_slow() { hl_tel "$A" /tunless/stats --get slowpath_rx; }
+hl_check "wg set listen-port 51999 is accepted" wga set "$A" listen-port 51999
+hl_check "wg show: listening port 51999" port_is 51999
+hl_check "telemetry /tunless/device: listen_port 51999" test "$(hl_tel "$A" /tunless/device --get listen_port)" = 51999
+port_held() { ! udp_bind "$1"; }
+hl_check "the new port is held in the kernel (a plain socket cannot take 51999)" port_held 51999
+hl_check "the old port is free (a plain socket takes 51820)" udp_bind 51820
+# The peer forgets tunless and meets it again on the new port: a fresh handshake and data, on
+# the fast path (the steering moved: no datagram comes through the kernel's socket).
+slow0=$(tel_slow)
+lab_exec b wg set wg0 peer "$HL_A_PUB" remove
+lab_exec b wg set wg0 peer "$HL_A_PUB" allowed-ips 10.77.0.1/32,fd77::1/128 endpoint 10.99.0.1:51999
+hl_check "ping b -> a on the new port (new handshake)" lab_wait_ping b 10.77.0.1 15
+peer_sees_new() {
+	lab_exec b wg show wg0 endpoints | grep -q '10.99.0.1:51999' && hl_wg_has_handshake b
+}
+hl_check "wg show on the peer: tunless at 10.99.0.1:51999, with a handshake" peer_sees_new
+hl_check "ping a -> b from the new port" hl_ping a 10.77.0.2
+hl_check "the peer still has tunless at :51999 (what tunless sends comes from it)" peer_sees_new
+hl_check "no datagram took the kernel's slow path (XDP steers the new port)" test "$(tel_slow)" = "$slow0"
 
 # ---- shutdown --------------------------------------------------------------------------------
 hl_tunless_stop "$A" TERM 5
