@@ -259,6 +259,7 @@ struct tl_cfg_ctx {
 	struct tl_cfg_index ix;
 	char log[TL_CFG_LOG_MAX];   /* libcyaml's error messages, concatenated */
 	size_t log_len;
+	struct tl_config *cfg;      /* for its warnings */
 };
 
 static unsigned tl_cfg_line(const struct tl_cfg_ctx *c, const char *path);
@@ -283,6 +284,23 @@ tl_cfg_fail_at(struct tl_cfg_ctx *c, unsigned line, const char *path, const char
 }
 
 #define tl_cfg_fail(c, path, ...) tl_cfg_fail_at((c), tl_cfg_line((c), (path)), (path), __VA_ARGS__)
+
+/* Appends "<file>:<line>: <field>: <why>\n" to the configuration's warnings (what is cut
+ * when they are full is lost: the first ones matter most). */
+static void __attribute__((format(printf, 3, 4)))
+tl_cfg_warn(struct tl_cfg_ctx *c, const char *path, const char *fmt, ...)
+{
+	struct tl_config *cfg = c->cfg;
+	size_t used = strlen(cfg->warnings);
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(cfg->warnings + used, sizeof(cfg->warnings) - used, "%s:%u: %s: %s\n", c->file,
+		 tl_cfg_line(c, path), path, why);
+}
 
 /* ---- path -> line index, from libyaml's event parser ---------------------------------- */
 
@@ -796,6 +814,7 @@ static int tl_cfg_key_file(struct tl_cfg_ctx *c, const char *path, const char *n
 {
 	char full[4096], text[128];
 	const char *slash = strrchr(c->file, '/');
+	struct stat st;
 	ssize_t n;
 	int fd, rc;
 
@@ -803,9 +822,16 @@ static int tl_cfg_key_file(struct tl_cfg_ctx *c, const char *path, const char *n
 		snprintf(full, sizeof(full), "%s", name);
 	else
 		snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - c->file), c->file, name);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO must not block us */
 	if (fd < 0)
 		return tl_cfg_fail(c, path, "cannot open '" TL_CFG_SHOW "': %s", full, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return tl_cfg_fail(c, path, "'" TL_CFG_SHOW "' is not a regular file", full);
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		tl_cfg_warn(c, path, "'" TL_CFG_SHOW "' is accessible to group or others (mode %04o): "
+			    "chmod 600 it", full, (unsigned)(st.st_mode & 07777));
 	n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n < 0)
@@ -1477,7 +1503,7 @@ int tl_config_load(const char *path, struct tl_config **out, char *err, size_t e
 		free(cfg);
 		return -1;
 	}
-	*c = (struct tl_cfg_ctx){ .file = path, .err = err, .errlen = errlen };
+	*c = (struct tl_cfg_ctx){ .file = path, .err = err, .errlen = errlen, .cfg = cfg };
 	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
 	if (tl_cfg_read_file(c, &text, &len) == 0 && tl_cfg_index_build(c, text, len) == 0)
 		rc = tl_cfg_load_raw(c, text, len, cfg);

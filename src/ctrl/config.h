@@ -99,6 +99,9 @@ struct tl_config {
 		bool enabled;                /* `metrics` present */
 		struct tl_sockaddr listen;   /* default 127.0.0.1:9586 */
 	} metrics;
+	/* What loads but deserves the operator's attention (a key file that group or others
+	 * can read), one "<file>:<line>: <field>: <why>" per line; "" if nothing. */
+	char warnings[1024];
 };
 
 /* Loads and validates path. On failure returns -1, leaves *out NULL and writes one line to

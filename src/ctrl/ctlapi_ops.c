@@ -13,6 +13,7 @@
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/metrics.h"
 #include "ctrl/uapi.h"
 
 static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };
@@ -68,7 +69,7 @@ static void show_device(struct tl_device *dev, struct tl_yw *w)
 	tl_yw_kstr(w, "mode", dev->dp.host_mode ? "host" : "gateway");
 	tl_yw_key(w, "public_key");
 	tl_yw_key_b64(w, dev->id.pub);
-	tl_yw_ku64(w, "listen_port", dev->dp.listen_port);
+	tl_yw_ku64(w, "listen_port", tl_dp_listen_port(&dev->dp));
 	tl_yw_ku64(w, "mtu", dev->dp.mtu);
 	tl_yw_ku64(w, "workers", dev->dp.n_workers);
 	tl_yw_ku64(w, "peers", dev->n_peers);
@@ -262,20 +263,9 @@ static void show_workers(struct tl_device *dev, struct tl_yw *w)
 
 static void show_drops(struct tl_device *dev, struct tl_yw *w)
 {
-	uint64_t sum[TL_DROP_MAX] = { 0 };
+	uint64_t sum[TL_DROP_MAX];
 
-	for (unsigned i = 0; i <= dev->dp.n_workers; i++) {
-		const struct tl_counters *c = i < dev->dp.n_workers ? &dev->workers[i].cnt : &dev->cnt;
-
-		for (int d = 0; d < TL_DROP_MAX; d++)
-			sum[d] += c->drops[d];
-	}
-	for (int r = 0; r < TL_PORT_MAX; r++) {
-		struct rte_eth_stats st = { 0 };
-
-		if (dev->ports[r].started && rte_eth_stats_get(dev->dp.port[r].port_id, &st) == 0)
-			sum[TL_DROP_xsk_ring_full] += st.imissed;
-	}
+	tl_metrics_drops(dev, sum);
 	tl_yw_key(w, "drops");
 	tl_yw_map(w);
 	for (int d = 0; d < TL_DROP_MAX; d++)
@@ -628,8 +618,6 @@ static const char *reload_restart_key(struct tl_device *dev, const struct tl_con
 		return "mode";
 	if (!same_key)
 		return "private_key";
-	if (nc->listen_port != dev->dp.listen_port)
-		return "listen_port";
 	if (nc->mtu != dev->dp.mtu)
 		return "mtu";
 	if (!addresses_eq(nc, oc))
@@ -832,7 +820,7 @@ static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl
 	struct tl_config *nc = NULL;
 	char msg[1024];
 	const char *key;
-	int rc = -1;
+	int rc = -1, err;
 
 	(void)req;
 	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
@@ -844,6 +832,9 @@ static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl
 		op_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
 	else if (reload_plan_peers(dev, nc, &plan) < 0)
 		op_fail(e, "(request)", "out of memory");
+	else if ((err = tl_listen_port_set(dev, nc->listen_port)) != 0)
+		op_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)nc->listen_port,
+			strerror(err));
 	else if (reload_queues(dev, nc, &plan, e) == 0 && peers_apply(dev, plan.ops, plan.n_ops, e) == 0)
 		rc = 0;
 	if (rc == 0) {

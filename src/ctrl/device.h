@@ -20,6 +20,7 @@ struct tl_uapi;
 struct tl_ratelimit;
 struct tl_ctlapi;
 struct tl_metrics;
+struct rte_tel_data;
 
 /* Control-plane half of a peer; the shared half is pc->dp. */
 struct tl_peer_ctrl {
@@ -126,6 +127,11 @@ int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
 void tl_ports_teardown(struct tl_device *dev);
 unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the EAL -m */
+/* Moves the listen port at run time: the kernel's UDP sockets are bound to the new port
+ * first (so a port in use changes nothing), then the WAN XDP steering, then the port the
+ * workers accept and send from. 0, or an errno value (EINVAL: port 0; EADDRINUSE, ...)
+ * with a log line and nothing changed. Control thread. */
+int tl_listen_port_set(struct tl_device *dev, uint16_t port);
 
 /* hostmode.c */
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen);
@@ -135,5 +141,11 @@ void tl_host_teardown(struct tl_device *dev);
 
 /* telemetry.c */
 int tl_telemetry_register(struct tl_device *dev);
+/* Registers a /tunless/... command behind the shutdown gate (all of ours go through it). */
+int tl_telemetry_add(const char *path, int (*fn)(const char *cmd, const char *params, struct rte_tel_data *d),
+		     const char *help);
+/* Closes the gate: waits for a command in progress; later ones answer an error without
+ * touching the device. Call before tearing anything down. */
+void tl_telemetry_down(void);
 
 #endif

@@ -17,14 +17,24 @@ static struct tl_worker *ctrl_worker(struct tl_device *dev)
 	return &dev->workers[0];
 }
 
+/* Every frame put on the control TX ring is counted (built): the worker sends it (from_ctrl)
+ * or it is still in the ring. */
 static int frame_enqueue(struct tl_device *dev, struct rte_mbuf *m)
 {
 	if (rte_ring_sp_enqueue(ctrl_worker(dev)->ctrl_tx, m) != 0) {
 		tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
 		return -1;
 	}
+	dev->cnt.built++;
 	tl_worker_kick(ctrl_worker(dev));
 	return 0;
+}
+
+/* A handshake message the workers handed over, dropped here. */
+static void hs_drop(struct tl_device *dev, enum tl_drop why)
+{
+	dev->cnt.drops[why]++;
+	dev->cnt.hs_drops++;
 }
 
 int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len)
@@ -44,7 +54,7 @@ int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *ms
 	}
 	p = rte_pktmbuf_append(m, (uint16_t)len);
 	memcpy(p, msg, len);
-	if (tl_pkt_push_outer(m, &dev->dp.port[TL_PORT_WAN], &ep, dev->dp.listen_port, 0) != 0) {
+	if (tl_pkt_push_outer(m, &dev->dp.port[TL_PORT_WAN], &ep, tl_dp_listen_port(&dev->dp), 0) != 0) {
 		tl_drop_pkt(&dev->cnt, m, TL_DROP_oversized);
 		return -1;
 	}
@@ -93,6 +103,8 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 	       rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
 		if (send_data(dev, pc, kp, m, now) == 0)
 			dev->cnt.unstaged++;
+		else
+			dev->cnt.staged_drops++;      /* send_data counted why */
 	}
 }
 
@@ -100,8 +112,10 @@ void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop
 {
 	struct rte_mbuf *m;
 
-	while (rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0)
+	while (rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
+		dev->cnt.staged_drops++;
 		tl_drop_pkt(&dev->cnt, m, why);
+	}
 }
 
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -191,7 +205,7 @@ static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
 	uint32_t idx;
 
 	if (tl_noise_consume_initiation(msg, &dev->id, lookup_static, c, c->now, &hs) != TL_NOISE_OK) {
-		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
 	pc = hs_owner(hs);
@@ -200,7 +214,7 @@ static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
 	if (tl_noise_create_response(&resp, hs, idx, c->now) != TL_NOISE_OK ||
 	    derive_and_install(dev, pc, c->now) != 0) {
 		tl_index_free(dev, idx);
-		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
 	dev->handshakes_received++;
@@ -216,12 +230,12 @@ static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg)
 	struct tl_peer_ctrl *pc;
 
 	if (tl_noise_consume_response(msg, &dev->id, lookup_index, c, &hs) != TL_NOISE_OK) {
-		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
 	pc = hs_owner(hs);
 	if (derive_and_install(dev, pc, c->now) != 0) {
-		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
 	learn_endpoint(c, pc);
@@ -241,7 +255,7 @@ static void rx_cookie(struct rx_ctx *c, const struct tl_msg_cookie *msg)
 	struct tl_index_ref *ref = tl_index_find(c->dev, msg->receiver);
 
 	if (!ref || tl_cookie_consume_reply(msg, &ref->pc->hs, c->now) != 0)
-		c->dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(c->dev, TL_DROP_handshake_failed);
 	else
 		c->dev->cnt.consumed++;
 }
@@ -264,7 +278,7 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 	struct tl_endpoint ep = { .family = c->o.family, .port = c->o.src_port, .mac_valid = true };
 
 	if (st == TL_MAC_INVALID) {
-		c->dev->cnt.drops[TL_DROP_bad_mac1]++;
+		hs_drop(c->dev, TL_DROP_bad_mac1);
 		return false;
 	}
 	if (!under_load(c->dev, c->now))
@@ -272,10 +286,10 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 	if (st == TL_MAC_VALID_COOKIE) {
 		if (tl_ratelimit_allow(c->dev->ratelimit, c->o.family, c->o.src_ip, c->now))
 			return true;
-		c->dev->cnt.drops[TL_DROP_handshake_ratelimited]++;
+		hs_drop(c->dev, TL_DROP_handshake_ratelimited);
 		return false;
 	}
-	c->dev->cnt.drops[TL_DROP_bad_mac2]++;
+	hs_drop(c->dev, TL_DROP_bad_mac2);
 	tl_cookie_create_reply(&reply, &c->dev->cookies, msg, len, sender, c->o.src_ip, alen, c->o.src_port, c->now);
 	memcpy(ep.ip, c->o.src_ip, alen);
 	memcpy(ep.mac, c->o.src_mac, 6);
@@ -283,7 +297,7 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 	if (!m)
 		return false;
 	memcpy(rte_pktmbuf_append(m, sizeof(reply)), &reply, sizeof(reply));
-	if (tl_pkt_push_outer(m, &c->dev->dp.port[TL_PORT_WAN], &ep, c->dev->dp.listen_port, 0) != 0) {
+	if (tl_pkt_push_outer(m, &c->dev->dp.port[TL_PORT_WAN], &ep, tl_dp_listen_port(&c->dev->dp), 0) != 0) {
 		rte_pktmbuf_free(m);
 		return false;
 	}
@@ -298,12 +312,14 @@ void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
 	const uint8_t *msg;
 	uint32_t type;
 
-	if (tl_pkt_parse_outer(m, &dev->dp.port[TL_PORT_WAN], dev->dp.listen_port, &c.o) != TL_DROP_MAX)
+	if (tl_pkt_parse_outer(m, &dev->dp.port[TL_PORT_WAN], tl_dp_listen_port(&dev->dp), &c.o) != TL_DROP_MAX) {
+		dev->cnt.hs_drops++;
 		return tl_drop_pkt(&dev->cnt, m, TL_DROP_malformed);
+	}
 	msg = rte_pktmbuf_mtod(m, const uint8_t *);
 	type = rte_le_to_cpu_32(tl_load32(msg));
 	if (!dev->id.has_key) {
-		dev->cnt.drops[TL_DROP_handshake_failed]++;
+		hs_drop(dev, TL_DROP_handshake_failed);
 	} else if (type == TL_MSG_INITIATION) {
 		const struct tl_msg_initiation *init = (const void *)msg;
 

@@ -132,7 +132,7 @@ static void dp_params(struct tl_device *dev)
 	struct tl_dp *dp = &dev->dp;
 
 	dp->n_workers = c->workers;
-	dp->listen_port = c->listen_port;
+	atomic_init(&dp->listen_port, c->listen_port);
 	dp->mtu = c->mtu;
 	dp->host_mode = c->mode == TL_MODE_HOST;
 	dp->limits.rekey_after_time_ns = (uint64_t)(c->timers.rekey_after_time * 1e9);
@@ -224,6 +224,7 @@ static void device_down(struct tl_device *dev)
 {
 	struct tl_peer_ctrl *pc;
 
+	tl_telemetry_down();      /* no telemetry command reads what is torn down below */
 	tl_uapi_close(dev);
 	tl_ctlapi_close(dev);
 	tl_metrics_close(dev);
@@ -324,6 +325,19 @@ fail:
 	return -1;
 }
 
+/* Each warning of the loader on its own line of stderr. */
+static void config_warnings(const struct tl_config *cfg)
+{
+	const char *p = cfg->warnings;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		fprintf(stderr, "tunlessd: warning: %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -360,6 +374,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tunlessd: %s\n", err);
 		return 2;
 	}
+	config_warnings(dev.cfg);
 	if (check) {
 		printf("%s: configuration OK\n", path);
 		tl_config_free(dev.cfg);
@@ -381,7 +396,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	} else {
 		tl_log_info("up: %s mode, listening on UDP %u, %zu peer(s), %u worker(s)",
-			    dev.dp.host_mode ? "host" : "gateway", dev.dp.listen_port, dev.cfg->n_peers,
+			    dev.dp.host_mode ? "host" : "gateway", tl_dp_listen_port(&dev.dp), dev.cfg->n_peers,
 			    dev.dp.n_workers);
 		fflush(stderr);
 		control_loop(&dev);

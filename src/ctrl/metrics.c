@@ -20,6 +20,7 @@
 
 #include <rte_ethdev.h>
 
+#include "ctrl/accounting.h"
 #include "ctrl/device.h"
 #include "ctrl/httpreq.h"
 #include "ctrl/log.h"
@@ -61,25 +62,30 @@ void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *su
 		const struct tl_counters *c = w < dev->dp.n_workers ? &dev->workers[w].cnt : &dev->cnt;
 
 		for (int i = 0; i < TL_DROP_MAX; i++)
-			sum->drops[i] += c->drops[i];
+			sum->drops[i] += tl_cnt_read(&c->drops[i]);
 		for (int p = 0; p < TL_PORT_MAX; p++) {
-			sum->rx[p] += c->rx[p];
-			sum->tx[p] += c->tx[p];
-			sum->backpressure[p] += c->backpressure[p];
-			sum->rx_drops[p] += c->rx_drops[p];
-			sum->deq_drops[p] += c->deq_drops[p];
+			sum->rx[p] += tl_cnt_read(&c->rx[p]);
+			sum->tx[p] += tl_cnt_read(&c->tx[p]);
+			sum->backpressure[p] += tl_cnt_read(&c->backpressure[p]);
+			sum->rx_drops[p] += tl_cnt_read(&c->rx_drops[p]);
+			sum->deq_drops[p] += tl_cnt_read(&c->deq_drops[p]);
 		}
-		sum->icmp_errors += c->icmp_errors;
-		sum->to_ctrl += c->to_ctrl;
-		sum->consumed += c->consumed;
-		sum->staged += c->staged;
-		sum->unstaged += c->unstaged;
-		sum->from_ctrl += c->from_ctrl;
-		sum->slowpath_rx += c->slowpath_rx;
-		sum->busy_polls += c->busy_polls;
-		sum->idle_polls += c->idle_polls;
-		sum->busy_ns += c->busy_ns;
-		sum->loop_ns += c->loop_ns;
+		sum->icmp_errors += tl_cnt_read(&c->icmp_errors);
+		sum->to_ctrl += tl_cnt_read(&c->to_ctrl);
+		sum->consumed += tl_cnt_read(&c->consumed);
+		sum->staged += tl_cnt_read(&c->staged);
+		sum->unstaged += tl_cnt_read(&c->unstaged);
+		sum->from_ctrl += tl_cnt_read(&c->from_ctrl);
+		sum->slowpath_rx += tl_cnt_read(&c->slowpath_rx);
+		sum->hs_drops += tl_cnt_read(&c->hs_drops);
+		sum->staged_drops += tl_cnt_read(&c->staged_drops);
+		sum->built += tl_cnt_read(&c->built);
+		sum->slowpath_read += tl_cnt_read(&c->slowpath_read);
+		sum->slowpath_drops += tl_cnt_read(&c->slowpath_drops);
+		sum->busy_polls += tl_cnt_read(&c->busy_polls);
+		sum->idle_polls += tl_cnt_read(&c->idle_polls);
+		sum->busy_ns += tl_cnt_read(&c->busy_ns);
+		sum->loop_ns += tl_cnt_read(&c->loop_ns);
 	}
 }
 
@@ -89,13 +95,19 @@ void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
 
 	tl_metrics_counters_sum(dev, &sum);
 	memcpy(drops, sum.drops, sizeof(sum.drops));
-	/* net_af_xdp reports frames its socket's RX ring could not take as imissed */
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		struct rte_eth_stats st = { 0 };
 
 		if (dev->ports[p].started && rte_eth_stats_get(dev->dp.port[p].port_id, &st) == 0)
-			drops[TL_DROP_xsk_ring_full] += st.imissed;
+			drops[tl_metrics_missed_reason(dev, p)] += st.imissed;
 	}
+}
+
+enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role)
+{
+	/* net_af_xdp reports frames its socket's RX ring could not take as imissed; a NIC PMD
+	 * reports frames its own RX ring had no room for. */
+	return dev->ports[role].af_xdp ? TL_DROP_xsk_ring_full : TL_DROP_nic_rx_missed;
 }
 
 uint64_t tl_metrics_sojourn_bound(unsigned i)
@@ -199,7 +211,7 @@ static void render_device(struct tl_device *dev, struct tl_uapi_buf *b)
 	P(b, "\",mode=\"%s\",public_key=\"%s\",version=\"%s\"} 1\n", dev->dp.host_mode ? "host" : "gateway",
 	  key, TL_VERSION);
 	family(b, "tunless_listen_port", "gauge", "UDP listen port on the WAN.");
-	sample_u64(b, "tunless_listen_port", "", dev->dp.listen_port);
+	sample_u64(b, "tunless_listen_port", "", tl_dp_listen_port(&dev->dp));
 	family(b, "tunless_mtu_bytes", "gauge", "Tunnel (inner) MTU.");
 	sample_u64(b, "tunless_mtu_bytes", "", dev->dp.mtu);
 	family(b, "tunless_workers", "gauge", "Dataplane worker lcores.");
@@ -208,10 +220,12 @@ static void render_device(struct tl_device *dev, struct tl_uapi_buf *b)
 	sample_u64(b, "tunless_peers", "", dev->n_peers);
 }
 
-/* The per-port balance of tl_conservation (also /tunless/conservation). */
+/* The per-port balance of tl_conservation and the control plane's per flow (also
+ * /tunless/conservation). */
 static void render_conservation(struct tl_device *dev, struct tl_uapi_buf *b)
 {
 	struct tl_port_balance bal[TL_PORT_MAX];
+	struct tl_flow_balance flow[TL_FLOW_MAX];
 
 	tl_conservation(dev->workers, dev->dp.n_workers, bal);
 	family(b, "tunless_conservation_balance_packets", "gauge",
@@ -219,6 +233,12 @@ static void render_conservation(struct tl_device *dev, struct tl_uapi_buf *b)
 	for (int p = 0; p < TL_PORT_MAX; p++)
 		P(b, "tunless_conservation_balance_packets{port=\"%s\"} %" PRId64 "\n", tl_metrics_port_names[p],
 		  bal[p].balance);
+	tl_ctrl_balance(dev, flow);
+	family(b, "tunless_ctrl_conservation_balance_packets", "gauge",
+	       "Per control-plane flow: entered - left - dropped - held in a ring; 0 = every packet accounted for (off by the packets in flight).");
+	for (int f = 0; f < TL_FLOW_MAX; f++)
+		P(b, "tunless_ctrl_conservation_balance_packets{flow=\"%s\"} %" PRId64 "\n", tl_ctrl_flow_names[f],
+		  flow[f].balance);
 }
 
 /* Per-port counters: the dataplane's own (conservation) and the ethdev's. */

@@ -37,9 +37,12 @@ int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct t
 
 /* Counters of every worker and of the control plane, summed. */
 void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *sum);
-/* Drops by reason as reported everywhere: the summed counters plus the kernel side's
- * AF_XDP ring overflows (ethdev imissed) under xsk_ring_full. */
+/* Drops by reason as reported everywhere (metrics, telemetry, control API): the summed
+ * counters plus each port's ethdev imissed under tl_metrics_missed_reason. */
 void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX]);
+/* What a port's imissed counts: xsk_ring_full on an AF_XDP port (its socket's RX ring was
+ * full), nic_rx_missed on a NIC PMD port (the NIC's RX ring was full). */
+enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role);
 
 /* Sojourn histogram bounds (ns) shared by Prometheus and telemetry: 2^k and 1.5 * 2^k for
  * k = 10..32, then 2^33; each is an edge of the AQM's own histogram, so the cumulative

@@ -6,7 +6,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
@@ -15,6 +17,7 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
+#include "ctrl/udpsock.h"
 
 #define TL_RX_DESC 2048
 #define TL_TX_DESC 2048
@@ -279,7 +282,41 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 		return -1;
 	if (role == TL_PORT_LAN && !dev->dp.host_mode)
 		iface_addrs(pc->iface, local_route, &pc->maps);
-	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? dev->dp.listen_port : 0, flags);
+	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? tl_dp_listen_port(&dev->dp) : 0, flags);
+}
+
+int tl_listen_port_set(struct tl_device *dev, uint16_t port)
+{
+	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
+	uint16_t old = tl_dp_listen_port(&dev->dp);
+	int fds[2] = { -1, -1 }, r;
+
+	if (port == old)
+		return 0;
+	if (port == 0) {
+		tl_log_info("listen port: 0 (a random port) is not supported, still %u", old);
+		return EINVAL;
+	}
+	if (wan->af_xdp) {
+		r = tl_udpsock_bind(dev, port, fds);
+		if (r == 0 && (r = tl_xdp_set_cfg(&wan->maps, port, 0)) != 0) {
+			for (int i = 0; i < 2; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+		}
+		if (r != 0) {
+			tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface,
+				   strerror(-r), old);
+			return -r;
+		}
+	}
+	/* From here frames go out from the new port and the workers accept only it; the
+	 * steering above already sends it to them. */
+	atomic_store_explicit(&dev->dp.listen_port, port, memory_order_relaxed);
+	if (wan->af_xdp)
+		tl_udpsock_replace(dev, fds);
+	tl_log_info("listen port: %u, was %u", port, old);
+	return 0;
 }
 
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)

@@ -1,11 +1,15 @@
 /* DPDK telemetry commands under /tunless/...: device, peers, drops by reason, ports,
  * egress queues (list + info pair: /tunless/queues, /tunless/queue,<port>/<worker>) and
- * workers. Runs on the telemetry thread: it reads counters that their owners
- * write (aligned 64-bit, no tearing) and walks the peer list under the device lock. */
+ * workers. Runs on the telemetry thread: it reads counters that their owners write
+ * (tl_cnt_read: relaxed loads of aligned 64-bit values) and walks the peer list and reads
+ * our identity under the device lock. DPDK's telemetry thread outlives the device and
+ * 22.11 cannot unregister a command: every command runs through one gate that the
+ * shutdown closes (tl_telemetry_down) before anything is torn down. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
@@ -14,6 +18,57 @@
 #include "ctrl/metrics.h"
 
 static struct tl_device *g_dev;
+
+/* ---- the gate: a command runs whole before teardown, or not at all --------------------------- */
+
+#define TEL_MAX_CMDS 16
+
+static pthread_mutex_t g_gate = PTHREAD_MUTEX_INITIALIZER;
+static bool g_down;                 /* under g_gate */
+static struct {
+	const char *path;
+	telemetry_cb fn;
+} g_cmds[TEL_MAX_CMDS];
+static unsigned g_n_cmds;          /* written before the command is registered */
+
+static int tel_dispatch(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&g_gate);
+	if (g_down) {
+		pthread_mutex_unlock(&g_gate);
+		return -ENODEV;             /* the client gets a null reply */
+	}
+	for (unsigned i = 0; i < g_n_cmds; i++)
+		if (!strcmp(cmd, g_cmds[i].path)) {
+			r = g_cmds[i].fn(cmd, params, d);
+			break;
+		}
+	pthread_mutex_unlock(&g_gate);
+	return r;
+}
+
+int tl_telemetry_add(const char *path, telemetry_cb fn, const char *help)
+{
+	pthread_mutex_lock(&g_gate);
+	if (g_n_cmds == TEL_MAX_CMDS) {
+		pthread_mutex_unlock(&g_gate);
+		return -ENOSPC;
+	}
+	g_cmds[g_n_cmds].path = path;
+	g_cmds[g_n_cmds].fn = fn;
+	g_n_cmds++;
+	pthread_mutex_unlock(&g_gate);
+	return rte_telemetry_register_cmd(path, tel_dispatch, help);
+}
+
+void tl_telemetry_down(void)
+{
+	pthread_mutex_lock(&g_gate);   /* waits for a command in progress */
+	g_down = true;
+	pthread_mutex_unlock(&g_gate);
+}
 
 static void counters_sum(struct tl_counters *sum)
 {
@@ -83,12 +138,14 @@ static int cmd_device(const char *cmd, const char *params, struct rte_tel_data *
 
 	(void)cmd;
 	(void)params;
+	pthread_mutex_lock(&g_dev->lock);       /* a UAPI set may change our key */
 	tl_key_to_base64(key, g_dev->id.pub);
+	pthread_mutex_unlock(&g_dev->lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", g_dev->cfg->name);
 	rte_tel_data_add_dict_string(d, "mode", g_dev->dp.host_mode ? "host" : "gateway");
 	rte_tel_data_add_dict_string(d, "public_key", key);
-	rte_tel_data_add_dict_u64(d, "listen_port", g_dev->dp.listen_port);
+	rte_tel_data_add_dict_u64(d, "listen_port", tl_dp_listen_port(&g_dev->dp));
 	rte_tel_data_add_dict_u64(d, "mtu", g_dev->dp.mtu);
 	rte_tel_data_add_dict_u64(d, "workers", g_dev->dp.n_workers);
 	rte_tel_data_add_dict_u64(d, "peers", g_dev->n_peers);
@@ -268,27 +325,27 @@ static void add_worker(struct rte_tel_data *d, unsigned w)
 {
 	const struct tl_counters *c = &g_dev->workers[w].cnt;
 	struct rte_tel_data *x = rte_tel_data_alloc();
-	uint64_t drops = 0, busy = c->busy_ns, loop = c->loop_ns;
+	uint64_t drops = 0, busy = tl_cnt_read(&c->busy_ns), loop = tl_cnt_read(&c->loop_ns);
 	char name[24];
 
 	if (!x)
 		return;
 	for (int i = 0; i < TL_DROP_MAX; i++)
-		drops += c->drops[i];
+		drops += tl_cnt_read(&c->drops[i]);
 	rte_tel_data_start_dict(x);
 	rte_tel_data_add_dict_u64(x, "lcore", g_dev->worker_lcores[w]);
 	rte_tel_data_add_dict_u64(x, "queue", g_dev->workers[w].queue);
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		snprintf(name, sizeof(name), "rx_%s", tl_metrics_port_names[p]);
-		rte_tel_data_add_dict_u64(x, name, c->rx[p]);
+		rte_tel_data_add_dict_u64(x, name, tl_cnt_read(&c->rx[p]));
 		snprintf(name, sizeof(name), "tx_%s", tl_metrics_port_names[p]);
-		rte_tel_data_add_dict_u64(x, name, c->tx[p]);
+		rte_tel_data_add_dict_u64(x, name, tl_cnt_read(&c->tx[p]));
 		snprintf(name, sizeof(name), "backpressure_%s", tl_metrics_port_names[p]);
-		rte_tel_data_add_dict_u64(x, name, c->backpressure[p]);
+		rte_tel_data_add_dict_u64(x, name, tl_cnt_read(&c->backpressure[p]));
 	}
 	rte_tel_data_add_dict_u64(x, "drops", drops);
-	rte_tel_data_add_dict_u64(x, "busy_polls", c->busy_polls);
-	rte_tel_data_add_dict_u64(x, "idle_polls", c->idle_polls);
+	rte_tel_data_add_dict_u64(x, "busy_polls", tl_cnt_read(&c->busy_polls));
+	rte_tel_data_add_dict_u64(x, "idle_polls", tl_cnt_read(&c->idle_polls));
 	rte_tel_data_add_dict_u64(x, "busy_ns", busy);
 	rte_tel_data_add_dict_u64(x, "loop_ns", loop);
 	rte_tel_data_add_dict_u64(x, "busy_percent", loop ? (busy * 100 + loop / 2) / loop : 0);
@@ -309,14 +366,14 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
 int tl_telemetry_register(struct tl_device *dev)
 {
 	g_dev = dev;
-	if (rte_telemetry_register_cmd("/tunless/device", cmd_device, "Device: name, mode, public key, port, workers") ||
-	    rte_telemetry_register_cmd("/tunless/peers", cmd_peers, "Peers: endpoint, handshake, rx/tx bytes and packets") ||
-	    rte_telemetry_register_cmd("/tunless/drops", cmd_drops, "Drops by reason, summed over workers and control plane") ||
-	    rte_telemetry_register_cmd("/tunless/stats", cmd_stats, "Ports and pipeline counters") ||
-	    rte_telemetry_register_cmd("/tunless/queues", cmd_queues, "Egress queues: list of <port>/<worker> ids") ||
-	    rte_telemetry_register_cmd("/tunless/queue", cmd_queue,
-				       "One egress queue: depth, counters, sojourn, AQM and shaper parameters. Parameter: <port>/<worker>, e.g. wan/0") ||
-	    rte_telemetry_register_cmd("/tunless/workers", cmd_workers, "Workers: lcore, rx/tx per port, polls, busy time"))
+	if (tl_telemetry_add("/tunless/device", cmd_device, "Device: name, mode, public key, port, workers") ||
+	    tl_telemetry_add("/tunless/peers", cmd_peers, "Peers: endpoint, handshake, rx/tx bytes and packets") ||
+	    tl_telemetry_add("/tunless/drops", cmd_drops, "Drops by reason, summed over workers and control plane") ||
+	    tl_telemetry_add("/tunless/stats", cmd_stats, "Ports and pipeline counters") ||
+	    tl_telemetry_add("/tunless/queues", cmd_queues, "Egress queues: list of <port>/<worker> ids") ||
+	    tl_telemetry_add("/tunless/queue", cmd_queue,
+			     "One egress queue: depth, counters, sojourn, AQM and shaper parameters. Parameter: <port>/<worker>, e.g. wan/0") ||
+	    tl_telemetry_add("/tunless/workers", cmd_workers, "Workers: lcore, rx/tx per port, polls, busy time"))
 		return -1;
 	return 0;
 }

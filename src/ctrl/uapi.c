@@ -1,6 +1,7 @@
 /* WireGuard UAPI socket: clients, request framing and the get=1 reply. A request is
  * "get=1" or "set=1" followed by key=value lines and ended by a blank line; the reply is
- * key=value lines ending with "errno=N" and a blank line. The control loop calls
+ * key=value lines ending with "errno=N" and a blank line, N being 0 or a negative errno value
+ * as wireguard-go answers and `wg` expects (it prints strerror(-N)). The control loop calls
  * tl_uapi_poll on every iteration: nothing here blocks, and each call does bounded work. */
 #include <errno.h>
 #include <inttypes.h>
@@ -133,7 +134,7 @@ static void uapi_get(struct tl_device *dev, struct tl_uapi_buf *b)
 
 	if (dev->id.has_key)
 		get_key(b, "private_key", dev->id.priv);
-	tl_uapi_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)dev->dp.listen_port);
+	tl_uapi_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
 	TAILQ_FOREACH(pc, &dev->peers, link)
 		get_peer(b, pc);
 }
@@ -158,22 +159,39 @@ void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out)
 		buf_free(out);
 		err = ENOMEM;
 	}
-	tl_uapi_printf(out, "errno=%d\n\n", err);
+	tl_uapi_printf(out, "errno=%d\n\n", -err);
 }
 
 /* ---- clients ------------------------------------------------------------------------------- */
+
+/* Everything a client held is wiped, the whole input buffer included: a pipelined request
+ * (a private key) can sit anywhere in it. */
+static void client_wipe(struct uapi_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->in)
+		explicit_bzero(c->in, TL_UAPI_MAX_REQUEST + 1);
+	buf_free(&c->out);
+}
 
 static void client_close(struct uapi_client *c)
 {
 	if (c->fd < 0)
 		return;
-	close(c->fd);
-	if (c->in)
-		explicit_bzero(c->in, c->in_len);
+	client_wipe(c);
 	free(c->in);
-	buf_free(&c->out);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+}
+
+/* Drops the first used bytes of the input: what follows moves to the front and the tail it
+ * vacated is wiped, so that no copy of a request stays behind. */
+static void client_consume(struct uapi_client *c, size_t used)
+{
+	memmove(c->in, c->in + used, c->in_len - used);
+	explicit_bzero(c->in + c->in_len - used, used);
+	c->in_len -= used;
 }
 
 /* Answers every complete request in the input buffer; an overlong one gets EINVAL and the
@@ -187,13 +205,11 @@ static void client_process(struct tl_device *dev, struct uapi_client *c)
 
 		*end = '\0';
 		tl_uapi_request(dev, c->in, &c->out);
-		explicit_bzero(c->in, used);
-		memmove(c->in, c->in + used, c->in_len - used);
-		c->in_len -= used;
+		client_consume(c, used);
 	}
 	if (!c->closing && c->in_len >= TL_UAPI_MAX_REQUEST) {
 		tl_log_info("uapi: request over %u bytes without its blank line, closing", TL_UAPI_MAX_REQUEST);
-		tl_uapi_printf(&c->out, "errno=%d\n\n", EINVAL);
+		tl_uapi_printf(&c->out, "errno=%d\n\n", -EINVAL);
 		c->closing = true;
 	}
 }
@@ -284,6 +300,23 @@ unsigned tl_uapi_poll(struct tl_device *dev)
 		if (u->c[i].fd >= 0)
 			n += client_poll(dev, &u->c[i], now);
 	return n;
+}
+
+int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, char *seen, struct tl_uapi_buf *reply)
+{
+	struct uapi_client c = { .fd = -1 };
+
+	if (len > TL_UAPI_MAX_REQUEST || !(c.in = malloc(TL_UAPI_MAX_REQUEST + 1)))
+		return -1;
+	memcpy(c.in, text, len);
+	c.in_len = len;
+	client_process(dev, &c);
+	if (reply && c.out.len)
+		tl_uapi_printf(reply, "%.*s", (int)c.out.len, c.out.p);
+	client_wipe(&c);
+	memcpy(seen, c.in, TL_UAPI_MAX_REQUEST + 1);
+	free(c.in);
+	return 0;
 }
 
 /* ---- the socket ------------------------------------------------------------------------------ */

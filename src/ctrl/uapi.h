@@ -32,8 +32,13 @@ struct tl_uapi_buf {
 
 void tl_uapi_printf(struct tl_uapi_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One request: its text up to (not including) the blank line, NUL-terminated and writable.
- * Appends the whole reply, "errno=N\n\n" included, to out. */
+ * Appends the whole reply, "errno=N\n\n" included (N: 0 or minus an errno value), to out. */
 void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out);
+/* For tests: a client fed text as if received (len <= TL_UAPI_MAX_REQUEST), its complete
+ * requests answered (the replies appended to reply if not NULL), then closed; seen gets
+ * its input buffer as the close left it before freeing it (TL_UAPI_MAX_REQUEST + 1 bytes).
+ * 0, or -1 out of memory. */
+int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, char *seen, struct tl_uapi_buf *reply);
 /* One change to one peer, as a set=1 request describes it per public_key (also built by the
  * control API). Applied in this order: remove; create unless update_only; psk, endpoint,
  * keepalive, name; replace_aips empties the list; aips are taken (moved away from any other
@@ -84,9 +89,9 @@ struct tl_uapi_set_view {
 	void *ctx;
 };
 
-/* Checks a parsed request against the device before anything is applied: a listen port
- * change (EOPNOTSUPP), an all-zero private key (EINVAL), more than max_peers peers
- * afterwards (ENOSPC). 0 if it can be applied. */
+/* Checks a parsed request against the device before anything is applied: listen port 0
+ * (EINVAL), an all-zero private key (EINVAL), more than max_peers peers afterwards (ENOSPC).
+ * 0 if it can be applied (a port change may still fail: the port may be in use). */
 int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_view *v);
 
 /* Frees and wipes (key material) a parsed request. */

@@ -221,10 +221,9 @@ int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_
 {
 	size_t peers = r->replace_peers ? 0 : v->n_peers;
 
-	/* The port lives in the XDP steering map, the kernel's placeholder socket and every
-	 * frame the workers build: moving it at run time is not supported (yet). */
-	if (r->has_port && r->port != v->listen_port)
-		return EOPNOTSUPP;
+	/* Another port is applied by tl_listen_port_set; 0 (a random port) is not supported. */
+	if (r->has_port && r->port == 0)
+		return EINVAL;
 	if (r->has_priv && tl_is_zero(r->priv, TL_KEY_LEN))
 		return EINVAL;
 	for (size_t i = 0; i < r->n_peers; i++)

@@ -258,12 +258,14 @@ static bool dev_has_peer(void *ctx, const uint8_t pub[TL_KEY_LEN])
 int tl_uapi_set(struct tl_device *dev, char *body)
 {
 	struct tl_uapi_set_req r = { 0 };
-	struct tl_uapi_set_view v = { .listen_port = dev->dp.listen_port, .n_peers = dev->n_peers,
+	struct tl_uapi_set_view v = { .listen_port = tl_dp_listen_port(&dev->dp), .n_peers = dev->n_peers,
 				       .max_peers = TL_MAX_PEERS, .has_peer = dev_has_peer, .ctx = dev };
 	int err = tl_uapi_set_parse(&r, body);
 
 	if (!err)
 		err = tl_uapi_set_check(&r, &v);
+	if (!err && r.has_port)
+		err = tl_listen_port_set(dev, r.port);      /* first: if the port is taken, nothing changes */
 	if (!err)
 		err = tl_peer_ops_apply(dev, r.peers, r.n_peers, r.has_priv ? r.priv : NULL, r.replace_peers);
 	else

@@ -15,7 +15,7 @@
 
 #define TL_UDPSOCK_BUDGET 64
 
-static int sock_open(struct tl_device *dev, int family)
+static int sock_open(struct tl_device *dev, int family, uint16_t port)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t len;
@@ -31,13 +31,13 @@ static int sock_open(struct tl_device *dev, int family)
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
 
 		a->sin_family = AF_INET;
-		a->sin_port = htons(dev->dp.listen_port);
+		a->sin_port = htons(port);
 		len = sizeof(*a);
 	} else {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 
 		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(dev->dp.listen_port);
+		a->sin6_port = htons(port);
 		len = sizeof(*a);
 	}
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
@@ -49,22 +49,37 @@ fail:
 	return one;
 }
 
-int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen)
+int tl_udpsock_bind(struct tl_device *dev, uint16_t port, int fds[2])
 {
-	dev->udp_fd[0] = dev->udp_fd[1] = -1;
-	if (!dev->ports[TL_PORT_WAN].af_xdp)
-		return 0;
+	fds[0] = fds[1] = -1;
 	for (int i = 0; i < 2; i++) {
-		int fd = sock_open(dev, i ? AF_INET6 : AF_INET);
+		int fd = sock_open(dev, i ? AF_INET6 : AF_INET, port);
 
 		if (fd == -EAFNOSUPPORT)
 			continue;
 		if (fd < 0) {
-			snprintf(err, errlen, "listen_port: cannot bind UDP %u on %s: %s", dev->dp.listen_port,
-				 dev->cfg->wan.iface, strerror(-fd));
-			return -1;
+			if (fds[0] >= 0)
+				close(fds[0]);
+			fds[0] = -1;
+			return fd;
 		}
-		dev->udp_fd[i] = fd;
+		fds[i] = fd;
+	}
+	return 0;
+}
+
+int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen)
+{
+	int r;
+
+	dev->udp_fd[0] = dev->udp_fd[1] = -1;
+	if (!dev->ports[TL_PORT_WAN].af_xdp)
+		return 0;
+	r = tl_udpsock_bind(dev, tl_dp_listen_port(&dev->dp), dev->udp_fd);
+	if (r < 0) {
+		snprintf(err, errlen, "listen_port: cannot bind UDP %u on %s: %s", tl_dp_listen_port(&dev->dp),
+			 dev->cfg->wan.iface, strerror(-r));
+		return -1;
 	}
 	return 0;
 }
@@ -75,6 +90,13 @@ void tl_udpsock_close(struct tl_device *dev)
 		if (dev->udp_fd[i] >= 0)
 			close(dev->udp_fd[i]);
 	dev->udp_fd[0] = dev->udp_fd[1] = -1;
+}
+
+void tl_udpsock_replace(struct tl_device *dev, const int fds[2])
+{
+	tl_udpsock_close(dev);
+	dev->udp_fd[0] = fds[0];
+	dev->udp_fd[1] = fds[1];
 }
 
 /* Rebuilds the frame the datagram would have been on the wire, next hop MAC from the
@@ -122,7 +144,7 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 	{
 		uint16_t peer_port = ep.port;
 
-		ep.port = dev->dp.listen_port;
+		ep.port = tl_dp_listen_port(&dev->dp);
 		if (tl_pkt_push_outer(m, &back, &ep, peer_port, 0) != 0) {
 			tl_drop_pkt(&dev->cnt, m, TL_DROP_oversized);
 			return NULL;
@@ -148,9 +170,14 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 		if (len < 0)
 			break;
 		n++;
+		dev->cnt.slowpath_read++;
 		m = frame_of(dev, &src, buf, (size_t)len);
-		if (m && rte_ring_sp_enqueue(slow_rx, m) != 0)
+		if (!m) {
+			dev->cnt.slowpath_drops++;      /* frame_of counted why */
+		} else if (rte_ring_sp_enqueue(slow_rx, m) != 0) {
+			dev->cnt.slowpath_drops++;
 			tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
+		}
 	}
 	if (n)
 		tl_worker_kick(&dev->workers[0]);

@@ -210,7 +210,7 @@ static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	uint32_t type;
 	enum tl_drop r;
 
-	r = tl_pkt_parse_outer(m, &w->dp->port[TL_PORT_WAN], w->dp->listen_port, &o);
+	r = tl_pkt_parse_outer(m, &w->dp->port[TL_PORT_WAN], tl_dp_listen_port(w->dp), &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	r = check_type(m, &type);

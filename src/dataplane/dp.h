@@ -133,6 +133,11 @@ struct tl_counters {
 	uint64_t unstaged;         /* staged packets sent after the handshake */
 	uint64_t from_ctrl;        /* frames built by the control plane and sent */
 	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port (worker) */
+	/* The control plane's own account (tl_ctrl_balance in ctrl/accounting.h): handshake
+	 * messages it dropped; staged packets dropped (worker: evicted by a newer one; control
+	 * plane: expired, peer removed, not sendable); frames it put on a control TX ring;
+	 * datagrams it read from the kernel's listen-port sockets, and dropped of those. */
+	uint64_t hs_drops, staged_drops, built, slowpath_read, slowpath_drops;
 	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
 	/* Per-port accounting (see tl_conservation in worker.h): drops of packets received on
 	 * a port before they reach a queue, drops at the dequeue of a port's queue, and ICMP
@@ -143,6 +148,13 @@ struct tl_counters {
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 } __rte_cache_aligned;
+
+/* Reads a counter of another thread: its owner is the only writer (aligned 64-bit stores),
+ * readers on any thread load it relaxed, never torn. */
+static inline uint64_t tl_cnt_read(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
 
 /* Neighbour cache entry key (gateway mode LAN next hops). */
 struct tl_neigh_key {
@@ -179,7 +191,7 @@ static inline void tl_mac_unpack(uint8_t mac[6], uintptr_t v)
 /* Everything the dataplane needs, built by the control plane before workers start. */
 struct tl_dp {
 	unsigned n_workers;
-	uint16_t listen_port;
+	_Atomic uint16_t listen_port;       /* tl_dp_listen_port; changed at run time by `wg set` */
 	uint16_t mtu;
 	bool host_mode;
 	struct tl_dp_limits limits;
@@ -200,6 +212,13 @@ struct tl_dp {
 	uint32_t queue_cap[TL_PORT_MAX];
 	volatile bool stop;
 };
+
+/* The UDP port of the WAN (host order): read by the workers for every frame, written only by
+ * the control plane (tl_listen_port_set), so a relaxed load is enough. */
+static inline uint16_t tl_dp_listen_port(const struct tl_dp *dp)
+{
+	return atomic_load_explicit(&dp->listen_port, memory_order_relaxed);
+}
 
 /* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
  * frees a keypair the index table retired, after the RCU grace period. */

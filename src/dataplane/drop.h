@@ -35,7 +35,8 @@
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \
 	X(peer_removed,               "packets held for a peer that was removed")            \
 	X(nomem,                      "mbuf allocation failed")                              \
-	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (socket statistics)")
+	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (imissed of an AF_XDP port)") \
+	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)")
 
 enum tl_drop {
 #define TL_DROP_ENUM(name, help) TL_DROP_##name,

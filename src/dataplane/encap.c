@@ -51,7 +51,7 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	hdr->type = rte_cpu_to_le_32(TL_MSG_DATA);
 	hdr->receiver = kp->remote_index;
 	hdr->counter = rte_cpu_to_le_64(ctr);
-	if (tl_pkt_push_outer(m, &dp->port[TL_PORT_WAN], &ep, dp->listen_port, ecn) != 0)
+	if (tl_pkt_push_outer(m, &dp->port[TL_PORT_WAN], &ep, tl_dp_listen_port(dp), ecn) != 0)
 		return TL_DROP_oversized;
 	atomic_fetch_add_explicit(&peer->stats.tx_bytes, m->data_len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.tx_packets, 1, memory_order_relaxed);
@@ -79,8 +79,10 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 		return;
 	}
 	while (rte_ring_enqueue(peer->staged, c) != 0) {
-		if (rte_ring_dequeue(peer->staged, (void **)&old) == 0)
+		if (rte_ring_dequeue(peer->staged, (void **)&old) == 0) {
+			w->cnt.staged_drops++;
 			tl_drop_pkt(&w->cnt, old, TL_DROP_no_session_staged_overflow);
+		}
 	}
 	w->cnt.staged++;
 }

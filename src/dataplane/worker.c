@@ -183,19 +183,19 @@ void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance ou
 		for (int role = 0; role < TL_PORT_MAX; role++)
 			tl_worker_queue_read(&ws[i], role, &q[role]);
 		/* LAN -> WAN queue */
-		out[TL_PORT_LAN].rx += c->rx[TL_PORT_LAN];
+		out[TL_PORT_LAN].rx += tl_cnt_read(&c->rx[TL_PORT_LAN]);
 		out[TL_PORT_LAN].tx += q[TL_PORT_WAN].tx_packets;
-		out[TL_PORT_LAN].drops += c->rx_drops[TL_PORT_LAN] + c->deq_drops[TL_PORT_WAN] +
+		out[TL_PORT_LAN].drops += tl_cnt_read(&c->rx_drops[TL_PORT_LAN]) + tl_cnt_read(&c->deq_drops[TL_PORT_WAN]) +
 					  q[TL_PORT_WAN].aqm.drops_codel + q[TL_PORT_WAN].aqm.drops_overlimit;
-		out[TL_PORT_LAN].handed += c->staged;
+		out[TL_PORT_LAN].handed += tl_cnt_read(&c->staged);
 		out[TL_PORT_LAN].queued += q[TL_PORT_WAN].aqm.backlog_pkts;
 		/* WAN -> LAN queue */
-		out[TL_PORT_WAN].rx += c->rx[TL_PORT_WAN] + c->slowpath_rx;
-		out[TL_PORT_WAN].generated += c->icmp_errors;
+		out[TL_PORT_WAN].rx += tl_cnt_read(&c->rx[TL_PORT_WAN]) + tl_cnt_read(&c->slowpath_rx);
+		out[TL_PORT_WAN].generated += tl_cnt_read(&c->icmp_errors);
 		out[TL_PORT_WAN].tx += q[TL_PORT_LAN].tx_packets;
-		out[TL_PORT_WAN].drops += c->rx_drops[TL_PORT_WAN] + c->deq_drops[TL_PORT_LAN] +
+		out[TL_PORT_WAN].drops += tl_cnt_read(&c->rx_drops[TL_PORT_WAN]) + tl_cnt_read(&c->deq_drops[TL_PORT_LAN]) +
 					  q[TL_PORT_LAN].aqm.drops_codel + q[TL_PORT_LAN].aqm.drops_overlimit;
-		out[TL_PORT_WAN].handed += c->to_ctrl + c->consumed;
+		out[TL_PORT_WAN].handed += tl_cnt_read(&c->to_ctrl) + tl_cnt_read(&c->consumed);
 		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts;
 	}
 	for (int role = 0; role < TL_PORT_MAX; role++) {

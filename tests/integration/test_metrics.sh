@@ -14,8 +14,10 @@
 # namings) and never go down; /metrics agrees with the telemetry socket and with `wg show`;
 # HEAD, HTTP/1.0, absolute-form; bad requests get 400/404/405/431/505 and the daemon keeps
 # serving; idle and excess clients do not lock scrapers out; /tunless/queues, /tunless/queue,
-# /tunless/workers answer (a bad queue id does not); a busy metrics port stops the daemon with
-# a clear error. Output "ok ..."/"not ok ...", then "N passed, N failed".
+# /tunless/workers answer (a bad queue id does not); the control plane's conservation is exact
+# per flow once quiet (with staged packets, some dropped with their peer); SIGTERM while
+# telemetry is queried back to back: exit 0 and no torn-down state served; a busy metrics port
+# stops the daemon with a clear error. Output "ok ..."/"not ok ...", then "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../scripts/env.sh
@@ -240,6 +242,40 @@ balance_agrees() {
 	done
 }
 hl_check "tunless_conservation_balance_packets = /tunless/conservation balance (quiet)" balance_agrees
+
+# The control plane's account: packets staged for a peer that never answers (its endpoint
+# is a port nobody serves) and dropped when the peer is removed; with the first ping's
+# packet staged before the handshake, handshake messages, frames the control plane built;
+# every flow balances exactly once quiet, in telemetry and in /metrics.
+GHOST=$(wg genkey | wg pubkey)
+lab_exec a wg set "$A" peer "$GHOST" allowed-ips 10.77.0.50/32 endpoint 10.99.0.2:9
+lab_exec a ping -c 3 -i 0.2 -W 1 -q 10.77.0.50 >/dev/null 2>&1
+hl_check "packets to the silent peer are staged" \
+	sh -c "'$TUNLESS_ROOT/scripts/tl-telemetry' '$A' /tunless/peers | grep -q '\"staged\": [1-9]'"
+lab_exec a wg set "$A" peer "$GHOST" remove
+ctrl_exact() { # prints the ctrl balance; true if every flow is 0 and the traffic above shows
+	hl_tel "$A" /tunless/conservation | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["ctrl"]
+flows = ("handshakes", "staged", "frames", "slowpath")
+print("  " + "; ".join("%s in %s out %s dropped %s held %s balance %s" % ((f,) + tuple(
+      c[f + "_" + k] for k in ("in", "out", "dropped", "held", "balance"))) for f in flows), file=sys.stderr)
+ok = all(int(c[f + "_balance"]) == 0 for f in flows) and int(c["balance"]) == 0
+seen = c["handshakes_in"] > 0 and c["staged_in"] >= 4 and c["staged_dropped"] >= 3 and c["frames_in"] > 0
+sys.exit(0 if ok and seen else 1)'
+}
+hl_check "ctrl conservation: every flow balances exactly (staged, dropped with the peer, handshakes, frames)" \
+	lab_wait_for 10 ctrl_exact
+ctrl_exact 2>&1 | sed 's/^/# /'
+ctrl_metrics() {
+	local f v
+	scrape "$S3" || return 1
+	for f in handshakes staged frames slowpath; do
+		v=$(val "$S3" tunless_ctrl_conservation_balance_packets flow=$f)
+		[ "$v" = 0 ] || { hl_note "  /metrics $f: ${v:-missing}"; return 1; }
+	done
+}
+hl_check "tunless_ctrl_conservation_balance_packets{flow=...} = 0 (quiet)" ctrl_metrics
 wg_agrees() {
 	local tx
 	tx=$(lab_exec a wg show "$A" transfer | awk '{ print $3 }')
@@ -316,10 +352,86 @@ hl_check "/tunless/queue,bogus is refused" sh -c "! '$TUNLESS_ROOT/scripts/tl-te
 hl_check "/tunless/queue without a parameter is refused" sh -c "! '$TUNLESS_ROOT/scripts/tl-telemetry' '$A' /tunless/queue"
 hl_check "/tunless/workers: worker0 busy_polls > 0" test "$(hl_tel "$A" /tunless/workers --get worker0.busy_polls)" -gt 0
 
-# ---- shutdown -----------------------------------------------------------------------------------
-hl_tunless_stop "$A" TERM 5
-hl_check "tunlessd exits 0 on SIGTERM" test "$HL_TL_RC" = 0
+# ---- shutdown under telemetry load ----------------------------------------------------------------
+# Three clients query /tunless/conservation, /tunless/workers, /tunless/device and
+# /tunless/peers back to back while the daemon gets SIGTERM. Every reply must parse, and none
+# may show torn-down state: counters never go backwards on a connection (a reply once the
+# gate closed is null). The daemon exits 0. Repeated with fresh daemons.
+cat >"$LAB_DIR/hammer.py" <<'EOF'
+import json, socket, sys, threading
+path, bad, counts = sys.argv[1], [], [0, 0, 0]
+CMDS = ("/tunless/conservation", "/tunless/workers", "/tunless/device", "/tunless/peers")
+
+def mono(cmd, v):
+    if cmd == "/tunless/conservation":
+        return v["wan"]["rx"] + v["lan"]["rx"] + v["ctrl"]["frames_in"]
+    if cmd == "/tunless/workers":
+        w = v["worker0"]
+        return w["busy_polls"] + w["idle_polls"]
+    return 0
+
+def run(i):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    s.connect(path)
+    s.recv(1 << 20)
+    last = {}
+    while True:
+        cmd = CMDS[counts[i] % len(CMDS)]
+        try:
+            s.send(cmd.encode())
+            data = s.recv(1 << 20)
+        except OSError:
+            break
+        if not data:
+            break
+        try:
+            v = json.loads(data)[cmd]
+        except (ValueError, KeyError):
+            bad.append("%s: unparsable reply %r" % (cmd, data[:80]))
+            break
+        counts[i] += 1
+        if counts[i] == 200:
+            print("running", flush=True)
+        if v is None:
+            continue
+        m = mono(cmd, v)
+        if m < last.get(cmd, 0):
+            bad.append("%s went backwards: %d after %d" % (cmd, m, last[cmd]))
+            break
+        last[cmd] = m
+
+ts = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("done %d replies" % sum(counts), flush=True)
+for b in bad:
+    print("BAD " + b, flush=True)
+sys.exit(1 if bad else 0)
+EOF
+hammer_stop() { # <round>: hammer the running daemon, SIGTERM it, check both
+	local log=$LAB_DIR/hammer$1.log job ok=0
+	python3 "$LAB_DIR/hammer.py" "$(hl_tel_sock "$A")" >"$log" 2>&1 </dev/null &
+	job=$!
+	lab_wait_for 20 grep -q running "$log" || ok=1
+	hl_tunless_stop "$A" TERM 10
+	wait "$job" || ok=1
+	hl_note "  round $1: $(tr '\n' ' ' <"$log")daemon status $HL_TL_RC"
+	[ "$HL_TL_RC" = 0 ] && ! grep -q BAD "$log" && grep -q done "$log" && return $ok
+}
+hl_check "SIGTERM while telemetry is hammered: exit 0, no torn-down state served (round 1)" hammer_stop 1
 hl_check "the metrics port is closed after exit" sh -c "! ip netns exec $(lab_ns a) $PROM fetch '$URL' /dev/null"
+hl_config "$LAB_DIR/a3.yaml" host-a
+for round in 2 3; do
+	if hl_tunless_start a "$LAB_DIR/a3.yaml" "$LAB_DIR/tunless-a$round.log"; then
+		lab_wait_ping a 10.77.0.2 10 >/dev/null
+		hl_check "SIGTERM while telemetry is hammered (round $round)" hammer_stop "$round"
+	else
+		hl_nok "tunlessd starts again (round $round)"
+	fi
+done
 
 # ---- a busy metrics port: clear error, non-zero exit, nothing left behind -------------------------
 # (SO_REUSEADDR: the first daemon's closed connections may still be in TIME_WAIT)

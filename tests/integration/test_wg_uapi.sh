@@ -10,9 +10,12 @@
 # Checks: a stale socket file is replaced at start; wg show / show dump / showconf after a
 # ping; showconf fed to setconf changes nothing; wg set adds a peer (wg show, telemetry, host
 # route) and removes it while the existing peer's ping keeps flowing; wg syncconf from a
-# wg-quick style file; malformed requests on a raw socket get errno=22 (EINVAL) and change
-# nothing; an oversized request is refused and the daemon keeps serving; the socket file is
-# gone after SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
+# wg-quick style file; malformed requests on a raw socket get errno=-22 (minus EINVAL, as
+# `wg` reads it) and change nothing; a refused `wg set` prints the error's text; an
+# oversized request is refused and the daemon keeps serving; wg set listen-port moves the port
+# (a held port is refused with "Address already in use"; the new one is held, the old one
+# freed, a peer handshakes with the new one over the XDP fast path); the socket file is gone
+# after SIGTERM. Output "ok ..."/"not ok ...", then "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../../scripts/env.sh
@@ -199,18 +202,27 @@ hl_check "host route 10.77.0.60 removed" sh -c "! ip -n $(lab_ns a) route show 1
 before=$(conf_dump)
 NEW3_HEX=$(wg genkey | wg pubkey | base64 -d | od -An -tx1 | tr -d ' \n')
 hl_check "raw get=1 answers errno=0" errno_is 0 req 'get=1\n\n'
-hl_check "unknown key -> errno=22" errno_is 22 req 'set=1\nno_such_key=1\n\n'
-hl_check "bad hex public key -> errno=22" errno_is 22 req 'set=1\npublic_key=zz\n\n'
-hl_check "allowed_ip=10.0.0.300/32 -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.0.0.300/32\n\n"
-hl_check "good peer then bad line -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.77.0.70/32\nendpoint=nowhere\n\n"
-hl_check "unknown operation -> errno=22" errno_is 22 req 'hello=1\n\n'
-hl_check "protocol_version=2 -> errno=22" errno_is 22 req "set=1\npublic_key=$NEW3_HEX\nprotocol_version=2\n\n"
-hl_check "another listen_port -> errno=95 (not supported at run time)" errno_is 95 req 'set=1\nlisten_port=51999\n\n'
+hl_check "unknown key -> errno=-22" errno_is -22 req 'set=1\nno_such_key=1\n\n'
+hl_check "bad hex public key -> errno=-22" errno_is -22 req 'set=1\npublic_key=zz\n\n'
+hl_check "allowed_ip=10.0.0.300/32 -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.0.0.300/32\n\n"
+hl_check "good peer then bad line -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nallowed_ip=10.77.0.70/32\nendpoint=nowhere\n\n"
+hl_check "unknown operation -> errno=-22" errno_is -22 req 'hello=1\n\n'
+hl_check "protocol_version=2 -> errno=-22" errno_is -22 req "set=1\npublic_key=$NEW3_HEX\nprotocol_version=2\n\n"
+hl_check "fwmark=7 -> errno=-95 (not supported)" errno_is -95 req 'set=1\nfwmark=7\n\n'
+# `wg` prints strerror of minus the reply's errno.
+wg_refused() { # <text> <wg set arguments...>
+	local want=$1 out
+	shift
+	out=$(wga set "$A" "$@" 2>&1) && { hl_note "  wg set $* succeeded"; return 1; }
+	hl_note "  wg set $*: $out"
+	printf '%s\n' "$out" | grep -qF "$want" && ! printf '%s\n' "$out" | grep -q 'Unknown error'
+}
+hl_check "wg set fwmark 7 is refused with 'Operation not supported'" wg_refused "Operation not supported" fwmark 7
 hl_check "wg show unchanged after the bad requests" test "$before" = "$(conf_dump)"
 big=$(uapi_raw big)
 hl_note "oversized request: ${big:-?}"
-hl_check "oversized request is refused (errno=22 or closed)" \
-	sh -c "case '$big' in *errno=22*|closed) exit 0;; *) exit 1;; esac"
+hl_check "oversized request is refused (errno=-22 or closed)" \
+	sh -c "case '$big' in *errno=-22*|closed) exit 0;; *) exit 1;; esac"
 hl_check "daemon still serves wg show after it" wga show "$A"
 hl_check "wg show still unchanged" test "$before" = "$(conf_dump)"
 hl_check "ping a -> b still works" hl_ping a 10.77.0.2
@@ -224,6 +236,47 @@ hl_check "wg show reports the new public key" \
 	test "$(wga show "$A" public-key)" = "$(wg pubkey <"$LAB_DIR/new.key")"
 hl_check "wg set private-key <original key> is accepted" wga set "$A" private-key "$LAB_DIR/a.key"
 hl_check "ping a -> b after the key round trip (new handshake)" lab_wait_ping a 10.77.0.2 10
+
+# ---- wg set listen-port: the port moves (UDP sockets, XDP steering, workers) ------------------------
+udp_bind() { # <port>: can a plain UDP socket of ns a take the port (on every interface)?
+	lab_exec a python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+hl_check "raw listen_port=0 -> errno=-22 (a random port is not supported)" errno_is -22 req 'set=1\nlisten_port=0\n\n'
+# A port some other program holds: refused with its error, nothing changes.
+lab_bg a "$LAB_DIR/holder.log" python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 51998))
+print("holding", flush=True); time.sleep(60)'
+holder=$LAB_LAST_PID
+lab_wait_for 5 grep -q holding "$LAB_DIR/holder.log"
+hl_check "wg set listen-port 51998 (held by another program) is refused: 'Address already in use'" \
+	wg_refused "Address already in use" listen-port 51998
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+hl_check "it logs why and keeps 51820" grep -q 'listen port: cannot move to UDP 51998 on veth-a: Address already in use; still 51820' \
+	"$LAB_DIR/tunless-a.log"
+port_is() { test "$(wga show "$A" listen-port)" = "$1"; }
+hl_check "wg show: still listening on 51820" port_is 51820
+tel_slow() { hl_tel "$A" /tunless/stats --get slowpath_rx; }
+hl_check "wg set listen-port 51999 is accepted" wga set "$A" listen-port 51999
+hl_check "wg show: listening port 51999" port_is 51999
+hl_check "telemetry /tunless/device: listen_port 51999" test "$(hl_tel "$A" /tunless/device --get listen_port)" = 51999
+port_held() { ! udp_bind "$1"; }
+hl_check "the new port is held in the kernel (a plain socket cannot take 51999)" port_held 51999
+hl_check "the old port is free (a plain socket takes 51820)" udp_bind 51820
+# The peer forgets tunless and meets it again on the new port: a fresh handshake and data, on
+# the fast path (the steering moved: no datagram comes through the kernel's socket).
+slow0=$(tel_slow)
+lab_exec b wg set wg0 peer "$HL_A_PUB" remove
+lab_exec b wg set wg0 peer "$HL_A_PUB" allowed-ips 10.77.0.1/32,fd77::1/128 endpoint 10.99.0.1:51999
+hl_check "ping b -> a on the new port (new handshake)" lab_wait_ping b 10.77.0.1 15
+peer_sees_new() {
+	lab_exec b wg show wg0 endpoints | grep -q '10.99.0.1:51999' && hl_wg_has_handshake b
+}
+hl_check "wg show on the peer: tunless at 10.99.0.1:51999, with a handshake" peer_sees_new
+hl_check "ping a -> b from the new port" hl_ping a 10.77.0.2
+hl_check "the peer still has tunless at :51999 (what tunless sends comes from it)" peer_sees_new
+hl_check "no datagram took the kernel's slow path (XDP steers the new port)" test "$(tel_slow)" = "$slow0"
 
 # ---- shutdown --------------------------------------------------------------------------------
 hl_tunless_stop "$A" TERM 5

@@ -5,9 +5,14 @@
 #include "check.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define BAD "tests/unit/configs/bad/"
 
@@ -256,6 +261,94 @@ static void test_key_files(void)
 	tl_config_free(cfg);
 }
 
+/* Key files: a regular file loads, silently at mode 0600, with a warning naming the field
+ * when group or others may read it; a directory or a FIFO is refused. */
+#define DEMO_KEY "8KXxrJDW0P45LXP9J7xJFF0BZ4roulGBYr3NWBVhTkM=\n"
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "write %s", path);
+}
+
+/* Loads a config whose private key (or PSK) is the file at key; returns 0 if it loaded. */
+static int load_with_key(const char *dir, const char *key, bool psk, char *err, size_t errlen, char *warn,
+			 size_t warnlen)
+{
+	char yaml[512], text[1024];
+	struct tl_config *cfg = NULL;
+
+	snprintf(yaml, sizeof(yaml), "%s/c.yaml", dir);
+	snprintf(text, sizeof(text),
+		 "name: kf1\nmode: host\nprivate_key_file: %s\nports:\n  wan: {iface: veth0}\npeers:\n"
+		 "  - public_key: iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020=\n%s%s\n",
+		 psk ? "good.key" : key, psk ? "    preshared_key_file: " : "", psk ? key : "");
+	write_text(yaml, text);
+	err[0] = warn[0] = '\0';
+	if (tl_config_load(yaml, &cfg, err, errlen) < 0)
+		return -1;
+	snprintf(warn, warnlen, "%s", cfg->warnings);
+	tl_config_free(cfg);
+	return 0;
+}
+
+static void test_key_file_modes(void)
+{
+	char dir[] = "/tmp/tl-keyfile-XXXXXX", path[256], err[512], warn[1024];
+	int fifo_w = -1;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/good.key", dir);
+	write_text(path, DEMO_KEY);
+	chmod(path, 0600);
+	CHECK(load_with_key(dir, path, false, err, sizeof(err), warn, sizeof(warn)) == 0 && !warn[0],
+	      "key file 0600 loads without a warning (%s%s)", err, warn);
+
+	snprintf(path, sizeof(path), "%s/open.key", dir);
+	write_text(path, DEMO_KEY);
+	chmod(path, 0644);
+	CHECK(load_with_key(dir, path, false, err, sizeof(err), warn, sizeof(warn)) == 0 &&
+	      strstr(warn, ":3: private_key_file: ") && strstr(warn, "accessible to group or others (mode 0644)"),
+	      "key file 0644 loads with a warning on line 3 (%s) (warning: %s)", err, warn);
+	chmod(path, 0640);
+	CHECK(load_with_key(dir, path, false, err, sizeof(err), warn, sizeof(warn)) == 0 && strstr(warn, "(mode 0640)"),
+	      "key file 0640 warns (%s%s)", err, warn);
+	CHECK(load_with_key(dir, path, true, err, sizeof(err), warn, sizeof(warn)) == 0 &&
+	      strstr(warn, ":8: peers[0].preshared_key_file: ") && !strstr(warn, "private_key_file"),
+	      "PSK file 0640 warns under its own field (%s) (warning: %s)", err, warn);
+
+	snprintf(path, sizeof(path), "%s/dir.key", dir);
+	mkdir(path, 0700);
+	CHECK(load_with_key(dir, path, false, err, sizeof(err), warn, sizeof(warn)) < 0 &&
+	      strstr(err, "private_key_file: ") && strstr(err, "is not a regular file"),
+	      "a directory as key file is refused (%s)", err);
+	rmdir(path);
+
+	/* A FIFO with a key waiting in it (the writer end held open, so nothing blocks). */
+	snprintf(path, sizeof(path), "%s/fifo.key", dir);
+	if (mkfifo(path, 0600) == 0)
+		fifo_w = open(path, O_RDWR | O_NONBLOCK);
+	CHECK(fifo_w >= 0 && write(fifo_w, DEMO_KEY, strlen(DEMO_KEY)) == (ssize_t)strlen(DEMO_KEY),
+	      "FIFO set up");
+	CHECK(load_with_key(dir, path, false, err, sizeof(err), warn, sizeof(warn)) < 0 &&
+	      strstr(err, "is not a regular file"), "a FIFO as key file is refused (%s)", err);
+	if (fifo_w >= 0)
+		close(fifo_w);
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/good.key", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/open.key", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/c.yaml", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_keys(void)
 {
 	uint8_t k[TL_KEY_LEN], k2[TL_KEY_LEN];
@@ -372,6 +465,7 @@ int main(void)
 	test_gateway_a();
 	test_full();
 	test_key_files();
+	test_key_file_modes();
 	test_bad();
 	test_bad_all_listed();
 	tl_config_free(NULL);

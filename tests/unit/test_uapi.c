@@ -1,0 +1,62 @@
+/* Unit tests for the UAPI socket's request handling, without a socket or a running
+ * dataplane: replies carry a negative errno as `wg` reads it, and a client's input buffer
+ * is all zero when the client is closed, whatever requests were pipelined into it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrl/device.h"
+#include "ctrl/uapi.h"
+#include "check.h"
+
+#define KEY_LINE "private_key=a8dac1d8a70a751f0f699fb14ba1cff7b79cf4fbd8f09f44c6e4ee9a1d1f3a5a\n"
+
+static size_t nonzero(const char *p, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += p[i] != 0;
+	return k;
+}
+
+/* Feeds text to a client, closes it; checks the reply and that the buffer was wiped whole. */
+static void feed(struct tl_device *dev, const char *what, const char *text, const char *want_reply)
+{
+	struct tl_uapi_buf reply = { 0 };
+	char *seen = malloc(TL_UAPI_MAX_REQUEST + 1);
+	size_t n;
+
+	CHECK(seen && tl_uapi_test_client(dev, text, strlen(text), seen, &reply) == 0, "%s: client ran", what);
+	if (!seen)
+		return;
+	n = nonzero(seen, TL_UAPI_MAX_REQUEST + 1);
+	CHECK(n == 0, "%s: %zu non-zero bytes left in the input buffer at close", what, n);
+	CHECK(reply.p && reply.len == strlen(want_reply) && !memcmp(reply.p, want_reply, reply.len),
+	      "%s: reply '%.*s', want '%s'", what, (int)reply.len, reply.p ? reply.p : "", want_reply);
+	free(reply.p);
+	free(seen);
+}
+
+int main(void)
+{
+	struct tl_device dev = { 0 };
+	char err[64];
+
+	/* An unknown operation needs nothing of the device: EINVAL, as minus the errno. */
+	snprintf(err, sizeof(err), "errno=%d\n\n", -EINVAL);
+	feed(&dev, "unknown operation", "hello=1\n\n", err);
+	/* A request whose blank line has not arrived yet, behind an answered one: its text was
+	 * moved to the front of the buffer, leaving a copy in the tail. */
+	feed(&dev, "pipelined set with a key, incomplete", "hello=1\n\nset=1\n" KEY_LINE "listen_port=1", err);
+	/* The same key in the request that was answered. */
+	feed(&dev, "answered request with a key", "hello=1\n" KEY_LINE "\n", err);
+	/* Two answered, a third pending. */
+	{
+		char two[64];
+
+		snprintf(two, sizeof(two), "errno=%d\n\nerrno=%d\n\n", -EINVAL, -EINVAL);
+		feed(&dev, "two answered, one pending", "x=1\n" KEY_LINE "\nhello=2\n\nset=1\n" KEY_LINE, two);
+	}
+	return check_report();
+}
