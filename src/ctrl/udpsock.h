@@ -5,10 +5,23 @@
 #ifndef TL_UDPSOCK_H
 #define TL_UDPSOCK_H
 
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
 struct tl_device;
 
 int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen);
 void tl_udpsock_close(struct tl_device *dev);
+/* Datagrams the kernel drops on the socket (receive buffer full) are counted through
+ * SO_RXQ_OVFL: every datagram received carries the socket's running drop count, so drops
+ * are counted when the next datagram is read. They happened before tunless received the
+ * datagrams: counted under kernel_socket_overflow, never part of a port's rx. */
+int tl_udpsock_ovfl_enable(int fd);
+/* One datagram from fd into buf (recvmsg, non-blocking): its length or -1 (errno). The
+ * drops since *ovfl_seen (the last running count read) are added to *dropped. */
+ssize_t tl_udpsock_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
+			uint64_t *dropped);
 /* Receives what is waiting (bounded); returns the number of datagrams taken. */
 unsigned tl_udpsock_poll(struct tl_device *dev);
 

@@ -32,7 +32,8 @@
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \
 	X(peer_removed,               "packets held for a peer that was removed")            \
 	X(nomem,                      "mbuf allocation failed")                              \
-	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (socket statistics)")
+	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (socket statistics)") \
+	X(kernel_socket_overflow,     "kernel side: the listen port's UDP socket (reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)")
 
 enum tl_drop {
 #define TL_DROP_ENUM(name, help) TL_DROP_##name,
