@@ -113,6 +113,8 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 		return tl_drop_rx(w, TL_PORT_LAN, m, r);
 	if (in.len > w->dp->mtu)
 		return too_big(w, m);
+	if (tl_pkt_l4_csum_complete((uint8_t *)(eth + 1), &in))
+		w->cnt.csum_completed++;
 	if (!route_lookup(t, &in))
 		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_no_route);
 	rte_pktmbuf_adj(m, TL_ETH_LEN);

@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -5,6 +6,7 @@
 #include <rte_ether.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
+#include <rte_tcp.h>
 #include <rte_udp.h>
 
 #include "dataplane/packet.h"
@@ -108,6 +110,72 @@ enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inne
 		return TL_DROP_MAX;
 	}
 	return TL_DROP_malformed;
+}
+
+/* A kernel sender with checksum offload (CHECKSUM_PARTIAL, e.g. on a veth) leaves in the
+ * TCP/UDP checksum field only the folded pseudo-header sum, for the device to finish;
+ * through XDP the frame reaches us so. Such a field is completed here, anything else is
+ * left alone. A complete checksum that happens to equal the pseudo-header sum is rewritten
+ * to itself: the completion needs no verification first. */
+static bool csum_partial(uint16_t field, uint16_t phdr, bool udp)
+{
+	return field == phdr && !(udp && field == 0);
+}
+
+static bool l4_csum_complete4(struct rte_ipv4_hdr *ip, uint16_t len)
+{
+	uint16_t ihl = (ip->version_ihl & 0xf) * 4, off;
+	uint8_t *l4 = (uint8_t *)ip + ihl;
+	bool udp = ip->next_proto_id == IPPROTO_UDP;
+	uint16_t field;
+
+	if (rte_be_to_cpu_16(ip->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		return false;
+	if (udp)
+		off = offsetof(struct rte_udp_hdr, dgram_cksum);
+	else if (ip->next_proto_id == IPPROTO_TCP)
+		off = offsetof(struct rte_tcp_hdr, cksum);
+	else
+		return false;
+	if (len < ihl + (udp ? sizeof(struct rte_udp_hdr) : sizeof(struct rte_tcp_hdr)))
+		return false;
+	memcpy(&field, l4 + off, 2);
+	if (!csum_partial(field, rte_ipv4_phdr_cksum(ip, 0), udp))
+		return false;
+	memset(l4 + off, 0, 2);
+	field = rte_ipv4_udptcp_cksum(ip, l4);
+	memcpy(l4 + off, &field, 2);
+	return true;
+}
+
+static bool l4_csum_complete6(struct rte_ipv6_hdr *ip, uint16_t len)
+{
+	uint8_t *l4 = (uint8_t *)(ip + 1);
+	bool udp = ip->proto == IPPROTO_UDP;
+	uint16_t field, off;
+
+	if (udp)
+		off = offsetof(struct rte_udp_hdr, dgram_cksum);
+	else if (ip->proto == IPPROTO_TCP)
+		off = offsetof(struct rte_tcp_hdr, cksum);
+	else
+		return false;
+	if (len < sizeof(*ip) + (udp ? sizeof(struct rte_udp_hdr) : sizeof(struct rte_tcp_hdr)))
+		return false;
+	memcpy(&field, l4 + off, 2);
+	if (!csum_partial(field, rte_ipv6_phdr_cksum(ip, 0), false))
+		return false;
+	memset(l4 + off, 0, 2);
+	field = rte_ipv6_udptcp_cksum(ip, l4);
+	memcpy(l4 + off, &field, 2);
+	return true;
+}
+
+bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in)
+{
+	if (in->family == AF_INET)
+		return l4_csum_complete4((struct rte_ipv4_hdr *)p, in->len);
+	return l4_csum_complete6((struct rte_ipv6_hdr *)p, in->len);
 }
 
 static void fill_eth(struct rte_ether_hdr *eth, const uint8_t dst[6], const uint8_t src[6], uint16_t type)

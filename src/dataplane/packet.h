@@ -3,6 +3,7 @@
 #ifndef TL_PACKET_H
 #define TL_PACKET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <rte_mbuf.h>
 
@@ -35,6 +36,11 @@ enum tl_drop tl_pkt_parse_outer(struct rte_mbuf *m, uint16_t listen_port, struct
 
 /* Validates an IP packet at p of at most avail bytes. Returns TL_DROP_MAX or a reason. */
 enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in);
+
+/* Completes the TCP or UDP checksum of the validated IP packet at p when its sender's
+ * kernel left it partial (checksum offload: only the pseudo-header sum in the field).
+ * Returns true if it did. */
+bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in);
 
 /* Prepends Ethernet/IP/UDP in front of the WireGuard message the mbuf holds. Returns -1
  * without headroom. */
