@@ -28,7 +28,9 @@
 	X(no_neighbour,               "next-hop MAC address not resolved")                   \
 	X(no_session_staged_overflow, "staged queue of a peer without session (or the staging pool) full, oldest dropped") \
 	X(no_session_expired,         "staged packets dropped when the handshake gave up")   \
-	X(frag_needed,                "inner packet above tunnel MTU, ICMP sent back")       \
+	X(frag_needed,                "inner packet above tunnel MTU (IPv4 with DF, IPv6), ICMP sent back") \
+	X(icmp_suppressed,            "inner packet above tunnel MTU, no ICMP error allowed: about an ICMP error, a non-first fragment, or from/to a multicast or broadcast address (RFC 1812 4.3.2.7, RFC 4443 2.4)") \
+	X(icmp_ratelimited,           "inner packet above tunnel MTU, ICMP error above the worker's rate (1000/s, burst 50)") \
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \
 	X(peer_removed,               "packets held for a peer that was removed")            \
 	X(nomem,                      "mbuf allocation failed")                              \

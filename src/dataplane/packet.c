@@ -249,6 +249,64 @@ int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[
 	return 0;
 }
 
+bool tl_pkt_ip4_may_fragment(const uint8_t *p)
+{
+	const struct rte_ipv4_hdr *ip = (const void *)p;
+
+	return !(rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_DF_FLAG);
+}
+
+/* An address that names no single host as a source: unspecified, loopback, multicast,
+ * limited broadcast, reserved (IPv4 240/4). */
+static bool ip4_src_bad(const uint8_t a[4])
+{
+	return a[0] == 0 || a[0] == 127 || a[0] >= 224;
+}
+
+static bool ip4_error_allowed(const uint8_t *p, uint16_t len)
+{
+	const struct rte_ipv4_hdr *ip = (const void *)p;
+	const uint8_t *dst = (const uint8_t *)&ip->dst_addr;
+	uint16_t ihl = (ip->version_ihl & 0xf) * 4;
+
+	if (rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK)
+		return false;                 /* not the first fragment */
+	if (ip4_src_bad((const uint8_t *)&ip->src_addr) || (dst[0] >= 224 && dst[0] < 240) ||
+	    ip->dst_addr == RTE_BE32(0xffffffff))
+		return false;
+	if (ip->next_proto_id == IPPROTO_ICMP && len > ihl) {
+		uint8_t type = p[ihl];
+
+		/* errors: unreachable, source quench, redirect, time exceeded, parameter problem */
+		return !(type == 3 || type == 4 || type == 5 || type == 11 || type == 12);
+	}
+	return true;
+}
+
+static bool ip6_error_allowed(const uint8_t *p, uint16_t len)
+{
+	const struct rte_ipv6_hdr *ip = (const void *)p;
+	static const uint8_t unspecified[16];
+
+	/* Packet Too Big goes to a multicast destination too (RFC 4443 2.4(e.3)); not to
+	 * a source that names no single host. */
+	if (ip->src_addr[0] == 0xff || !memcmp(ip->src_addr, unspecified, 16))
+		return false;
+	if (ip->proto == IPPROTO_ICMPV6 && len > sizeof(*ip))
+		return p[sizeof(*ip)] >= 128; /* types below 128 are errors */
+	return true;
+}
+
+bool tl_pkt_icmp_error_allowed(const struct rte_mbuf *m, const struct tl_inner *in)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const uint8_t *p = (const uint8_t *)(eth + 1);
+
+	if (in->family == AF_INET)
+		return !rte_is_multicast_ether_addr(&eth->dst_addr) && ip4_error_allowed(p, in->len);
+	return ip6_error_allowed(p, in->len);
+}
+
 /* ICMP errors quote as much of the offending packet as fits in a minimum-MTU datagram. */
 #define TL_ICMP4_QUOTE (576 - 20 - 8)
 #define TL_ICMP6_QUOTE (1280 - 40 - 8)

@@ -50,6 +50,15 @@ int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 /* Prepends an Ethernet header for a decrypted IP packet. */
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family);
 
+/* True if the IPv4 packet at p (validated) lets routers fragment it: DF is clear. */
+bool tl_pkt_ip4_may_fragment(const uint8_t *p);
+
+/* True if an ICMP error may be sent about the inner packet in the Ethernet frame m
+ * (validated as in): not about an ICMP error, a non-first IPv4 fragment, a source that
+ * names no single host, or an IPv4 multicast or broadcast destination (RFC 1812 4.3.2.7,
+ * RFC 4443 2.4(e)). */
+bool tl_pkt_icmp_error_allowed(const struct rte_mbuf *m, const struct tl_inner *in);
+
 /* Turns a too-big inner packet (Ethernet frame in m) into the ICMP/ICMPv6 error telling
  * its sender the tunnel MTU, addressed back out of the port it came from; the family is
  * the packet's IP version. 0 or -1 (the packet is then simply dropped by the caller). */
