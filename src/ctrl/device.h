@@ -79,6 +79,7 @@ struct tl_device {
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
+	uint32_t udp_ovfl[2];              /* their running kernel drop counts, last read */
 	uint64_t under_load_until_ns;
 	uint64_t table_gen;
 	uint64_t handshakes_sent, handshakes_received, cookies_sent;

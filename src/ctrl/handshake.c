@@ -3,6 +3,7 @@
  * plane originates: initiations, keepalives and staged packets once a session exists. */
 #include <sys/socket.h>
 
+#include <rte_ether.h>
 #include <rte_malloc.h>
 
 #include "ctrl/device.h"
@@ -172,14 +173,21 @@ static struct tl_peer_ctrl *hs_owner(struct tl_handshake *hs)
 	return (struct tl_peer_ctrl *)((char *)hs - offsetof(struct tl_peer_ctrl, hs));
 }
 
+/* A datagram the kernel reassembled carries an all-zero source MAC when the neighbour
+ * table did not know its sender. */
+static bool src_mac_known(const struct rx_ctx *c)
+{
+	return !rte_is_zero_ether_addr((const struct rte_ether_addr *)c->o.src_mac);
+}
+
 /* The endpoint becomes the source of the authenticated message; the frame's source MAC
- * is the way back. */
+ * is the way back (unknown: resolved by the control plane). */
 static void learn_endpoint(struct rx_ctx *c, struct tl_peer_ctrl *pc)
 {
 	struct tl_sockaddr sa = { .ip.family = c->o.family, .port = c->o.src_port };
 
 	memcpy(sa.ip.addr, c->o.src_ip, c->o.family == AF_INET ? 4 : 16);
-	tl_peer_set_endpoint(c->dev, pc, &sa, c->o.src_mac);
+	tl_peer_set_endpoint(c->dev, pc, &sa, src_mac_known(c) ? c->o.src_mac : NULL);
 	atomic_store_explicit(&pc->dp->last_rx_auth_ns, c->now, memory_order_relaxed);
 }
 
@@ -290,6 +298,10 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 		return false;
 	}
 	hs_drop(c->dev, TL_DROP_bad_mac2);
+	if (!src_mac_known(c)) {
+		c->dev->cnt.drops[TL_DROP_no_neighbour]++;   /* the cookie reply has no way back */
+		return false;
+	}
 	tl_cookie_create_reply(&reply, &c->dev->cookies, msg, len, sender, c->o.src_ip, alen, c->o.src_port, c->now);
 	memcpy(ep.ip, c->o.src_ip, alen);
 	memcpy(ep.mac, c->o.src_mac, 6);

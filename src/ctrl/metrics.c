@@ -71,6 +71,9 @@ void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *su
 			sum->deq_drops[p] += tl_cnt_read(&c->deq_drops[p]);
 		}
 		sum->icmp_errors += tl_cnt_read(&c->icmp_errors);
+		sum->csum_completed += tl_cnt_read(&c->csum_completed);
+		sum->fragmented += tl_cnt_read(&c->fragmented);
+		sum->fragments += tl_cnt_read(&c->fragments);
 		sum->to_ctrl += tl_cnt_read(&c->to_ctrl);
 		sum->consumed += tl_cnt_read(&c->consumed);
 		sum->staged += tl_cnt_read(&c->staged);
@@ -326,12 +329,15 @@ static void render_pipeline(struct tl_device *dev, struct tl_uapi_buf *b, const 
 		{ "tunless_ctrl_frames_sent_total", "Frames built by the control plane (handshakes, keepalives) and sent." },
 		{ "tunless_slowpath_rx_packets_total", "WAN datagrams that came through the kernel's UDP socket (reassembled fragments)." },
 		{ "tunless_icmp_errors_sent_total", "ICMP errors tunless generated (fragmentation needed / packet too big)." },
+		{ "tunless_checksums_completed_total", "LAN packets whose TCP/UDP checksum the sender's kernel left partial (veth tx checksum offload) and tunless completed." },
+		{ "tunless_fragmented_packets_total", "LAN IPv4 packets without DF above the tunnel MTU that tunless fragmented." },
+		{ "tunless_fragments_total", "IPv4 fragments made of them." },
 		{ "tunless_handshakes_sent_total", "Handshake initiations and responses sent." },
 		{ "tunless_handshakes_received_total", "Handshake messages received and processed." },
 		{ "tunless_cookies_sent_total", "Cookie replies sent (under load)." },
 	};
 	const uint64_t v[] = { sum->to_ctrl, sum->consumed, sum->staged, sum->unstaged, sum->from_ctrl,
-			       sum->slowpath_rx, sum->icmp_errors, dev->handshakes_sent, dev->handshakes_received, dev->cookies_sent };
+			       sum->slowpath_rx, sum->icmp_errors, sum->csum_completed, sum->fragmented, sum->fragments, dev->handshakes_sent, dev->handshakes_received, dev->cookies_sent };
 	struct tl_peer_ctrl *pc;
 	uint64_t done = 0;
 

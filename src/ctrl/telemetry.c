@@ -124,6 +124,9 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "unstaged", sum.unstaged);
 	rte_tel_data_add_dict_u64(d, "from_ctrl", sum.from_ctrl);
 	rte_tel_data_add_dict_u64(d, "slowpath_rx", sum.slowpath_rx);
+	rte_tel_data_add_dict_u64(d, "csum_completed", sum.csum_completed);
+	rte_tel_data_add_dict_u64(d, "fragmented", sum.fragmented);
+	rte_tel_data_add_dict_u64(d, "fragments", sum.fragments);
 	rte_tel_data_add_dict_u64(d, "busy_polls", sum.busy_polls);
 	rte_tel_data_add_dict_u64(d, "idle_polls", sum.idle_polls);
 	rte_tel_data_add_dict_u64(d, "handshakes_sent", g_dev->handshakes_sent);

@@ -1,3 +1,5 @@
+/* The listen port's kernel UDP sockets: open, close, and the reading of what the kernel
+ * reassembled into frames for worker 0's slow-path ring (see udpsock.h). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@ static int sock_open(struct tl_device *dev, int family, uint16_t port)
 	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev->cfg->wan.iface, (socklen_t)strlen(dev->cfg->wan.iface)) < 0)
+		goto fail;
+	if (tl_udpsock_ovfl_enable(fd) < 0)
 		goto fail;
 	if (family == AF_INET) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
@@ -97,10 +101,11 @@ void tl_udpsock_replace(struct tl_device *dev, const int fds[2])
 	tl_udpsock_close(dev);
 	dev->udp_fd[0] = fds[0];
 	dev->udp_fd[1] = fds[1];
+	dev->udp_ovfl[0] = dev->udp_ovfl[1] = 0;
 }
 
-/* Rebuilds the frame the datagram would have been on the wire, next hop MAC from the
- * kernel's neighbour table, so that the dataplane treats it like any other. */
+/* Rebuilds the frame the datagram would have been on the wire, so that the dataplane
+ * treats it like any other. */
 static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_storage *src,
 				 const uint8_t *data, size_t len)
 {
@@ -120,10 +125,11 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 		memcpy(ep.ip, &a->sin6_addr, 16);
 		ep.port = ntohs(a->sin6_port);
 	}
-	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, ep.mac, false) != 0) {
-		dev->cnt.drops[TL_DROP_no_neighbour]++;
-		return NULL;
-	}
+	/* The link-layer source of a reassembled datagram is gone: the neighbour table's
+	 * entry stands in for it, else an all-zero MAC says "unknown" and the dataplane
+	 * leaves the next hop to the control plane's resolution (the datagram is not lost). */
+	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, ep.mac, false) != 0)
+		memset(ep.mac, 0, sizeof(ep.mac));
 	m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
 	if (!m || len > rte_pktmbuf_tailroom(m) || !rte_pktmbuf_append(m, (uint16_t)len)) {
 		dev->cnt.drops[m ? TL_DROP_oversized : TL_DROP_nomem]++;
@@ -153,7 +159,43 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 	return m;
 }
 
-static unsigned poll_fd(struct tl_device *dev, int fd)
+int tl_udpsock_ovfl_enable(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+}
+
+ssize_t tl_udpsock_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
+			uint64_t *dropped)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_name = src, .msg_namelen = sizeof(*src),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		uint32_t total;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
+			continue;
+		memcpy(&total, CMSG_DATA(c), sizeof(total));
+		*dropped += (uint32_t)(total - *ovfl_seen);   /* the kernel's count wraps at 2^32 */
+		*ovfl_seen = total;
+	}
+	return n;
+}
+
+static unsigned poll_fd(struct tl_device *dev, int i)
 {
 	static uint8_t buf[65536];
 	struct sockaddr_storage src;
@@ -163,8 +205,8 @@ static unsigned poll_fd(struct tl_device *dev, int fd)
 	/* A full slow-path ring stops the reading: datagrams wait in the socket buffer until
 	 * the worker made room (we are the ring's only producer, so the enqueue then fits). */
 	while (n < TL_UDPSOCK_BUDGET && !rte_ring_full(slow_rx)) {
-		socklen_t slen = sizeof(src);
-		ssize_t len = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
+		ssize_t len = tl_udpsock_recv(dev->udp_fd[i], buf, sizeof(buf), &src, &dev->udp_ovfl[i],
+					      &dev->cnt.drops[TL_DROP_kernel_socket_overflow]);
 		struct rte_mbuf *m;
 
 		if (len < 0)
@@ -190,6 +232,6 @@ unsigned tl_udpsock_poll(struct tl_device *dev)
 
 	for (int i = 0; i < 2; i++)
 		if (dev->udp_fd[i] >= 0)
-			n += poll_fd(dev, dev->udp_fd[i]);
+			n += poll_fd(dev, i);
 	return n;
 }

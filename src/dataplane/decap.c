@@ -62,16 +62,24 @@ static struct tl_keypair *index_lookup(struct tl_dp *dp, uint32_t index)
 	return data;
 }
 
-static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o)
+static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o, bool mac_known)
 {
 	size_t alen = o->family == AF_INET ? 4 : 16;
 
-	return ep->family == o->family && ep->port == o->src_port && !memcmp(ep->ip, o->src_ip, alen) &&
-	       ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6);
+	if (ep->family != o->family || ep->port != o->src_port || memcmp(ep->ip, o->src_ip, alen))
+		return false;
+	return !mac_known || (ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6));
 }
 
 /* Roaming: the endpoint becomes the source of the latest authenticated packet. The frame's
- * source MAC is the next hop back. */
+ * source MAC is the next hop back; an all-zero one (a datagram the kernel reassembled,
+ * whose sender's MAC the neighbour table did not know) keeps the MAC of an unchanged
+ * endpoint, and leaves a new endpoint's to the control plane's resolution. */
+static bool src_mac_known(const struct tl_outer *o)
+{
+	return !rte_is_zero_ether_addr((const struct rte_ether_addr *)o->src_mac);
+}
+
 static void roam(struct tl_peer *peer, const struct tl_outer *o)
 {
 	rte_seqlock_write_lock(&peer->ep_lock);
@@ -80,7 +88,7 @@ static void roam(struct tl_peer *peer, const struct tl_outer *o)
 	memcpy(peer->ep.ip, o->src_ip, o->family == AF_INET ? 4 : 16);
 	peer->ep.port = o->src_port;
 	memcpy(peer->ep.mac, o->src_mac, 6);
-	peer->ep.mac_valid = true;
+	peer->ep.mac_valid = src_mac_known(o);
 	rte_seqlock_write_unlock(&peer->ep_lock);
 }
 
@@ -154,7 +162,7 @@ static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
 	struct tl_endpoint cur;
 
 	tl_endpoint_read(peer, &cur);
-	return !same_endpoint(&cur, o);
+	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
 static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_outer *o)

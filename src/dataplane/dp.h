@@ -144,6 +144,9 @@ struct tl_counters {
 	 * errors the LAN path generated into the LAN queue. */
 	uint64_t rx_drops[TL_PORT_MAX], deq_drops[TL_PORT_MAX];
 	uint64_t icmp_errors;
+	uint64_t fragmented;       /* LAN IPv4 packets without DF above the MTU, split */
+	uint64_t fragments;        /* the fragments made of them */
+	uint64_t csum_completed;   /* LAN packets whose partial TCP/UDP checksum we completed */
 	uint64_t busy_polls, idle_polls;
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */

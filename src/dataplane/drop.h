@@ -31,12 +31,15 @@
 	X(no_neighbour,               "next-hop MAC address not resolved")                   \
 	X(no_session_staged_overflow, "staged queue of a peer without session (or the staging pool) full, oldest dropped") \
 	X(no_session_expired,         "staged packets dropped when the handshake gave up")   \
-	X(frag_needed,                "inner packet above tunnel MTU, ICMP sent back")       \
+	X(frag_needed,                "inner packet above tunnel MTU (IPv4 with DF, IPv6), ICMP sent back") \
+	X(icmp_suppressed,            "inner packet above tunnel MTU, no ICMP error allowed: about an ICMP error, a non-first fragment, or from/to a multicast or broadcast address (RFC 1812 4.3.2.7, RFC 4443 2.4)") \
+	X(icmp_ratelimited,           "inner packet above tunnel MTU, ICMP error above the worker's rate (1000/s, burst 50)") \
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \
 	X(peer_removed,               "packets held for a peer that was removed")            \
 	X(nomem,                      "mbuf allocation failed")                              \
 	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (imissed of an AF_XDP port)") \
-	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)")
+	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)") \
+	X(kernel_socket_overflow,     "kernel side: the listen port's UDP socket (reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)")
 
 enum tl_drop {
 #define TL_DROP_ENUM(name, help) TL_DROP_##name,

@@ -1,16 +1,21 @@
 /* LAN -> WAN: cryptokey routing on the inner destination, then the WAN egress queue;
  * encryption and outer headers when the queue releases the packet, so that the AQM sees
  * inner headers and only packets that will be sent use nonces. */
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_ip_frag.h>
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
 #include "dataplane/worker.h"
+
+/* Fragments of one packet at most: a single-segment frame (2 KB) at the smallest MTU. */
+#define TL_MAX_FRAGMENTS 8
 
 static struct tl_peer *route_lookup(const struct tl_table *t, const struct tl_inner *in)
 {
@@ -87,9 +92,34 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 	w->cnt.staged++;
 }
 
-static void too_big(struct tl_worker *w, struct rte_mbuf *m)
+/* A token for an ICMP error from the worker's bucket (refilled on the worker's clock). */
+static bool icmp_token(struct tl_worker *w)
 {
-	/* The packet is dropped; its buffer becomes the ICMP error, a packet of our own. */
+	uint64_t elapsed = w->now_ns - w->icmp_tb_ns, add;
+
+	if (elapsed >= (uint64_t)TL_ICMP_BURST * 1000000000ull / TL_ICMP_RATE) {
+		w->icmp_tokens = TL_ICMP_BURST;
+		w->icmp_tb_ns = w->now_ns;
+	} else {
+		add = elapsed * TL_ICMP_RATE / 1000000000ull;
+		w->icmp_tokens = (uint32_t)RTE_MIN((uint64_t)TL_ICMP_BURST, w->icmp_tokens + add);
+		w->icmp_tb_ns += add * 1000000000ull / TL_ICMP_RATE;
+	}
+	if (!w->icmp_tokens)
+		return false;
+	w->icmp_tokens--;
+	return true;
+}
+
+/* A packet above the MTU that may not be fragmented (IPv4 with DF, IPv6) is dropped; its
+ * buffer becomes the ICMP error, a packet of our own, unless the rules or the rate
+ * forbid one. */
+static void too_big(struct tl_worker *w, struct rte_mbuf *m, const struct tl_inner *in)
+{
+	if (!tl_pkt_icmp_error_allowed(m, in))
+		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_icmp_suppressed);
+	if (!icmp_token(w))
+		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_icmp_ratelimited);
 	w->cnt.drops[TL_DROP_frag_needed]++;
 	w->cnt.rx_drops[TL_PORT_LAN]++;
 	if (tl_pkt_make_too_big(m, &w->dp->port[TL_PORT_LAN], w->dp->mtu) != 0) {
@@ -100,9 +130,38 @@ static void too_big(struct tl_worker *w, struct rte_mbuf *m)
 	tl_egress_enqueue(w, TL_PORT_LAN, m);
 }
 
+/* An IPv4 packet above the MTU without DF leaves as fragments of at most the MTU (the
+ * payload of all but the last a multiple of 8 bytes), copied into buffers of the
+ * packet's own pool; each is an inner packet of the WAN queue. */
+static void fragment(struct tl_worker *w, struct rte_mbuf *m, const struct tl_inner *in)
+{
+	struct rte_mbuf *frags[TL_MAX_FRAGMENTS];
+	uint16_t hlen, mtu;
+	int32_t n;
+
+	rte_pktmbuf_adj(m, TL_ETH_LEN);
+	rte_pktmbuf_trim(m, m->data_len - in->len);
+	hlen = (rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *)->version_ihl & 0xf) * 4;
+	mtu = hlen + RTE_ALIGN_FLOOR(w->dp->mtu - hlen, 8);
+	n = rte_ipv4_fragment_copy_nonseg_packet(m, frags, RTE_DIM(frags), mtu, m->pool);
+	if (n <= 0)
+		return tl_drop_rx(w, TL_PORT_LAN, m, n == -ENOMEM ? TL_DROP_nomem : TL_DROP_oversized);
+	rte_pktmbuf_free(m);
+	w->cnt.fragmented++;
+	w->cnt.fragments += (uint64_t)n;
+	for (int32_t i = 0; i < n; i++) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(frags[i], struct rte_ipv4_hdr *);
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		tl_egress_enqueue(w, TL_PORT_WAN, frags[i]);
+	}
+}
+
 static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	uint8_t *ip = (uint8_t *)(uintptr_t)(eth + 1);
 	struct tl_inner in;
 	enum tl_drop r;
 
@@ -111,13 +170,18 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
 	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
 		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_not_ip);
-	r = tl_pkt_parse_inner((const uint8_t *)(eth + 1), m->data_len - TL_ETH_LEN, &in);
+	r = tl_pkt_parse_inner(ip, m->data_len - TL_ETH_LEN, &in);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_LAN, m, r);
-	if (in.len > w->dp->mtu)
-		return too_big(w, m);
 	if (!route_lookup(t, &in))
 		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_no_route);
+	if (tl_pkt_l4_csum_complete(ip, &in))
+		w->cnt.csum_completed++;
+	if (in.len > w->dp->mtu) {
+		if (in.family == AF_INET && tl_pkt_ip4_may_fragment(ip))
+			return fragment(w, m, &in);
+		return too_big(w, m, &in);
+	}
 	rte_pktmbuf_adj(m, TL_ETH_LEN);
 	rte_pktmbuf_trim(m, m->data_len - in.len);
 	tl_egress_enqueue(w, TL_PORT_WAN, m);

@@ -1,4 +1,5 @@
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -6,6 +7,7 @@
 #include <rte_ether.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
+#include <rte_tcp.h>
 #include <rte_udp.h>
 
 #include "dataplane/packet.h"
@@ -163,6 +165,72 @@ enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inne
 	return TL_DROP_malformed;
 }
 
+/* A kernel sender with checksum offload (CHECKSUM_PARTIAL, e.g. on a veth) leaves in the
+ * TCP/UDP checksum field only the folded pseudo-header sum, for the device to finish;
+ * through XDP the frame reaches us so. Such a field is completed here, anything else is
+ * left alone. A complete checksum that happens to equal the pseudo-header sum is rewritten
+ * to itself: the completion needs no verification first. */
+static bool csum_partial(uint16_t field, uint16_t phdr, bool udp)
+{
+	return field == phdr && !(udp && field == 0);
+}
+
+static bool l4_csum_complete4(struct rte_ipv4_hdr *ip, uint16_t len)
+{
+	uint16_t ihl = (ip->version_ihl & 0xf) * 4, off;
+	uint8_t *l4 = (uint8_t *)ip + ihl;
+	bool udp = ip->next_proto_id == IPPROTO_UDP;
+	uint16_t field;
+
+	if (rte_be_to_cpu_16(ip->fragment_offset) & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		return false;
+	if (udp)
+		off = offsetof(struct rte_udp_hdr, dgram_cksum);
+	else if (ip->next_proto_id == IPPROTO_TCP)
+		off = offsetof(struct rte_tcp_hdr, cksum);
+	else
+		return false;
+	if (len < ihl + (udp ? sizeof(struct rte_udp_hdr) : sizeof(struct rte_tcp_hdr)))
+		return false;
+	memcpy(&field, l4 + off, 2);
+	if (!csum_partial(field, rte_ipv4_phdr_cksum(ip, 0), udp))
+		return false;
+	memset(l4 + off, 0, 2);
+	field = rte_ipv4_udptcp_cksum(ip, l4);
+	memcpy(l4 + off, &field, 2);
+	return true;
+}
+
+static bool l4_csum_complete6(struct rte_ipv6_hdr *ip, uint16_t len)
+{
+	uint8_t *l4 = (uint8_t *)(ip + 1);
+	bool udp = ip->proto == IPPROTO_UDP;
+	uint16_t field, off;
+
+	if (udp)
+		off = offsetof(struct rte_udp_hdr, dgram_cksum);
+	else if (ip->proto == IPPROTO_TCP)
+		off = offsetof(struct rte_tcp_hdr, cksum);
+	else
+		return false;
+	if (len < sizeof(*ip) + (udp ? sizeof(struct rte_udp_hdr) : sizeof(struct rte_tcp_hdr)))
+		return false;
+	memcpy(&field, l4 + off, 2);
+	if (!csum_partial(field, rte_ipv6_phdr_cksum(ip, 0), false))
+		return false;
+	memset(l4 + off, 0, 2);
+	field = rte_ipv6_udptcp_cksum(ip, l4);
+	memcpy(l4 + off, &field, 2);
+	return true;
+}
+
+bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in)
+{
+	if (in->family == AF_INET)
+		return l4_csum_complete4((struct rte_ipv4_hdr *)p, in->len);
+	return l4_csum_complete6((struct rte_ipv6_hdr *)p, in->len);
+}
+
 static void fill_eth(struct rte_ether_hdr *eth, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
 {
 	memcpy(&eth->dst_addr, dst, 6);
@@ -232,6 +300,64 @@ int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[
 		return -1;
 	fill_eth(eth, dst, src, family == AF_INET ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
 	return 0;
+}
+
+bool tl_pkt_ip4_may_fragment(const uint8_t *p)
+{
+	const struct rte_ipv4_hdr *ip = (const void *)p;
+
+	return !(rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_DF_FLAG);
+}
+
+/* An address that names no single host as a source: unspecified, loopback, multicast,
+ * limited broadcast, reserved (IPv4 240/4). */
+static bool ip4_src_bad(const uint8_t a[4])
+{
+	return a[0] == 0 || a[0] == 127 || a[0] >= 224;
+}
+
+static bool ip4_error_allowed(const uint8_t *p, uint16_t len)
+{
+	const struct rte_ipv4_hdr *ip = (const void *)p;
+	const uint8_t *dst = (const uint8_t *)&ip->dst_addr;
+	uint16_t ihl = (ip->version_ihl & 0xf) * 4;
+
+	if (rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK)
+		return false;                 /* not the first fragment */
+	if (ip4_src_bad((const uint8_t *)&ip->src_addr) || (dst[0] >= 224 && dst[0] < 240) ||
+	    ip->dst_addr == RTE_BE32(0xffffffff))
+		return false;
+	if (ip->next_proto_id == IPPROTO_ICMP && len > ihl) {
+		uint8_t type = p[ihl];
+
+		/* errors: unreachable, source quench, redirect, time exceeded, parameter problem */
+		return !(type == 3 || type == 4 || type == 5 || type == 11 || type == 12);
+	}
+	return true;
+}
+
+static bool ip6_error_allowed(const uint8_t *p, uint16_t len)
+{
+	const struct rte_ipv6_hdr *ip = (const void *)p;
+	static const uint8_t unspecified[16];
+
+	/* Packet Too Big goes to a multicast destination too (RFC 4443 2.4(e.3)); not to
+	 * a source that names no single host. */
+	if (ip->src_addr[0] == 0xff || !memcmp(ip->src_addr, unspecified, 16))
+		return false;
+	if (ip->proto == IPPROTO_ICMPV6 && len > sizeof(*ip))
+		return p[sizeof(*ip)] >= 128; /* types below 128 are errors */
+	return true;
+}
+
+bool tl_pkt_icmp_error_allowed(const struct rte_mbuf *m, const struct tl_inner *in)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const uint8_t *p = (const uint8_t *)(eth + 1);
+
+	if (in->family == AF_INET)
+		return !rte_is_multicast_ether_addr(&eth->dst_addr) && ip4_error_allowed(p, in->len);
+	return ip6_error_allowed(p, in->len);
 }
 
 /* ICMP errors quote as much of the offending packet as fits in a minimum-MTU datagram. */

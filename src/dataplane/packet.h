@@ -3,6 +3,7 @@
 #ifndef TL_PACKET_H
 #define TL_PACKET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <rte_mbuf.h>
 
@@ -44,6 +45,11 @@ enum tl_drop tl_pkt_outer_udp_check(const struct rte_mbuf *m, const struct tl_ou
 /* Validates an IP packet at p of at most avail bytes. Returns TL_DROP_MAX or a reason. */
 enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inner *in);
 
+/* Completes the TCP or UDP checksum of the validated IP packet at p when its sender's
+ * kernel left it partial (checksum offload: only the pseudo-header sum in the field).
+ * Returns true if it did. */
+bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in);
+
 /* Prepends Ethernet/IP/UDP in front of the WireGuard message the mbuf holds. Returns -1
  * without headroom. */
 int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
@@ -51,6 +57,15 @@ int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 
 /* Prepends an Ethernet header for a decrypted IP packet. */
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family);
+
+/* True if the IPv4 packet at p (validated) lets routers fragment it: DF is clear. */
+bool tl_pkt_ip4_may_fragment(const uint8_t *p);
+
+/* True if an ICMP error may be sent about the inner packet in the Ethernet frame m
+ * (validated as in): not about an ICMP error, a non-first IPv4 fragment, a source that
+ * names no single host, or an IPv4 multicast or broadcast destination (RFC 1812 4.3.2.7,
+ * RFC 4443 2.4(e)). */
+bool tl_pkt_icmp_error_allowed(const struct rte_mbuf *m, const struct tl_inner *in);
 
 /* Turns a too-big inner packet (Ethernet frame in m) into the ICMP/ICMPv6 error telling
  * its sender the tunnel MTU, addressed back out of the port it came from; the family is

@@ -184,6 +184,7 @@ void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance ou
 			tl_worker_queue_read(&ws[i], role, &q[role]);
 		/* LAN -> WAN queue */
 		out[TL_PORT_LAN].rx += tl_cnt_read(&c->rx[TL_PORT_LAN]);
+		out[TL_PORT_LAN].generated += tl_cnt_read(&c->fragments) - tl_cnt_read(&c->fragmented);
 		out[TL_PORT_LAN].tx += q[TL_PORT_WAN].tx_packets;
 		out[TL_PORT_LAN].drops += tl_cnt_read(&c->rx_drops[TL_PORT_LAN]) + tl_cnt_read(&c->deq_drops[TL_PORT_WAN]) +
 					  q[TL_PORT_WAN].aqm.drops_codel + q[TL_PORT_WAN].aqm.drops_overlimit;
@@ -236,6 +237,7 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	w->id = id;
 	w->queue = (uint16_t)id;
 	w->dp = dp;
+	w->icmp_tokens = TL_ICMP_BURST;
 	w->now_ns = tl_now_ns();
 	w->aead = tl_dp_aead_new();
 	w->ctrl_tx = ring_create("ctl", id, TL_CTRL_TX_SIZE, spsc);

@@ -68,6 +68,10 @@ struct tl_worker {
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
 	struct tl_counters cnt;
+	/* ICMP errors this worker may still send: a token bucket (TL_ICMP_RATE per second,
+	 * TL_ICMP_BURST deep), refilled at icmp_tb_ns. */
+	uint64_t icmp_tb_ns;
+	uint32_t icmp_tokens;
 	uint64_t now_ns;
 	uint64_t last_work_ns;
 	_Atomic bool running;
@@ -88,15 +92,21 @@ static inline uint32_t tl_aqm_capacity(const struct tl_aqm_params *p)
 	return (uint32_t)RTE_MIN((uint64_t)p->limit, by_mem);
 }
 
+/* ICMP error rate of a worker, as the kernel's net.ipv4.icmp_msgs_per_sec/_burst. */
+#define TL_ICMP_RATE 1000
+#define TL_ICMP_BURST 50
+
 /* Per-port conservation. Every packet received on a port, plus the ICMP errors tunless
- * generated toward that port's queue, is exactly one of: transmitted by the queue its
+ * generated toward that port's queue and the IPv4 fragments it made beyond the packets it
+ * split, is exactly one of: transmitted by the queue its
  * packets go to (LAN -> WAN queue, WAN -> LAN queue), dropped under a named reason
  * (before the queue, in the AQM, or at dequeue), handed to the control plane (handshake
  * messages, keepalives, packets staged for a handshake), or still queued. Exact when the
  * dataplane is quiet; off by the packets in flight while it works. */
 struct tl_port_balance {
 	uint64_t rx;          /* received (WAN: + datagrams the kernel reassembled) */
-	uint64_t generated;   /* ICMP errors tunless made (WAN entry: they join the LAN queue) */
+	uint64_t generated;   /* ICMP errors tunless made (WAN entry: they join the LAN queue);
+			       * LAN entry: the fragments made beyond the packets split */
 	uint64_t tx;          /* data frames the destination queue transmitted */
 	uint64_t drops;       /* every drop of these packets, any reason */
 	uint64_t handed;      /* to the control plane */
