@@ -133,6 +133,6 @@ int tl_accounting_register(struct tl_device *dev)
 {
 	g_dev = dev;
 	return tl_telemetry_add("/tunless/conservation", cmd_conservation,
-				"Per-port balance: rx + generated = tx + drops + handed + queued; ctrl: the control "
-				"plane's flows, in = out + dropped + held. No parameters");
+				"Ports: rx + generated = tx + drops + handed + queued; ctrl flows: in = out + "
+				"dropped + held. No parameters");
 }

@@ -181,17 +181,26 @@ static void test_roam_udp_cksum(const struct tl_endpoint *ep, enum roam_case whi
 	tl_pl_teardown(&f.pl);
 }
 
-enum udp_case { UDP_GOOD, UDP_CORRUPT, UDP_ZERO, UDP_PORT_SAYS_BAD };
+/* The pseudo-header sum a kernel sender leaves in the field under checksum offload. */
+static uint16_t partial_cksum(struct rte_mbuf *m, int family)
+{
+	const void *ip = rte_pktmbuf_mtod_offset(m, const void *, TL_ETH_LEN);
+
+	return family == AF_INET ? rte_ipv4_phdr_cksum(ip, 0) : rte_ipv6_phdr_cksum(ip, 0);
+}
+
+enum udp_case { UDP_GOOD, UDP_CORRUPT, UDP_ZERO, UDP_PORT_SAYS_BAD, UDP_PARTIAL };
 
 /* Handshake initiations and UDP checksums: a valid non-zero checksum passes (IPv4 and
- * IPv6); a wrong one, zero on IPv6, or one the port flagged bad, is counted and never
- * reaches the control plane. */
+ * IPv6), and so does a partial one (the pseudo-header sum a kernel sender with checksum
+ * offload leaves, e.g. a peer behind a veth); a wrong one, zero on IPv6, or one the port
+ * flagged bad, is counted and never reaches the control plane. */
 static void test_udp_cksum(const struct tl_endpoint *ep, enum udp_case which, const char *name)
 {
 	uint8_t msg[sizeof(struct tl_msg_initiation)];
 	struct tl_pl_wire wire = { .udp_cksum = true };
 	uint16_t l3 = ep->family == AF_INET ? 20 : 40;
-	unsigned want_hs = which == UDP_GOOD;
+	unsigned want_hs = which == UDP_GOOD || which == UDP_PARTIAL;
 	struct rte_udp_hdr *udp;
 	struct fixture f;
 	struct rte_mbuf *m;
@@ -209,6 +218,8 @@ static void test_udp_cksum(const struct tl_endpoint *ep, enum udp_case which, co
 		udp->dgram_cksum = 0;
 	else if (which == UDP_PORT_SAYS_BAD)
 		m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_BAD;      /* the port's verdict wins */
+	else if (which == UDP_PARTIAL)
+		udp->dgram_cksum = partial_cksum(m, ep->family);
 	tl_pl_inject(&f.pl, TL_PORT_WAN, m);
 	tl_pl_run(&f.pl);
 	CHECK(rte_ring_count(f.pl.dp.hs_ring) == want_hs, "%s: %u on hs_ring, expected %u", name,
@@ -416,6 +427,8 @@ int main(int argc, char **argv)
 	test_udp_cksum(&PEER6, UDP_CORRUPT, "udp6 corrupt");
 	test_udp_cksum(&PEER6, UDP_ZERO, "udp6 zero");
 	test_udp_cksum(&PEER4, UDP_PORT_SAYS_BAD, "udp4 flagged bad by the port");
+	test_udp_cksum(&PEER4, UDP_PARTIAL, "udp4 partial (checksum offload)");
+	test_udp_cksum(&PEER6, UDP_PARTIAL, "udp6 partial (checksum offload)");
 	test_udp_cksum_data();
 	test_roam_udp_cksum(&PEER4, ROAM_GOOD, "roam4 good");
 	test_roam_udp_cksum(&PEER6, ROAM_GOOD, "roam6 good");
