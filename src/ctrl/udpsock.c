@@ -127,8 +127,9 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 	}
 	/* The link-layer source of a reassembled datagram is gone: the neighbour table's
 	 * entry stands in for it, else an all-zero MAC says "unknown" and the dataplane
-	 * leaves the next hop to the control plane's resolution (the datagram is not lost). */
-	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, ep.mac, false) != 0)
+	 * leaves the next hop to the control plane's resolution, which the kernel starts now
+	 * (the datagram is not lost). */
+	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, ep.mac, true) != 0)
 		memset(ep.mac, 0, sizeof(ep.mac));
 	m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
 	if (!m || len > rte_pktmbuf_tailroom(m) || !rte_pktmbuf_append(m, (uint16_t)len)) {

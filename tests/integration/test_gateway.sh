@@ -16,7 +16,7 @@
 #      keep tx checksum offload on, so the gateways complete partial checksums
 #   b  road warrior: wireguard-go, then boringtun-cli, ping + iperf3 to the client behind gwa
 #   c  MTU: inner 1478 B with DF gets "frag needed"/"packet too big" (mtu 1420) from gwa and
-#      counts frag_needed; 1420 B inner packets pass
+#      counts frag_needed; without DF it is fragmented and answered; 1420 B inner packets pass
 #   d  a never-seen LAN host: the first packet counts no_neighbour, the following ones pass
 #   b also sends data messages that the WAN fragments: reassembled by gwa's kernel, they
 #      reach the client through the slow path, no drop
@@ -164,6 +164,11 @@ check "a: ping server -> fd01::2, 5/5" ping_n server fd01::2 5
 info "c: tunnel MTU 1420"
 lab_nsexec client ip route flush cache 2>/dev/null
 lab_nsexec client ip -6 route flush cache 2>/dev/null
+# first without DF (no path MTU cached yet, so the client does not fragment itself)
+FR0=$(tel "$GWA" stats fragmented)
+check "c: ping -M dont -s 1450 10.2.0.2 (inner 1478 without DF, fragmented by gwa) passes" \
+	ping_n client 10.2.0.2 3 -M dont -s 1450
+check "c: gwa fragmented the packets without DF" tel_gt "$GWA" stats fragmented "${FR0:-0}"
 FN0=$(tel "$GWA" drops frag_needed)
 out=$(lab_exec client ping -c 2 -i 0.3 -W 1 -M do -s 1450 10.2.0.2 2>&1)
 info "ping -M do -s 1450 10.2.0.2: $(printf '%s' "$out" | grep -iE 'frag|mtu' | head -1)"

@@ -27,6 +27,8 @@ static const uint8_t PEER_HOST4[4] = { 10, 1, 0, 5 };
 static const uint8_t MCAST_NET4[4] = { 224, 0, 0, 0 };
 static const uint8_t MCAST4[4] = { 239, 1, 2, 3 };
 static const uint8_t PEER_NET6[16] = { 0xfd, 0x01 };
+static const uint8_t MCAST_NET6[16] = { 0xff };
+static const uint8_t MCAST6[16] = { 0xff, 0x0e, [15] = 1 };
 static const uint8_t PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
 static const uint8_t LAN_HOST4[4] = { 10, 99, 0, 20 };
 static const uint8_t LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
@@ -44,7 +46,8 @@ static int fixture_up(struct fixture *f)
 	f->peer = tl_pl_peer_add(&f->pl, 0, &PEER);
 	if (!f->peer || tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) != 0 ||
 	    tl_pl_route_add(&f->pl, AF_INET, MCAST_NET4, 4, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) != 0 || tl_pl_routes_publish(&f->pl) != 0)
+	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) != 0 ||
+	    tl_pl_route_add(&f->pl, AF_INET6, MCAST_NET6, 8, 0) != 0 || tl_pl_routes_publish(&f->pl) != 0)
 		return -1;
 	f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
 	return f->kp ? 0 : -1;
@@ -182,16 +185,20 @@ static void test_no_df(uint16_t frag_field, const char *name)
 }
 
 /* A DF packet above the MTU that must not get an ICMP error: dropped, counted. */
-static void test_suppressed(const uint8_t *ip, uint16_t len, const char *name)
+static void test_suppressed(const uint8_t *ip, uint16_t len, bool l2_broadcast, const char *name)
 {
 	struct fixture f;
-	struct rte_mbuf *m[4];
+	struct rte_mbuf *m[4], *frame;
 
 	if (fixture_up(&f) != 0) {
 		CHECK(0, "%s: setup", name);
 		return;
 	}
-	send_lan(&f, ip, len);
+	frame = tl_pl_lan_frame(&f.pl, ip, len);
+	if (l2_broadcast)
+		memset(rte_pktmbuf_mtod(frame, uint8_t *), 0xff, 6);
+	tl_pl_inject(&f.pl, TL_PORT_LAN, frame);
+	tl_pl_run(&f.pl);
 	CHECK(tl_pl_collect(&f.pl, TL_PORT_LAN, m, 4) == 0, "%s: an ICMP error was sent", name);
 	CHECK(tl_pl_collect(&f.pl, TL_PORT_WAN, m, 4) == 0, "%s: sent on the WAN", name);
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_icmp_suppressed, 1), "%s: drops", name);
@@ -204,13 +211,15 @@ static void test_suppression(void)
 	uint8_t ip[BIG];
 
 	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 3),
-			"ICMP error about an ICMP unreachable");
+			false, "ICMP error about an ICMP unreachable");
 	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 11),
-			"ICMP error about an ICMP time exceeded");
+			false, "ICMP error about an ICMP time exceeded");
 	test_suppressed(ip, ip4(ip, MCAST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0),
-			"ICMP error about a multicast destination");
+			false, "ICMP error about a multicast destination");
 	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG | 100, IPPROTO_UDP, 0),
-			"ICMP error about a non-first fragment");
+			false, "ICMP error about a non-first fragment");
+	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0),
+			true, "ICMP error about a link-layer broadcast");
 }
 
 /* An ICMP echo request (a query, not an error) above the MTU with DF does get one. */
@@ -227,6 +236,23 @@ static void test_echo_gets_error(void)
 	send_lan(&f, ip, len);
 	check_icmp_back(&f, AF_INET, ip, "echo request above the MTU");
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_frag_needed, 1), "echo: drops");
+	tl_pl_teardown(&f.pl);
+}
+
+/* Packet Too Big does go to an IPv6 multicast destination's sender (RFC 4443 2.4(e.3)). */
+static void test_ptb_multicast6(void)
+{
+	struct fixture f;
+	uint8_t ip[BIG];
+	uint16_t len = tl_pl_ip(ip, AF_INET6, LAN_HOST6, MCAST6, BIG, 7);
+
+	if (fixture_up(&f) != 0) {
+		CHECK(0, "ptb multicast: setup");
+		return;
+	}
+	send_lan(&f, ip, len);
+	check_icmp_back(&f, AF_INET6, ip, "ipv6 multicast above the MTU");
+	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_frag_needed, 1), "ptb multicast: drops");
 	tl_pl_teardown(&f.pl);
 }
 
@@ -283,6 +309,7 @@ int main(int argc, char **argv)
 	test_no_df(RTE_IPV4_HDR_MF_FLAG | 50, "ipv4 fragment without DF above the MTU");
 	test_suppression();
 	test_echo_gets_error();
+	test_ptb_multicast6();
 	test_rate_limit();
 	tl_pl_eal_fini();
 	return check_report();
