@@ -95,9 +95,11 @@ int tl_table_publish(struct tl_device *dev);
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac);
 
-/* session.c: keypairs and indices */
+/* session.c: keypairs and indices. tl_index_new returns 0 when no index is free. */
 uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake);
 void tl_index_free(struct tl_device *dev, uint32_t index);
+void tl_index_drop_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc);
+void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc);
 struct tl_index_ref *tl_index_find(struct tl_device *dev, uint32_t index);
 int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_session_keys *k,
 		       uint64_t now);

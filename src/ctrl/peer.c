@@ -131,8 +131,7 @@ void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	pthread_mutex_unlock(&dev->lock);
 	tl_table_publish(dev);             /* no worker can find it after the grace period */
 	tl_session_clear_all(dev, pc);
-	if (pc->hs.local_index)
-		tl_index_free(dev, pc->hs.local_index);
+	tl_index_drop_peer(dev, pc);
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
 	tl_staged_drop(dev, pc, TL_DROP_peer_removed);
 	rte_ring_free(pc->dp->staged);

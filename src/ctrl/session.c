@@ -46,6 +46,38 @@ void tl_index_free(struct tl_device *dev, uint32_t index)
 	free(ref);
 }
 
+/* The index of the peer's handshake in progress, if it is still a handshake's (a completed
+ * handshake's index belongs to its keypair). */
+void tl_index_drop_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	struct tl_index_ref *ref = pc->hs.local_index ? tl_index_find(dev, pc->hs.local_index) : NULL;
+
+	if (ref && ref->pc == pc && ref->is_handshake)
+		tl_index_free(dev, pc->hs.local_index);
+	pc->hs.local_index = 0;
+}
+
+/* Every index that still names pc, whatever holds it: nothing may lead to pc once it is
+ * freed. */
+void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	uint32_t found[64], next = 0;
+	unsigned n;
+	const void *key;
+	void *data;
+
+	do {
+		n = 0;
+		next = 0;
+		while (n < RTE_DIM(found) && rte_hash_iterate(dev->ctrl_index, &key, &data, &next) >= 0)
+			if (((struct tl_index_ref *)data)->pc == pc)
+				found[n++] = *(const uint32_t *)key;
+		for (unsigned i = 0; i < n; i++)
+			tl_index_free(dev, found[i]);
+	} while (n == RTE_DIM(found));
+	pc->hs.local_index = 0;
+}
+
 static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl *pc,
 				      const struct tl_session_keys *k, uint64_t now)
 {
@@ -135,6 +167,7 @@ void tl_session_confirm(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	if (!next)
 		return;
 	keypair_retire(dev, slot_swap(&p->previous, slot_swap(&p->current, next)));
+	pc->hs_first_attempt_ns = 0;       /* the handshake completed as responder */
 }
 
 void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc)
