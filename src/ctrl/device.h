@@ -108,6 +108,8 @@ void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc);
 void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 /* The index table's RCU reclaim callback: wipes and frees a retired keypair. */
 void tl_keypair_reclaim(void *arg, void *key_data);
+/* Unit tests only (NULL otherwise): sees each keypair after its wipe, before it is freed. */
+extern void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
 
 /* handshake.c */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);

@@ -1,6 +1,6 @@
 /* Indices and keypairs. The control plane is the only writer of a peer's keypair slots
  * (current/previous/next) and of the index table; workers read them lock-free, and a
- * retired keypair is freed by the index table's RCU defer queue once no worker can still
+ * retired keypair is wiped and freed by the index table's delete once no worker can still
  * hold it. */
 #include <stdlib.h>
 
@@ -103,23 +103,37 @@ static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl
 	return kp;
 }
 
-/* Called by the index table's RCU defer queue after the grace period. */
+void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
+
+/* Called by the index table's delete after the grace period. */
 void tl_keypair_reclaim(void *arg, void *key_data)
 {
 	struct tl_keypair *kp = key_data;
 
 	(void)arg;
 	tl_wipe(kp, sizeof(*kp));
+	if (tl_keypair_reclaim_test_hook)
+		tl_keypair_reclaim_test_hook(kp);
 	rte_free(kp);
 }
 
-/* The keypair is already out of the peer's slots: unpublish its index. */
+/* The keypair is already out of the peer's slots: unpublish its index. The delete waits
+ * for the grace period and wipes the keypair; the AEAD contexts drop their copies of its
+ * keys (ours now, each worker's at its next round). */
 static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 {
+	uint32_t index;
+
 	if (!kp)
 		return;
-	tl_index_free(dev, kp->local_index);
-	rte_hash_del_key(dev->dp.index_table, &kp->local_index);
+	index = kp->local_index;
+	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
+	tl_index_free(dev, index);
+	rte_hash_del_key(dev->dp.index_table, &index);
+	tl_dp_aead_forget(dev->aead);
+	for (unsigned w = 0; w < dev->dp.n_workers; w++)
+		if (dev->workers[w].aead)
+			tl_worker_kick(&dev->workers[w]);
 }
 
 static struct tl_keypair *slot_swap(_Atomic(struct tl_keypair *) *slot, struct tl_keypair *kp)

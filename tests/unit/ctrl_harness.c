@@ -311,6 +311,9 @@ int tl_ch_remote_respond(struct tl_ch *h, struct tl_ch_remote *r, const struct t
 {
 	struct tl_handshake *hs;
 
+	/* Our timestamps come from the realtime clock, coarser than a test's pace: the remote
+	 * takes each of our initiations as new. */
+	memset(r->resp_hs.latest_timestamp, 0, TL_TIMESTAMP_LEN);
 	r->index = tl_random_u32() | 1;
 	if (tl_noise_consume_initiation(ours, &r->id, remote_static, r, h->now, &hs) != TL_NOISE_OK ||
 	    tl_noise_create_response(out, hs, r->index, h->now) != TL_NOISE_OK)
