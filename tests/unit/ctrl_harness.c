@@ -179,7 +179,8 @@ void tl_ch_teardown(struct tl_ch *h)
 
 	rte_rcu_qsbr_thread_unregister(dev->dp.qsbr, 0);
 	while ((pc = TAILQ_FIRST(&dev->peers)))
-		tl_peer_remove(dev, pc);
+		if (tl_peer_remove(dev, pc) != 0)
+			break;
 	tl_worker_fini(&dev->workers[0]);
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		port_name(name, sizeof(name), role);

@@ -59,7 +59,7 @@ static void test_crossed_then_removed(void)
 	CHECK(tl_ch_remote_respond(&h, &r, &ours, &late) == 0, "peer answers our initiation");
 	tl_ch_remote_cookie(&h, &r, &ours, sizeof(ours), ours.sender, &cookie);
 
-	tl_peer_remove(&h.dev, pc);
+	CHECK(tl_peer_remove(&h.dev, pc) == 0, "peer removed");
 	CHECK(tl_ch_index_refs(&h, pc) == 0, "%u index(es) of the removed peer left", tl_ch_index_refs(&h, pc));
 	CHECK(tl_ch_index_orphans(&h) == 0, "no index without a peer");
 	before = hs_failed(&h);

@@ -98,7 +98,7 @@ static void test_removed(void)
 	worker_uses(&h, kp);
 	CHECK(tl_dp_aead_keyed(h.dev.workers[0].aead), "worker caches the key");
 	watch(kp);
-	tl_peer_remove(&h.dev, pc);
+	CHECK(tl_peer_remove(&h.dev, pc) == 0, "peer removed");
 	CHECK(reclaimed_within_ticks(&h), "removed peer's keypair wiped within %u ticks", TICKS);
 	tl_ch_worker_round(&h);
 	CHECK(!tl_dp_aead_keyed(h.dev.workers[0].aead), "worker forgot the key after one round");
