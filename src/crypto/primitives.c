@@ -282,6 +282,28 @@ struct tl_dp_aead *tl_dp_aead_new_unusable(void)
 	return a;
 }
 
+/* Resetting a context clears and frees its key schedule; the cipher is bound again (not
+ * on a context made without one). */
+int tl_dp_aead_forget(struct tl_dp_aead *a)
+{
+	bool bound = EVP_CIPHER_CTX_get0_cipher(a->enc) != NULL;
+	int ok = EVP_CIPHER_CTX_reset(a->enc) && EVP_CIPHER_CTX_reset(a->dec);
+
+	if (ok && bound)
+		ok = EVP_EncryptInit_ex(a->enc, EVP_chacha20_poly1305(), NULL, NULL, NULL) &&
+		     EVP_DecryptInit_ex(a->dec, EVP_chacha20_poly1305(), NULL, NULL, NULL);
+
+	tl_wipe(a->enc_key, sizeof(a->enc_key));
+	tl_wipe(a->dec_key, sizeof(a->dec_key));
+	a->enc_keyed = a->dec_keyed = false;
+	return ok ? 0 : -1;
+}
+
+bool tl_dp_aead_keyed(const struct tl_dp_aead *a)
+{
+	return a->enc_keyed || a->dec_keyed;
+}
+
 void tl_dp_aead_free(struct tl_dp_aead *a)
 {
 	if (!a)

@@ -64,5 +64,10 @@ int tl_dp_aead_seal(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_
 		    uint8_t *buf, size_t len, uint8_t tag[TL_AEAD_TAG_LEN]);
 int tl_dp_aead_open(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_t counter,
 		    uint8_t *buf, size_t len, const uint8_t tag[TL_AEAD_TAG_LEN]);
+/* The context keeps a copy of the last key and its schedule: forget them (a retired key
+ * must not outlive its keypair). 0 or -1. */
+int tl_dp_aead_forget(struct tl_dp_aead *a);
+/* Whether the context holds a key now (either direction). */
+bool tl_dp_aead_keyed(const struct tl_dp_aead *a);
 
 #endif

@@ -89,15 +89,20 @@ struct tl_device {
 
 /* peer.c */
 int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg);
-void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc);
+/* 0, or -1 when the routing table without the peer cannot be built: then nothing changed. */
+int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc);
 struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN]);
 int tl_table_publish(struct tl_device *dev);
+/* Unit tests only (0 otherwise): the next this many routing table builds fail. */
+extern unsigned tl_table_build_test_failures;
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac);
 
-/* session.c: keypairs and indices */
+/* session.c: keypairs and indices. tl_index_new returns 0 when no index is free. */
 uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake);
 void tl_index_free(struct tl_device *dev, uint32_t index);
+void tl_index_drop_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc);
+void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc);
 struct tl_index_ref *tl_index_find(struct tl_device *dev, uint32_t index);
 int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_session_keys *k,
 		       uint64_t now);
@@ -106,6 +111,8 @@ void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc);
 void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 /* The index table's RCU reclaim callback: wipes and frees a retired keypair. */
 void tl_keypair_reclaim(void *arg, void *key_data);
+/* Unit tests only (NULL otherwise): sees each keypair after its wipe, before it is freed. */
+extern void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
 
 /* handshake.c */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);

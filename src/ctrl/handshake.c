@@ -133,6 +133,8 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
 		tl_index_free(dev, pc->hs.local_index);
 	idx = tl_index_new(dev, pc, true);
+	if (!idx)
+		return -1;
 	tl_tai64n_now(ts);
 	r = tl_noise_create_initiation(&msg, &pc->hs, &dev->id, idx, ts, now);
 	if (r != TL_NOISE_OK) {
@@ -218,10 +220,15 @@ static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
 	}
 	pc = hs_owner(hs);
 	learn_endpoint(c, pc);
+	/* An initiation of ours may be outstanding (both sides started at once): this
+	 * handshake replaces it, and so does its index. */
+	tl_index_drop_handshake(dev, pc);
 	idx = tl_index_new(dev, pc, true);
-	if (tl_noise_create_response(&resp, hs, idx, c->now) != TL_NOISE_OK ||
+	if (!idx || tl_noise_create_response(&resp, hs, idx, c->now) != TL_NOISE_OK ||
 	    derive_and_install(dev, pc, c->now) != 0) {
 		tl_index_free(dev, idx);
+		pc->hs.local_index = 0;
+		tl_handshake_clear(hs);
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}

@@ -234,7 +234,8 @@ static void device_down(struct tl_device *dev)
 			tl_worker_kick(&dev->workers[w]);
 	rte_eal_mp_wait_lcore();
 	while ((pc = TAILQ_FIRST(&dev->peers)))
-		tl_peer_remove(dev, pc);
+		if (tl_peer_remove(dev, pc) != 0)   /* cannot fail once dp.stop is set */
+			break;
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)
 			tl_worker_fini(&dev->workers[w]);

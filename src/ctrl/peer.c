@@ -122,17 +122,32 @@ static void xdp_routes_del(struct tl_device *dev, const struct tl_peer_ctrl *pc)
 				 pc->cfg.allowed_ips[i].len);
 }
 
-void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
+static struct tl_table *table_build(struct tl_device *dev, const struct tl_peer_ctrl *skip);
+static void table_swap(struct tl_device *dev, struct tl_table *t);
+
+/* The table without the peer is built first: if that fails, nothing changes. Once the
+ * workers have stopped (dp.stop), nothing reads the table any more and none is built. */
+int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
+	struct tl_table *t = NULL;
+
+	if (!dev->dp.stop) {
+		t = table_build(dev, pc);
+		if (!t) {
+			tl_log_err("peer %u: not removed: cannot build the routing table without it (out of memory)",
+				   pc->dp->id);
+			return -1;
+		}
+	}
 	xdp_routes_del(dev, pc);
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_REMOVE(&dev->peers, pc, link);
 	dev->n_peers--;
 	pthread_mutex_unlock(&dev->lock);
-	tl_table_publish(dev);             /* no worker can find it after the grace period */
+	if (t)
+		table_swap(dev, t);        /* no worker can find it after the grace period */
 	tl_session_clear_all(dev, pc);
-	if (pc->hs.local_index)
-		tl_index_free(dev, pc->hs.local_index);
+	tl_index_drop_peer(dev, pc);
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
 	tl_staged_drop(dev, pc, TL_DROP_peer_removed);
 	rte_ring_free(pc->dp->staged);
@@ -142,22 +157,24 @@ void tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	tl_wipe(pc->cfg.psk, sizeof(pc->cfg.psk));
 	free(pc->cfg.allowed_ips);
 	free(pc);
+	return 0;
 }
 
-/* The routing entries of every peer, for tl_table_build. */
-static struct tl_route_entry *route_entries(struct tl_device *dev, size_t *n)
+/* The routing entries of every peer but skip, for tl_table_build. */
+static struct tl_route_entry *route_entries(struct tl_device *dev, const struct tl_peer_ctrl *skip, size_t *n)
 {
 	struct tl_route_entry *e;
 	struct tl_peer_ctrl *pc;
 	size_t total = 0, k = 0;
 
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		total += pc->cfg.n_allowed_ips;
+		if (pc != skip)
+			total += pc->cfg.n_allowed_ips;
 	e = calloc(total ? total : 1, sizeof(*e));
 	if (!e)
 		return NULL;
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++, k++) {
+		for (size_t i = 0; pc != skip && i < pc->cfg.n_allowed_ips; i++, k++) {
 			e[k].family = pc->cfg.allowed_ips[i].ip.family;
 			memcpy(e[k].addr, pc->cfg.allowed_ips[i].ip.addr, 16);
 			e[k].len = pc->cfg.allowed_ips[i].len;
@@ -167,21 +184,29 @@ static struct tl_route_entry *route_entries(struct tl_device *dev, size_t *n)
 	return e;
 }
 
-static struct tl_table *table_build(struct tl_device *dev)
+unsigned tl_table_build_test_failures;
+
+/* The table of every peer but skip (NULL: all of them). */
+static struct tl_table *table_build(struct tl_device *dev, const struct tl_peer_ctrl *skip)
 {
 	struct tl_route_entry *e;
 	struct tl_peer_ctrl *pc;
 	struct tl_table *t;
 	size_t n = 0;
 
-	e = route_entries(dev, &n);
+	if (tl_table_build_test_failures) {
+		tl_table_build_test_failures--;
+		return NULL;
+	}
+	e = route_entries(dev, skip, &n);
 	if (!e)
 		return NULL;
 	t = tl_table_build(e, n, dev->table_gen++);
 	free(e);
 	if (t)
 		TAILQ_FOREACH(pc, &dev->peers, link)
-			t->peers[pc->dp->id] = pc->dp;
+			if (pc != skip)
+				t->peers[pc->dp->id] = pc->dp;
 	return t;
 }
 
@@ -201,17 +226,24 @@ static void xdp_routes_sync(struct tl_device *dev)
 		}
 }
 
+/* Publishes t; the old table is freed once no worker can hold it. */
+static void table_swap(struct tl_device *dev, struct tl_table *t)
+{
+	struct tl_table *old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
+
+	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	tl_table_free(old);
+	xdp_routes_sync(dev);
+}
+
 int tl_table_publish(struct tl_device *dev)
 {
-	struct tl_table *t = table_build(dev), *old;
+	struct tl_table *t = table_build(dev, NULL);
 
 	if (!t) {
 		tl_log_err("cannot build the routing table (out of memory)");
 		return -1;
 	}
-	old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
-	tl_table_free(old);
-	xdp_routes_sync(dev);
+	table_swap(dev, t);
 	return 0;
 }

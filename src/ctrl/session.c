@@ -1,6 +1,6 @@
 /* Indices and keypairs. The control plane is the only writer of a peer's keypair slots
  * (current/previous/next) and of the index table; workers read them lock-free, and a
- * retired keypair is freed by the index table's RCU defer queue once no worker can still
+ * retired keypair is wiped and freed by the index table's delete once no worker can still
  * hold it. */
 #include <stdlib.h>
 
@@ -46,6 +46,38 @@ void tl_index_free(struct tl_device *dev, uint32_t index)
 	free(ref);
 }
 
+/* The index of the peer's handshake in progress, if it is still a handshake's (a completed
+ * handshake's index belongs to its keypair). */
+void tl_index_drop_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	struct tl_index_ref *ref = pc->hs.local_index ? tl_index_find(dev, pc->hs.local_index) : NULL;
+
+	if (ref && ref->pc == pc && ref->is_handshake)
+		tl_index_free(dev, pc->hs.local_index);
+	pc->hs.local_index = 0;
+}
+
+/* Every index that still names pc, whatever holds it: nothing may lead to pc once it is
+ * freed. */
+void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	uint32_t found[64], next = 0;
+	unsigned n;
+	const void *key;
+	void *data;
+
+	do {
+		n = 0;
+		next = 0;
+		while (n < RTE_DIM(found) && rte_hash_iterate(dev->ctrl_index, &key, &data, &next) >= 0)
+			if (((struct tl_index_ref *)data)->pc == pc)
+				found[n++] = *(const uint32_t *)key;
+		for (unsigned i = 0; i < n; i++)
+			tl_index_free(dev, found[i]);
+	} while (n == RTE_DIM(found));
+	pc->hs.local_index = 0;
+}
+
 static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl *pc,
 				      const struct tl_session_keys *k, uint64_t now)
 {
@@ -71,23 +103,37 @@ static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl
 	return kp;
 }
 
-/* Called by the index table's RCU defer queue after the grace period. */
+void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
+
+/* Called by the index table's delete after the grace period. */
 void tl_keypair_reclaim(void *arg, void *key_data)
 {
 	struct tl_keypair *kp = key_data;
 
 	(void)arg;
 	tl_wipe(kp, sizeof(*kp));
+	if (tl_keypair_reclaim_test_hook)
+		tl_keypair_reclaim_test_hook(kp);
 	rte_free(kp);
 }
 
-/* The keypair is already out of the peer's slots: unpublish its index. */
+/* The keypair is already out of the peer's slots: unpublish its index. The delete waits
+ * for the grace period and wipes the keypair; the AEAD contexts drop their copies of its
+ * keys (ours now, each worker's at its next round). */
 static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 {
+	uint32_t index;
+
 	if (!kp)
 		return;
-	tl_index_free(dev, kp->local_index);
-	rte_hash_del_key(dev->dp.index_table, &kp->local_index);
+	index = kp->local_index;
+	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
+	tl_index_free(dev, index);
+	rte_hash_del_key(dev->dp.index_table, &index);
+	tl_dp_aead_forget(dev->aead);
+	for (unsigned w = 0; w < dev->dp.n_workers; w++)
+		if (dev->workers[w].aead)
+			tl_worker_kick(&dev->workers[w]);
 }
 
 static struct tl_keypair *slot_swap(_Atomic(struct tl_keypair *) *slot, struct tl_keypair *kp)
@@ -135,6 +181,7 @@ void tl_session_confirm(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	if (!next)
 		return;
 	keypair_retire(dev, slot_swap(&p->previous, slot_swap(&p->current, next)));
+	pc->hs_first_attempt_ns = 0;       /* the handshake completed as responder */
 }
 
 void tl_session_clear_all(struct tl_device *dev, struct tl_peer_ctrl *pc)

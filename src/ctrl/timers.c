@@ -87,6 +87,7 @@ static void zero_keys_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 		return;
 	tl_log_info("peer %u: no session for 3 x REJECT_AFTER_TIME, zeroing keys", pc->dp->id);
 	tl_session_clear_all(dev, pc);
+	tl_index_drop_handshake(dev, pc);
 	tl_handshake_clear(&pc->hs);
 	pc->last_session_ns = 0;
 }

@@ -58,12 +58,14 @@ static void apply_private_key(struct tl_device *dev, const uint8_t priv[TL_KEY_L
 	tl_log_info("uapi: private key changed, every peer needs a new handshake");
 }
 
-static void remove_all_peers(struct tl_device *dev)
+static int remove_all_peers(struct tl_device *dev)
 {
 	struct tl_peer_ctrl *pc;
 
 	while ((pc = TAILQ_FIRST(&dev->peers)))
-		tl_peer_remove(dev, pc);
+		if (tl_peer_remove(dev, pc) != 0)
+			return ENOMEM;
+	return 0;
 }
 
 static bool prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
@@ -135,11 +137,8 @@ static int apply_peer(struct tl_device *dev, const struct tl_peer_op *op, const 
 
 	if (!memcmp(op->pub, own, TL_KEY_LEN))
 		return 0;
-	if (op->remove) {
-		if (pc)
-			tl_peer_remove(dev, pc);
-		return 0;
-	}
+	if (op->remove)
+		return pc && tl_peer_remove(dev, pc) != 0 ? ENOMEM : 0;
 	if (!pc && op->update_only)
 		return 0;
 	if (!pc) {
@@ -238,7 +237,7 @@ int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_
 	if (priv)
 		apply_private_key(dev, priv);
 	if (replace_peers)
-		remove_all_peers(dev);
+		err = remove_all_peers(dev);
 	for (size_t i = 0; !err && i < n; i++)
 		err = apply_peer(dev, &ops[i], own);
 	if (tl_table_publish(dev) != 0 && !err)

@@ -33,8 +33,10 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 {
 	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
 	int socket = (int)rte_socket_id();
+	/* A deleted keypair is reclaimed inside the delete, after the grace period: the
+	 * defer-queue mode would keep it, keys intact, until a later change of the table. */
 	struct rte_hash_rcu_config rcu = {
-		.mode = RTE_HASH_QSBR_MODE_DQ,
+		.mode = RTE_HASH_QSBR_MODE_SYNC,
 		.free_key_data_func = reclaim,
 	};
 
@@ -59,8 +61,8 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool ? 0 : -1;
 }
 
-/* Freeing the index table drains its RCU defer queue through the reclaim callback, so no
- * retired keypair outlives this call. Handshake copies still in the ring are freed. */
+/* Retired keypairs are already reclaimed (the index table deletes synchronously); the ones
+ * still in the table belong to the caller. Handshake copies still in the ring are freed. */
 void tl_dp_free(struct tl_dp *dp)
 {
 	struct tl_table *t = atomic_exchange(&dp->table, NULL);

@@ -213,6 +213,9 @@ struct tl_dp {
 	struct tl_aqm_params aqm_init[TL_PORT_MAX];
 	struct tl_shaper_params shaper_init[TL_PORT_MAX];
 	uint32_t queue_cap[TL_PORT_MAX];
+	/* Bumped by the control plane whenever a keypair retires: a worker that sees it change
+	 * drops the key copies of its AEAD context before its next burst. */
+	_Atomic uint64_t key_gen;
 	volatile bool stop;
 };
 
@@ -224,7 +227,8 @@ static inline uint16_t tl_dp_listen_port(const struct tl_dp *dp)
 }
 
 /* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
- * frees a keypair the index table retired, after the RCU grace period. */
+ * frees a keypair deleted from the index table, within the delete, once the RCU grace
+ * period is over (the control plane, which deletes, is not an RCU reader). */
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
 void tl_dp_free(struct tl_dp *dp);
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);

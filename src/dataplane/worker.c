@@ -507,6 +507,12 @@ static void idle(struct tl_worker *w)
 
 static void housekeeping(struct tl_worker *w)
 {
+	uint64_t gen = atomic_load_explicit(&w->dp->key_gen, memory_order_acquire);
+
+	if (gen != w->key_gen) {
+		w->key_gen = gen;
+		tl_dp_aead_forget(w->aead);
+	}
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		struct tl_egress *e = &w->eg[role];
 
