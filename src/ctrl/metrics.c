@@ -70,6 +70,7 @@ void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *su
 			sum->deq_drops[p] += c->deq_drops[p];
 		}
 		sum->icmp_errors += c->icmp_errors;
+		sum->held += c->held;
 		sum->to_ctrl += c->to_ctrl;
 		sum->consumed += c->consumed;
 		sum->staged += c->staged;

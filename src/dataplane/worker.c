@@ -196,7 +196,7 @@ void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance ou
 		out[TL_PORT_WAN].drops += c->rx_drops[TL_PORT_WAN] + c->deq_drops[TL_PORT_LAN] +
 					  q[TL_PORT_LAN].aqm.drops_codel + q[TL_PORT_LAN].aqm.drops_overlimit;
 		out[TL_PORT_WAN].handed += c->to_ctrl + c->consumed;
-		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts;
+		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts + c->held;
 	}
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		struct tl_port_balance *b = &out[role];
@@ -258,6 +258,7 @@ static void ring_drain_free(struct rte_ring *r)
 
 void tl_worker_fini(struct tl_worker *w)
 {
+	tl_hold_free(w);
 	for (int p = 0; p < TL_PORT_MAX; p++)
 		tl_aqm_free(w->eg[p].aqm);
 	ring_drain_free(w->ctrl_tx);
@@ -530,6 +531,8 @@ int tl_worker_main(void *arg)
 		w->cnt.loop_ns += w->now_ns - prev;
 		prev = w->now_ns;
 		housekeeping(w);
+		if (w->n_hold)
+			tl_hold_poll(w);
 		work = ctrl_tx_flush(w);
 		work += egress_flush(w, TL_PORT_WAN) + egress_flush(w, TL_PORT_LAN);
 		work += slow_rx_move(w);
