@@ -77,8 +77,10 @@ void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now)
 		 * REKEY_TIMEOUT (handshake_retry sees it due) */
 		if (pc->hs.state == TL_HS_CREATED_INITIATION)
 			pc->hs_last_sent_ns = 0;
-		/* a handshake may have been waiting for the way out */
-		if (rte_ring_count(pc->dp->staged))
+		/* Staged packets go out on this tick if a session is there; else a handshake
+		 * may have been waiting for the way out. */
+		if (rte_ring_count(pc->dp->staged) &&
+		    !tl_keypair_can_send(&dev->dp, atomic_load(&pc->dp->current), now))
 			atomic_store(&pc->dp->want_handshake, true);
 	}
 }

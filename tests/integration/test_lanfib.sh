@@ -14,7 +14,9 @@
 #      before, and 1 s after it is deleted, the datagrams count lan_no_route
 #   3  the first ping to a LAN host gwb never talked to is answered (held while the kernel
 #      resolves it, not dropped), and no_neighbour does not move
-#   4  conservation stays exact on gwb (held packets are accounted)
+#   5  a peer endpoint changed through the WireGuard UAPI (wg set ... endpoint) on gwa: the
+#      first ping after it waits for the new next hop's MAC instead of counting no_neighbour
+#   4  conservation stays exact on both gateways (held packets are accounted)
 # Needs root. Env: TUNLESS_BUILD (meson build dir), LANFIB_N (destinations, default 50000).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,7 +40,7 @@ info() { printf '# %s\n' "$*"; }
 
 [ "$(id -u)" -eq 0 ] || { echo "1..0 # SKIP needs root"; exit 77; }
 [ -x "$TUNLESSD" ] || { echo "1..0 # SKIP no $TUNLESSD (build first)"; exit 77; }
-for t in ethtool python3; do
+for t in ethtool python3 wg; do
 	command -v "$t" >/dev/null || { echo "1..0 # SKIP $t missing"; exit 77; }
 done
 
@@ -180,6 +182,18 @@ check "3: ... and counted no no_neighbour" test "$(drop "$GWB" no_neighbour)" = 
 lab_nsexec server ip -6 addr add fd02::9/64 dev eth0 nodad
 check "3: the first ping to never-seen fd02::9 is answered" lab_exec client ping -c 1 -W 3 -q fd02::9
 
+# ---- 5: a peer endpoint changed through UAPI: packets wait for its next hop's MAC ------------
+# gwa's kernel forgets its WAN neighbours, so that resolving the new endpoint takes a while.
+GWB_PUB=jwvLVZNBEOjlezHaE9TcIWeGdLxHEtjl+blkivUaeR8=
+en0=$(drop "$GWA" no_neighbour)
+lab_nsexec gwa ip -6 neigh flush dev wan-a
+check "5: gwa: wg set peer gwb endpoint [fd99::2]:51820" lab_exec gwa wg set "$GWA" peer "$GWB_PUB" endpoint "[fd99::2]:51820"
+check "5: the first ping right after it is answered (held while the endpoint resolves)" \
+	lab_exec client ping -c 1 -W 3 -q 10.2.0.2
+check "5: ... and gwa counted no no_neighbour" test "$(drop "$GWA" no_neighbour)" = "$en0"
+check "5: gwa sends to the new endpoint" \
+	eval '[[ $("$TEL" --get peer0.endpoint "$GWA" /tunless/peers) == "[fd99::2]:51820" ]]'
+
 # ---- 4: conservation ---------------------------------------------------------------------------
 balance_zero() {
 	"$TEL" "$1" /tunless/conservation | python3 -c '
@@ -187,6 +201,7 @@ import json, sys
 b = json.load(sys.stdin)
 sys.exit(1 if any(v["balance"] != 0 for v in b.values()) else 0)'
 }
+check "4: gwa conservation exact on both ports once quiet" lab_wait_for 10 balance_zero "$GWA"
 check "4: gwb conservation exact on both ports once quiet" lab_wait_for 10 balance_zero "$GWB"
 info "gwb drops: $("$TEL" "$GWB" /tunless/drops | python3 -c 'import json,sys; print({k: v for k, v in json.load(sys.stdin).items() if v})')"
 finish
