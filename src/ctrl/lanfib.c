@@ -427,6 +427,7 @@ static unsigned read_events(struct tl_device *dev)
 			if (errno == ENOBUFS) {
 				c->resync = true;      /* notifications were lost */
 				c->st.overruns++;
+				n++;
 				continue;
 			}
 			break;                         /* EAGAIN: nothing more */
