@@ -16,6 +16,7 @@
 #include "dataplane/worker.h"
 
 struct tl_nl;
+struct tl_lanfib_ctl;
 struct tl_uapi;
 struct tl_ratelimit;
 struct tl_ctlapi;
@@ -73,6 +74,7 @@ struct tl_device {
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
+	struct tl_lanfib_ctl *lanfib;      /* gateway mode: LAN routes and neighbours (lanfib.c) */
 	struct tl_uapi *uapi;              /* wg UAPI socket and its clients (uapi.c) */
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
 	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */
@@ -127,8 +129,6 @@ void tl_timers_run(struct tl_device *dev, uint64_t now);
 
 /* neigh.c */
 void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now);
-void tl_neigh_serve_requests(struct tl_device *dev);
-void tl_neigh_refresh(struct tl_device *dev, uint64_t now);
 int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask);
 
 /* ports.c */

@@ -98,8 +98,12 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 {
 	struct tl_keypair *kp = atomic_load(&pc->dp->current);
 	struct rte_ring *tx = ctrl_worker(dev)->ctrl_tx;
+	struct tl_endpoint ep;
 	struct rte_mbuf *m;
 
+	tl_endpoint_read(pc->dp, &ep);
+	if (ep.family && !ep.mac_valid)
+		return;   /* they wait for the next hop's MAC (tl_neigh_resolve_endpoints) */
 	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > 0 &&
 	       rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
 		if (send_data(dev, pc, kp, m, now) == 0)

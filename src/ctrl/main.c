@@ -22,6 +22,7 @@
 #include "ctrl/accounting.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
+#include "ctrl/lanfib.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
 #include "ctrl/netlink.h"
@@ -204,11 +205,10 @@ static void control_loop(struct tl_device *dev)
 		n += tl_uapi_poll(dev);
 		n += tl_ctlapi_poll(dev);
 		n += tl_metrics_poll(dev);
-		tl_neigh_serve_requests(dev);
+		n += tl_lanfib_poll(dev, now);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
 			tl_neigh_resolve_endpoints(dev, now);
-			tl_neigh_refresh(dev, now);
 			tl_timers_run(dev, now);
 		}
 		if (now - last_gc >= TL_NS) {
@@ -243,6 +243,7 @@ static void device_down(struct tl_device *dev)
 	tl_ports_teardown(dev);
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
+	tl_lanfib_close(dev);
 	dp_objects_free(dev);
 	tl_dp_aead_free(dev->aead);
 	tl_ratelimit_free(dev->ratelimit);
@@ -304,6 +305,8 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		snprintf(err, sizeof(err), "cannot load peers");
 		goto fail;
 	}
+	if (!dev->dp.host_mode && tl_lanfib_open(dev, err, sizeof(err)) != 0)
+		goto fail;
 	if (workers_launch(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot start workers");
 		goto fail;

@@ -71,6 +71,7 @@ void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *su
 			sum->deq_drops[p] += tl_cnt_read(&c->deq_drops[p]);
 		}
 		sum->icmp_errors += tl_cnt_read(&c->icmp_errors);
+		sum->held += tl_cnt_read(&c->held);
 		sum->csum_completed += tl_cnt_read(&c->csum_completed);
 		sum->fragmented += tl_cnt_read(&c->fragmented);
 		sum->fragments += tl_cnt_read(&c->fragments);

@@ -1,7 +1,7 @@
-/* Next-hop MAC addresses from the kernel's neighbour table: for peers' endpoints on the
- * WAN port, and for inner destinations on the LAN port in gateway mode. Static entries in
- * the configuration take precedence. Unresolved addresses get a managed kernel entry (the
- * kernel keeps resolving it) and are tried again shortly. */
+/* Next-hop MAC addresses of peers' endpoints on the WAN port, from the kernel's route and
+ * neighbour tables. Static entries in the configuration take precedence. Unresolved
+ * addresses get a managed kernel entry (the kernel keeps resolving it) and are tried again
+ * shortly. (LAN next hops in gateway mode: lanfib.c.) */
 #include <sys/socket.h>
 
 #include "ctrl/device.h"
@@ -77,98 +77,10 @@ void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now)
 		 * REKEY_TIMEOUT (handshake_retry sees it due) */
 		if (pc->hs.state == TL_HS_CREATED_INITIATION)
 			pc->hs_last_sent_ns = 0;
-		/* a handshake may have been waiting for the way out */
-		if (rte_ring_count(pc->dp->staged))
+		/* Staged packets go out on this tick if a session is there; else a handshake
+		 * may have been waiting for the way out. */
+		if (rte_ring_count(pc->dp->staged) &&
+		    !tl_keypair_can_send(&dev->dp, atomic_load(&pc->dp->current), now))
 			atomic_store(&pc->dp->want_handshake, true);
 	}
-}
-
-/* LAN next hops being resolved by the kernel: polled until they resolve (or for
- * TL_PENDING_NS), so that the packet after the one that missed finds its MAC. Only the
- * control thread touches this. */
-#define TL_PENDING_MAX 64
-#define TL_PENDING_NS (3000ull * 1000000ull)
-#define TL_PENDING_POLL_NS (2ull * 1000000ull)
-
-static struct {
-	struct tl_neigh_key key;
-	uint64_t until;
-} g_pending[TL_PENDING_MAX];
-static unsigned g_n_pending;
-static uint64_t g_pending_next_ns;
-
-static void pending_add(const struct tl_neigh_key *key, uint64_t now)
-{
-	for (unsigned i = 0; i < g_n_pending; i++)
-		if (!memcmp(&g_pending[i].key, key, sizeof(*key)))
-			return;
-	if (g_n_pending == TL_PENDING_MAX)
-		return;   /* the next packet to it asks again */
-	g_pending[g_n_pending].key = *key;
-	g_pending[g_n_pending++].until = now + TL_PENDING_NS;
-}
-
-static void pending_poll(struct tl_device *dev, uint64_t now)
-{
-	uint8_t mac[6];
-
-	if (!g_n_pending || now < g_pending_next_ns)
-		return;
-	g_pending_next_ns = now + TL_PENDING_POLL_NS;
-	for (unsigned i = 0; i < g_n_pending;) {
-		const struct tl_neigh_key *key = &g_pending[i].key;
-		bool ok = tl_neigh_lookup(dev, TL_PORT_LAN, key->family, key->ip, mac, false) == 0;
-
-		if (ok)
-			rte_hash_add_key_data(dev->dp.neigh_table, key, (void *)tl_mac_pack(mac));
-		if (ok || now >= g_pending[i].until)
-			g_pending[i] = g_pending[--g_n_pending];
-		else
-			i++;
-	}
-}
-
-/* Cached LAN next hops are checked against the kernel's table now and then, so that a
- * host that changed its MAC address is followed. An entry the kernel lost keeps its last
- * MAC and gets a resolution request. */
-#define TL_REFRESH_NS (5ull * 1000000000ull)
-
-void tl_neigh_refresh(struct tl_device *dev, uint64_t now)
-{
-	static uint64_t next_ns;
-	const void *key;
-	void *data;
-	uint32_t it = 0;
-	uint8_t mac[6], old[6];
-
-	if (now < next_ns)
-		return;
-	next_ns = now + TL_REFRESH_NS;
-	while (rte_hash_iterate(dev->dp.neigh_table, &key, &data, &it) >= 0) {
-		const struct tl_neigh_key *k = key;
-
-		if (tl_neigh_lookup(dev, TL_PORT_LAN, k->family, k->ip, mac, true) != 0)
-			continue;
-		tl_mac_unpack(old, (uintptr_t)data);
-		if (memcmp(old, mac, 6))
-			rte_hash_add_key_data(dev->dp.neigh_table, k, (void *)tl_mac_pack(mac));
-	}
-}
-
-/* LAN next hops the workers asked for (gateway mode). */
-void tl_neigh_serve_requests(struct tl_device *dev)
-{
-	struct tl_neigh_key key;
-	uint8_t mac[6];
-	uint64_t now = tl_now_ns();
-
-	while (rte_ring_sc_dequeue_elem(dev->dp.neigh_req, &key, sizeof(key)) == 0) {
-		if (rte_hash_lookup(dev->dp.neigh_table, &key) >= 0)
-			continue;
-		if (tl_neigh_lookup(dev, TL_PORT_LAN, key.family, key.ip, mac, true) == 0)
-			rte_hash_add_key_data(dev->dp.neigh_table, &key, (void *)tl_mac_pack(mac));
-		else
-			pending_add(&key, now);
-	}
-	pending_poll(dev, now);
 }

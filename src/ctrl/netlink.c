@@ -21,6 +21,7 @@ struct tl_nl {
 	struct mnl_socket *sk;
 	unsigned int portid;
 	unsigned int seq;
+	uint64_t requests;
 	char buf[TL_NL_BUF];       /* request, then replies */
 };
 
@@ -60,6 +61,11 @@ void tl_nl_close(struct tl_nl *nl)
 	free(nl);
 }
 
+uint64_t tl_nl_requests(const struct tl_nl *nl)
+{
+	return nl->requests;
+}
+
 static struct nlmsghdr *tl_nl_msg(struct tl_nl *nl, uint16_t type, uint16_t flags)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
@@ -76,6 +82,7 @@ static int tl_nl_talk(struct tl_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void 
 {
 	unsigned int seq = nlh->nlmsg_seq;
 
+	nl->requests++;
 	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {

@@ -12,6 +12,8 @@ struct tl_nl;
 
 struct tl_nl *tl_nl_open(void);          /* NULL with errno set on failure */
 void tl_nl_close(struct tl_nl *nl);
+/* Requests sent on this socket so far (any thread may read it). */
+uint64_t tl_nl_requests(const struct tl_nl *nl);
 
 /* veth pair; numtxqueues = numrxqueues = queues on both ends (0: kernel default). */
 int tl_nl_veth_create(struct tl_nl *nl, const char *host_if, const char *peer_if,

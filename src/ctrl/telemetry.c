@@ -1,10 +1,11 @@
 /* DPDK telemetry commands under /tunless/...: device, peers, drops by reason, ports,
- * egress queues (list + info pair: /tunless/queues, /tunless/queue,<port>/<worker>) and
- * workers. Runs on the telemetry thread: it reads counters that their owners write
- * (tl_cnt_read: relaxed loads of aligned 64-bit values) and walks the peer list and reads
- * our identity under the device lock. DPDK's telemetry thread outlives the device and
- * 22.11 cannot unregister a command: every command runs through one gate that the
- * shutdown closes (tl_telemetry_down) before anything is torn down. */
+ * egress queues (list + info pair: /tunless/queues, /tunless/queue,<port>/<worker>),
+ * workers and the gateway's LAN routes and neighbours (/tunless/lanfib). Runs on the
+ * telemetry thread: it reads counters that their owners write (tl_cnt_read: relaxed loads
+ * of aligned 64-bit values) and walks the peer list and reads our identity under the
+ * device lock. DPDK's telemetry thread outlives the device and 22.11 cannot unregister a
+ * command: every command runs through one gate that the shutdown closes
+ * (tl_telemetry_down) before anything is torn down. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <rte_telemetry.h>
 
 #include "ctrl/device.h"
+#include "ctrl/lanfib.h"
 #include "ctrl/metrics.h"
 
 static struct tl_device *g_dev;
@@ -132,6 +134,35 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_u64(d, "handshakes_sent", g_dev->handshakes_sent);
 	rte_tel_data_add_dict_u64(d, "handshakes_received", g_dev->handshakes_received);
 	rte_tel_data_add_dict_u64(d, "cookies_sent", g_dev->cookies_sent);
+	return 0;
+}
+
+static int cmd_lanfib(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tl_lanfib_stats st;
+	struct tl_counters sum;
+
+	(void)cmd;
+	(void)params;
+	tl_lanfib_stats_get(g_dev, &st);
+	counters_sum(&sum);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "routes4", st.routes4);
+	rte_tel_data_add_dict_u64(d, "routes6", st.routes6);
+	rte_tel_data_add_dict_u64(d, "gateways4", st.gateways4);
+	rte_tel_data_add_dict_u64(d, "gateways6", st.gateways6);
+	rte_tel_data_add_dict_u64(d, "routes_skipped", st.routes_skipped);
+	rte_tel_data_add_dict_u64(d, "routes_full", st.routes_full);
+	rte_tel_data_add_dict_u64(d, "neighbours", st.neighbours);
+	rte_tel_data_add_dict_u64(d, "neigh_full", st.neigh_full);
+	rte_tel_data_add_dict_u64(d, "held", sum.held);
+	rte_tel_data_add_dict_u64(d, "events", st.events);
+	rte_tel_data_add_dict_u64(d, "overruns", st.overruns);
+	rte_tel_data_add_dict_u64(d, "resyncs", st.resyncs);
+	rte_tel_data_add_dict_u64(d, "dumps", st.dumps);
+	rte_tel_data_add_dict_u64(d, "builds", st.builds);
+	rte_tel_data_add_dict_u64(d, "resolve_requests", st.resolve_requests);
+	rte_tel_data_add_dict_u64(d, "netlink_requests", st.netlink_requests);
 	return 0;
 }
 
@@ -376,7 +407,9 @@ int tl_telemetry_register(struct tl_device *dev)
 	    tl_telemetry_add("/tunless/queues", cmd_queues, "Egress queues: list of <port>/<worker> ids") ||
 	    tl_telemetry_add("/tunless/queue", cmd_queue,
 			     "One egress queue: depth, counters, sojourn, AQM and shaper parameters. Parameter: <port>/<worker>, e.g. wan/0") ||
-	    tl_telemetry_add("/tunless/workers", cmd_workers, "Workers: lcore, rx/tx per port, polls, busy time"))
+	    tl_telemetry_add("/tunless/workers", cmd_workers, "Workers: lcore, rx/tx per port, polls, busy time") ||
+	    tl_telemetry_add("/tunless/lanfib", cmd_lanfib,
+			     "Gateway LAN routes and neighbours: table sizes, held packets, netlink events and requests"))
 		return -1;
 	return 0;
 }

@@ -97,26 +97,6 @@ static bool source_allowed(const struct tl_table *t, const struct tl_peer *peer,
 	return tl_route_lookup(t, in->family, in->src) == peer->id;
 }
 
-static int lan_dst_mac(struct tl_worker *w, const struct tl_inner *in, uint8_t mac[6])
-{
-	const struct tl_port_info *lan = &w->dp->port[TL_PORT_LAN];
-	struct tl_neigh_key key = { .family = (uint8_t)in->family };
-	void *data;
-
-	if (lan->fixed_peer_mac) {
-		memcpy(mac, lan->peer_mac, 6);
-		return 0;
-	}
-	memcpy(key.ip, in->dst, in->family == AF_INET ? 4 : 16);
-	if (rte_hash_lookup_data(w->dp->neigh_table, &key, &data) >= 0) {
-		tl_mac_unpack(mac, (uintptr_t)data);
-		return 0;
-	}
-	/* The control plane resolves it; a full request ring only delays the resolution. */
-	rte_ring_mp_enqueue_elem(w->dp->neigh_req, &key, sizeof(key));
-	return -1;
-}
-
 /* RFC 6040 decapsulation: an outer CE mark reaches an ECN-capable inner packet. */
 static void ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
 {
@@ -133,11 +113,12 @@ static void ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
 	}
 }
 
+/* TL_DROP_MAX: m went on toward the LAN (queued, held or dropped there); else the reason
+ * to drop it for. */
 static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struct tl_peer *peer,
 			    struct rte_mbuf *m, uint8_t outer_ecn)
 {
 	struct tl_inner in;
-	uint8_t mac[6];
 	enum tl_drop r;
 
 	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
@@ -147,10 +128,7 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 		return TL_DROP_src_not_allowed;
 	rte_pktmbuf_trim(m, m->data_len - in.len);
 	ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn);
-	if (lan_dst_mac(w, &in, mac) != 0)
-		return TL_DROP_no_neighbour;
-	if (tl_pkt_push_eth(m, mac, w->dp->port[TL_PORT_LAN].mac, in.family) != 0)
-		return TL_DROP_malformed;
+	tl_lan_output(w, m, in.family, in.dst);
 	return TL_DROP_MAX;
 }
 
@@ -208,8 +186,7 @@ static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mb
 	atomic_store_explicit(&peer->last_rx_data_ns, w->now_ns, memory_order_relaxed);
 	r = deliver(w, t, peer, m, o->ecn);
 	if (r != TL_DROP_MAX)
-		return tl_drop_rx(w, TL_PORT_WAN, m, r);
-	tl_egress_enqueue(w, TL_PORT_LAN, m);
+		tl_drop_rx(w, TL_PORT_WAN, m, r);
 }
 
 static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)

@@ -1,11 +1,12 @@
-/* The dataplane's shared objects: RCU state, the index and neighbour tables, the rings to
- * and from the control plane and the control-plane pools. Created once by the control
- * plane before the workers start, freed after they stop. */
+/* The dataplane's shared objects: RCU state, the index and neighbour tables, the LAN route
+ * snapshot, the rings to and from the control plane and the control-plane pools. Created
+ * once by the control plane before the workers start, freed after they stop. */
 #include <rte_errno.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
 #include "dataplane/dp.h"
+#include "dataplane/lanfib.h"
 #include "dataplane/route.h"
 
 #define TL_HS_RING_SIZE 4096
@@ -14,6 +15,17 @@
 #define TL_HS_POOL_SIZE (TL_HS_RING_SIZE + 1023)
 #define TL_STAGE_POOL_SIZE 16383
 #define TL_SMALL_BUF (RTE_PKTMBUF_HEADROOM + 256)   /* a whole handshake frame */
+/* LAN next hops with a MAC: gateways and the LAN hosts the kernel knows (its neighbour
+ * table holds about 1024 per family by default). */
+#define TL_NEIGH_ENTRIES 16384
+
+/* Neighbour entries carry their MAC in the data pointer: nothing to free after the grace
+ * period but the key slot, which the hash library recycles itself. */
+static void neigh_reclaim(void *arg, void *key_data)
+{
+	(void)arg;
+	(void)key_data;
+}
 
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free)
 {
@@ -44,11 +56,14 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) != 0)
 		return -1;
 	dp->index_table = tl_dp_hash_new("tl_index", 4 * TL_MAX_PEERS, sizeof(uint32_t), true);
-	dp->neigh_table = tl_dp_hash_new("tl_neigh", 16384, sizeof(struct tl_neigh_key), true);
+	dp->neigh_table = tl_dp_hash_new("tl_neigh", TL_NEIGH_ENTRIES, sizeof(struct tl_neigh_key), true);
 	if (!dp->index_table || !dp->neigh_table)
 		return -1;
 	rcu.v = dp->qsbr;
 	if (rte_hash_rcu_qsbr_add(dp->index_table, &rcu) != 0)
+		return -1;
+	rcu.free_key_data_func = neigh_reclaim;
+	if (rte_hash_rcu_qsbr_add(dp->neigh_table, &rcu) != 0)
 		return -1;
 	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, socket, RING_F_SC_DEQ);
 	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
@@ -69,6 +84,7 @@ void tl_dp_free(struct tl_dp *dp)
 	struct rte_mbuf *m;
 
 	tl_table_free(t);
+	tl_lanfib_free(atomic_exchange(&dp->lanfib, NULL));
 	while (dp->hs_ring && rte_ring_dequeue(dp->hs_ring, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 	rte_hash_free(dp->index_table);

@@ -147,6 +147,7 @@ struct tl_counters {
 	uint64_t fragmented;       /* LAN IPv4 packets without DF above the MTU, split */
 	uint64_t fragments;        /* the fragments made of them */
 	uint64_t csum_completed;   /* LAN packets whose partial TCP/UDP checksum we completed */
+	uint64_t held;             /* now: decrypted packets waiting for a LAN next-hop MAC */
 	uint64_t busy_polls, idle_polls;
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
@@ -159,7 +160,7 @@ static inline uint64_t tl_cnt_read(const uint64_t *counter)
 	return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
-/* Neighbour cache entry key (gateway mode LAN next hops). */
+/* Neighbour table key (gateway mode): a LAN next-hop address, not a destination. */
 struct tl_neigh_key {
 	uint8_t family;
 	uint8_t pad[3];
@@ -191,6 +192,8 @@ static inline void tl_mac_unpack(uint8_t mac[6], uintptr_t v)
 		mac[i] = (uint8_t)(v >> (8 * (5 - i)));
 }
 
+struct tl_lanfib;
+
 /* Everything the dataplane needs, built by the control plane before workers start. */
 struct tl_dp {
 	unsigned n_workers;
@@ -201,10 +204,11 @@ struct tl_dp {
 	struct tl_port_info port[TL_PORT_MAX];
 	_Atomic(struct tl_table *) table;
 	struct rte_hash *index_table;        /* local index -> keypair (lock-free readers) */
-	struct rte_hash *neigh_table;        /* tl_neigh_key -> MAC packed in uintptr_t */
+	struct rte_hash *neigh_table;        /* LAN next hop (tl_neigh_key) -> MAC packed in uintptr_t */
+	_Atomic(struct tl_lanfib *) lanfib;  /* LAN routes (dataplane/lanfib.h), gateway mode */
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
-	struct rte_ring *neigh_req;          /* tl_neigh_key elements: unresolved next hops (MP/SC) */
+	struct rte_ring *neigh_req;          /* tl_neigh_key elements: next hops to resolve (MP/SC) */
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */

@@ -28,7 +28,9 @@
 	X(src_not_allowed,            "decrypted inner source outside the peer's allowed IPs") \
 	X(no_route,                   "inner destination matches no peer's allowed IPs")     \
 	X(no_endpoint,                "peer has no known endpoint to send to")               \
-	X(no_neighbour,               "next-hop MAC address not resolved")                   \
+	X(no_neighbour,               "next-hop MAC not resolved: a peer endpoint's on the WAN, or a LAN next hop within 3 s") \
+	X(neigh_hold_overflow,        "packets waiting for a LAN next-hop MAC above 8 per next hop or 16 next hops per worker") \
+	X(lan_no_route,               "inner destination matches no route of the LAN interface")  \
 	X(no_session_staged_overflow, "staged queue of a peer without session (or the staging pool) full, oldest dropped") \
 	X(no_session_expired,         "staged packets dropped when the handshake gave up")   \
 	X(frag_needed,                "inner packet above tunnel MTU (IPv4 with DF, IPv6), ICMP sent back") \

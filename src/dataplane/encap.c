@@ -70,14 +70,17 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	return TL_DROP_MAX;
 }
 
-/* Parks a packet while the peer has no session, as a copy in the staging pool (port RX
- * buffers never wait on a handshake): oldest out when the peer's queue is full. */
-static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
+/* Parks a packet while the peer has no session (want_handshake) or while the MAC of its
+ * endpoint's next hop is being resolved, as a copy in the staging pool (port RX buffers
+ * never wait on the control plane): oldest out when the peer's queue is full. The control
+ * plane sends them once both are there. */
+static void stage_for(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m, bool want_handshake)
 {
 	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX), *old;
 
 	rte_pktmbuf_free(m);
-	atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
+	if (want_handshake)
+		atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
 	if (!c) {
 		w->cnt.drops[TL_DROP_no_session_staged_overflow]++;
 		w->cnt.deq_drops[TL_PORT_WAN]++;
@@ -90,6 +93,21 @@ static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
 		}
 	}
 	w->cnt.staged++;
+}
+
+static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
+{
+	stage_for(w, peer, m, true);
+}
+
+/* A known endpoint whose next-hop MAC is not resolved yet (just set by UAPI or the control
+ * API, or not answered yet). */
+static bool endpoint_resolving(struct tl_peer *peer)
+{
+	struct tl_endpoint ep;
+
+	tl_endpoint_read(peer, &ep);
+	return ep.family && !ep.mac_valid;
 }
 
 /* A token for an ICMP error from the worker's bucket (refilled on the worker's clock). */
@@ -218,6 +236,10 @@ bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte
 	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
 	if (!tl_keypair_can_send(w->dp, kp, w->now_ns)) {
 		stage(w, peer, m);
+		return false;
+	}
+	if (endpoint_resolving(peer)) {
+		stage_for(w, peer, m, false);
 		return false;
 	}
 	r = tl_encap_one(w->dp, w->aead, peer, kp, m, in.ecn, w->now_ns);

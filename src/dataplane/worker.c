@@ -197,7 +197,7 @@ void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance ou
 		out[TL_PORT_WAN].drops += tl_cnt_read(&c->rx_drops[TL_PORT_WAN]) + tl_cnt_read(&c->deq_drops[TL_PORT_LAN]) +
 					  q[TL_PORT_LAN].aqm.drops_codel + q[TL_PORT_LAN].aqm.drops_overlimit;
 		out[TL_PORT_WAN].handed += tl_cnt_read(&c->to_ctrl) + tl_cnt_read(&c->consumed);
-		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts;
+		out[TL_PORT_WAN].queued += q[TL_PORT_LAN].aqm.backlog_pkts + tl_cnt_read(&c->held);
 	}
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		struct tl_port_balance *b = &out[role];
@@ -260,6 +260,7 @@ static void ring_drain_free(struct rte_ring *r)
 
 void tl_worker_fini(struct tl_worker *w)
 {
+	tl_hold_free(w);
 	for (int p = 0; p < TL_PORT_MAX; p++)
 		tl_aqm_free(w->eg[p].aqm);
 	ring_drain_free(w->ctrl_tx);
@@ -534,6 +535,8 @@ unsigned tl_worker_round(struct tl_worker *w)
 	unsigned work;
 
 	housekeeping(w);
+	if (w->n_hold)
+		tl_hold_poll(w);
 	work = ctrl_tx_flush(w);
 	work += egress_flush(w, TL_PORT_WAN) + egress_flush(w, TL_PORT_LAN);
 	work += slow_rx_move(w);

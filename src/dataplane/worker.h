@@ -8,6 +8,7 @@
 #include "crypto/primitives.h"
 #include "dataplane/aqm.h"
 #include "dataplane/dp.h"
+#include "dataplane/lanfib.h"
 
 #define TL_CTRL_TX_SIZE 512
 
@@ -82,6 +83,9 @@ struct tl_worker {
 	int wake_fd[TL_PORT_MAX];
 	int kick_fd;
 	atomic_bool blocked;
+	/* Decrypted packets waiting for the MAC of their LAN next hop (lanfib.c). */
+	struct tl_hold hold[TL_HOLD_HOPS];
+	unsigned n_hold;
 };
 
 /* Packets one queue with these parameters may hold: its packet limit, or fewer if its
@@ -179,6 +183,14 @@ static inline void tl_egress_enqueue(struct tl_worker *w, int role, struct rte_m
 {
 	tl_aqm_enqueue(w->eg[role].aqm, m, w->now_ns);
 }
+
+/* lanfib.c: a decrypted IP packet (data at the IP header) toward dst on the LAN port:
+ * framed for its next hop and queued, held while the next hop resolves, or dropped
+ * (counted). tl_hold_poll releases or gives up held packets (every round); tl_hold_free
+ * frees them at shutdown. */
+void tl_lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst);
+void tl_hold_poll(struct tl_worker *w);
+void tl_hold_free(struct tl_worker *w);
 
 /* Encrypts the IP packet the mbuf holds (data starts at the IP header) for peer with the
  * keypair, and prepends the outer headers. Shared with the control plane (staged packets,
