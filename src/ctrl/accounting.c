@@ -129,10 +129,11 @@ static int cmd_conservation(const char *cmd, const char *params, struct rte_tel_
 	return 0;
 }
 
+/* DPDK keeps help texts under RTE_TEL_MAX_STRING_LEN (128) bytes: a longer one is refused. */
 int tl_accounting_register(struct tl_device *dev)
 {
 	g_dev = dev;
 	return tl_telemetry_add("/tunless/conservation", cmd_conservation,
-				"Ports: rx + generated = tx + drops + handed + queued; ctrl flows: in = out + "
-				"dropped + held. No parameters");
+				"Balances: per port rx + generated = tx + drops + handed + queued; "
+				"ctrl per flow in = out + dropped + held");
 }
