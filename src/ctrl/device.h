@@ -89,6 +89,11 @@ struct tl_device {
 
 #define TL_NS 1000000000ull
 
+/* device.c: the shared objects of the dataplane and the control plane (dp.n_workers set);
+ * free is safe on a half-made device. */
+int tl_device_objects_create(struct tl_device *dev);
+void tl_device_objects_free(struct tl_device *dev);
+
 /* peer.c */
 int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg);
 /* 0, or -1 when the routing table without the peer cannot be built: then nothing changed. */

@@ -110,23 +110,6 @@ static int eal_start(struct tl_device *dev, const char *argv0)
 	return 0;
 }
 
-static int dp_objects(struct tl_device *dev)
-{
-	if (tl_dp_create(&dev->dp, tl_keypair_reclaim) != 0)
-		return -1;
-	dev->ctrl_index = tl_dp_hash_new("tl_ctrl_index", 8 * TL_MAX_PEERS, sizeof(uint32_t), false);
-	dev->aead = tl_dp_aead_new();
-	dev->ratelimit = tl_ratelimit_new("tl_ratelimit");
-	return dev->ctrl_index && dev->ratelimit && dev->aead ? 0 : -1;
-}
-
-static void dp_objects_free(struct tl_device *dev)
-{
-	tl_dp_free(&dev->dp);
-	rte_hash_free(dev->ctrl_index);
-	dev->ctrl_index = NULL;
-}
-
 static void dp_params(struct tl_device *dev)
 {
 	const struct tl_config *c = dev->cfg;
@@ -244,9 +227,7 @@ static void device_down(struct tl_device *dev)
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
 	tl_lanfib_close(dev);
-	dp_objects_free(dev);
-	tl_dp_aead_free(dev->aead);
-	tl_ratelimit_free(dev->ratelimit);
+	tl_device_objects_free(dev);
 	tl_identity_clear(&dev->id);
 }
 
@@ -289,7 +270,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		goto fail;
 	if (eal_start(dev, argv0) != 0)
 		return -1;
-	if (dp_objects(dev) != 0) {
+	if (tl_device_objects_create(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot allocate dataplane objects: %s", rte_strerror(rte_errno));
 		goto fail;
 	}

@@ -17,34 +17,23 @@
 #include "dataplane/packet.h"
 #include "dataplane/runtime.h"
 #include "ctrl_harness.h"
+#include "test_eal.h"
 
 #define RING_SIZE 1024
 
 static const uint8_t WAN_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x0c, 0x01 };
 static const uint8_t WAN_IP4[4] = { 192, 0, 2, 1 };
 
-static char runtime_dir[4096];
 static unsigned setups;                  /* makes the port names unique */
 
 int tl_ch_eal_init(const char *argv0)
 {
-	char prefix[64];
-	char *eal[] = { (char *)argv0, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-			"--file-prefix", prefix, "--log-level", "lib.eal:error", NULL };
-
-	snprintf(prefix, sizeof(prefix), "tl_ch_%d", (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
-		printf("EAL init failed: %s\n", rte_strerror(rte_errno));
-		return -1;
-	}
-	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
-	return tl_crypto_init();
+	return tl_test_eal_init(argv0, "tl_ch");
 }
 
 void tl_ch_eal_fini(void)
 {
-	rte_eal_cleanup();
-	tl_runtime_dir_remove(runtime_dir);
+	tl_test_eal_fini();
 }
 
 /* Protocol timers and limits as the configuration defaults them. */
@@ -87,45 +76,17 @@ static void dp_params(struct tl_ch *h)
 	}
 }
 
-static void port_name(char *out, size_t len, int role)
-{
-	snprintf(out, len, "net_ring_ch%u%s", setups, role == TL_PORT_WAN ? "wan" : "lan");
-}
-
 static int port_create(struct tl_ch *h, int role)
 {
-	struct rte_eth_conf conf = { 0 };
-	int socket = (int)rte_socket_id(), id;
-	char name[RTE_RING_NAMESIZE];
+	char name[32];
+	int id;
 
-	snprintf(name, sizeof(name), "ch%u_%d_rx", setups, role);
-	h->rx[role] = rte_ring_create(name, RING_SIZE, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "ch%u_%d_tx", setups, role);
-	h->tx[role] = rte_ring_create(name, RING_SIZE, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (!h->rx[role] || !h->tx[role])
-		return -1;
-	port_name(name, sizeof(name), role);
-	id = rte_eth_from_rings(name, &h->rx[role], 1, &h->tx[role], 1, (unsigned)socket);
+	snprintf(name, sizeof(name), "net_ring_ch%u%s", setups, role == TL_PORT_WAN ? "wan" : "lan");
+	id = tl_test_ring_port(name, RING_SIZE, h->pool, &h->rx[role], &h->tx[role]);
 	if (id < 0)
 		return -1;
 	h->dev.dp.port[role].port_id = (uint16_t)id;
-	if (rte_eth_dev_configure((uint16_t)id, 1, 1, &conf) != 0 ||
-	    rte_eth_rx_queue_setup((uint16_t)id, 0, RING_SIZE, (unsigned)socket, NULL, h->pool) != 0 ||
-	    rte_eth_tx_queue_setup((uint16_t)id, 0, RING_SIZE, (unsigned)socket, NULL) != 0 ||
-	    rte_eth_dev_start((uint16_t)id) != 0)
-		return -1;
 	return 0;
-}
-
-/* What main.c's dp_objects makes. */
-static int device_objects(struct tl_device *dev)
-{
-	if (tl_dp_create(&dev->dp, tl_keypair_reclaim) != 0)
-		return -1;
-	dev->ctrl_index = tl_dp_hash_new("tl_ctrl_index", 8 * TL_MAX_PEERS, sizeof(uint32_t), false);
-	dev->aead = tl_dp_aead_new();
-	dev->ratelimit = tl_ratelimit_new("tl_ratelimit");
-	return dev->ctrl_index && dev->ratelimit && dev->aead ? 0 : -1;
 }
 
 int tl_ch_setup(struct tl_ch *h)
@@ -144,7 +105,7 @@ int tl_ch_setup(struct tl_ch *h)
 	tl_identity_set(&dev->id, h->cfg.private_key);
 	tl_cookie_checker_init(&dev->cookies, &dev->id);
 	dp_params(h);
-	if (device_objects(dev) != 0) {
+	if (tl_device_objects_create(dev) != 0) {
 		printf("device objects: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
@@ -162,37 +123,18 @@ int tl_ch_setup(struct tl_ch *h)
 	return 0;
 }
 
-static void ring_free_all(struct rte_ring *r)
-{
-	struct rte_mbuf *m;
-
-	while (r && rte_ring_dequeue(r, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	rte_ring_free(r);
-}
-
 void tl_ch_teardown(struct tl_ch *h)
 {
 	struct tl_device *dev = &h->dev;
 	struct tl_peer_ctrl *pc;
-	char name[RTE_DEV_NAME_MAX_LEN];
-
 	rte_rcu_qsbr_thread_unregister(dev->dp.qsbr, 0);
 	while ((pc = TAILQ_FIRST(&dev->peers)))
 		if (tl_peer_remove(dev, pc) != 0)
 			break;
 	tl_worker_fini(&dev->workers[0]);
-	for (int role = 0; role < TL_PORT_MAX; role++) {
-		port_name(name, sizeof(name), role);
-		rte_eth_dev_stop(dev->dp.port[role].port_id);
-		rte_vdev_uninit(name);
-		ring_free_all(h->rx[role]);
-		ring_free_all(h->tx[role]);
-	}
-	tl_dp_free(&dev->dp);
-	rte_hash_free(dev->ctrl_index);
-	tl_dp_aead_free(dev->aead);
-	tl_ratelimit_free(dev->ratelimit);
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		tl_test_ring_port_free(dev->dp.port[role].port_id, h->rx[role], h->tx[role]);
+	tl_device_objects_free(dev);
 	rte_mempool_free(h->pool);
 	tl_identity_clear(&dev->id);
 	pthread_mutex_destroy(&dev->lock);

@@ -20,6 +20,7 @@
 #include "dataplane/packet.h"
 #include "dataplane/runtime.h"
 #include "pipeline.h"
+#include "test_eal.h"
 
 const uint8_t TL_PL_WAN_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x0a, 0x01 };
 const uint8_t TL_PL_LAN_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x0b, 0x01 };
@@ -29,28 +30,16 @@ const uint8_t TL_PL_WAN_IP6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t LAN_IP4[4] = { 10, 99, 0, 1 };
 static const uint8_t LAN_IP6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 1 };
 
-static char runtime_dir[4096];
 static unsigned setups;                  /* makes DPDK object names unique */
 
 int tl_pl_eal_init(const char *argv0)
 {
-	char prefix[64];
-	char *eal[] = { (char *)argv0, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-			"--file-prefix", prefix, "--log-level", "lib.eal:error", NULL };
-
-	snprintf(prefix, sizeof(prefix), "tl_pl_%d", (int)getpid());
-	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
-		printf("EAL init failed: %s\n", rte_strerror(rte_errno));
-		return -1;
-	}
-	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
-	return tl_crypto_init();
+	return tl_test_eal_init(argv0, "tl_pl");
 }
 
 void tl_pl_eal_fini(void)
 {
-	rte_eal_cleanup();
-	tl_runtime_dir_remove(runtime_dir);
+	tl_test_eal_fini();
 }
 
 /* The harness owns its keypairs (freed at teardown), so the index table frees nothing. */
@@ -100,27 +89,15 @@ static void dp_init(struct tl_dp *dp, const struct tl_pl_opts *o)
 
 static int port_create(struct tl_pl *pl, int role)
 {
-	struct rte_eth_conf conf = { 0 };
-	int socket = (int)rte_socket_id(), id;
 	char name[32];
+	int id;
 
-	snprintf(name, sizeof(name), "pl%u_%s_rx", setups, role == TL_PORT_WAN ? "wan" : "lan");
-	pl->rx[role] = rte_ring_create(name, TL_PL_RING_SIZE, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(name, sizeof(name), "pl%u_%s_tx", setups, role == TL_PORT_WAN ? "wan" : "lan");
-	pl->tx[role] = rte_ring_create(name, TL_PL_RING_SIZE, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (!pl->rx[role] || !pl->tx[role])
-		return -1;
 	snprintf(name, sizeof(name), "net_ring_pl%u%s", setups, role == TL_PORT_WAN ? "wan" : "lan");
-	id = rte_eth_from_rings(name, &pl->rx[role], 1, &pl->tx[role], 1, (unsigned)socket);
+	id = tl_test_ring_port(name, TL_PL_RING_SIZE, pl->pool, &pl->rx[role], &pl->tx[role]);
 	if (id < 0)
 		return -1;
 	pl->dp.port[role].port_id = (uint16_t)id;
 	pl->port_up[role] = true;
-	if (rte_eth_dev_configure((uint16_t)id, 1, 1, &conf) != 0 ||
-	    rte_eth_rx_queue_setup((uint16_t)id, 0, TL_PL_RING_SIZE, (unsigned)socket, NULL, pl->pool) != 0 ||
-	    rte_eth_tx_queue_setup((uint16_t)id, 0, TL_PL_RING_SIZE, (unsigned)socket, NULL) != 0 ||
-	    rte_eth_dev_start((uint16_t)id) != 0)
-		return -1;
 	return 0;
 }
 
@@ -182,14 +159,8 @@ void tl_pl_teardown(struct tl_pl *pl)
 	}
 	if (pl->worker_up)
 		tl_worker_fini(&pl->w);
-	for (int role = 0; role < TL_PORT_MAX; role++) {
-		if (pl->port_up[role]) {
-			rte_eth_dev_stop(pl->dp.port[role].port_id);
-			rte_eth_dev_close(pl->dp.port[role].port_id);    /* releases the port, not the rings */
-		}
-		ring_free_all(pl->rx[role]);
-		ring_free_all(pl->tx[role]);
-	}
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		tl_test_ring_port_free(pl->port_up[role] ? pl->dp.port[role].port_id : -1, pl->rx[role], pl->tx[role]);
 	for (unsigned i = 0; i < TL_PL_MAX_PEERS; i++) {
 		if (!pl->peers[i])
 			continue;
