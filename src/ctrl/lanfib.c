@@ -21,7 +21,9 @@
  * - Resolution: a worker holding packets for a next hop asks once through dp->neigh_req;
  *   requests are deduplicated here (one kernel request per next hop per TL_LF_ASK_NS) and
  *   handed to the kernel as a managed neighbour entry, which the kernel resolves and keeps
- *   fresh; the entry reaches the table by notification and the workers are kicked.
+ *   fresh; the entry reaches the table by notification and the workers are kicked. A
+ *   managed entry that fails (no such host) is deleted again, so that the kernel's table
+ *   holds the hosts that exist, not every address the tunnel sent to.
  * Nothing here polls per entry or per destination: the netlink traffic follows changes in
  * the kernel and new next hops only. */
 #include <errno.h>
@@ -232,10 +234,17 @@ static void neigh_msg(struct tl_device *dev, const struct nlmsghdr *nlh)
 	k.family = nd->ndm_family;
 	if (!attr_addr(a.tb[NDA_DST], alen, k.ip) || static_lan(dev, &k, NULL))
 		return;
-	if (nlh->nlmsg_type == RTM_NEWNEIGH && (nd->ndm_state & TL_NUD_USABLE) && attr_addr(a.tb[NDA_LLADDR], 6, mac))
+	if (nlh->nlmsg_type == RTM_NEWNEIGH && (nd->ndm_state & TL_NUD_USABLE) && attr_addr(a.tb[NDA_LLADDR], 6, mac)) {
 		neigh_set(dev, &k, mac);
-	else
-		rte_hash_del_key(dev->dp.neigh_table, &k);
+		return;
+	}
+	rte_hash_del_key(dev->dp.neigh_table, &k);
+	/* A managed entry we asked for that failed: no such host. The kernel would keep
+	 * probing it for ever; only hosts that answer stay in its table. */
+	if (nlh->nlmsg_type == RTM_NEWNEIGH && (nd->ndm_state & NUD_FAILED) && a.tb[NDA_FLAGS_EXT] &&
+	    mnl_attr_get_payload_len(a.tb[NDA_FLAGS_EXT]) == 4 && (mnl_attr_get_u32(a.tb[NDA_FLAGS_EXT]) & NTF_EXT_MANAGED) &&
+	    tl_nl_neigh_del_managed(dev->nl, dev->lanfib->ifindex, k.family, k.ip) == 0)
+		dev->lanfib->st.failed_removed++;
 }
 
 static int msg_cb(const struct nlmsghdr *nlh, void *data)

@@ -21,6 +21,7 @@ struct tl_lanfib_stats {
 	uint64_t dumps;                    /* dump requests (routes and neighbours, per family) */
 	uint64_t builds;                   /* route snapshots published */
 	uint64_t resolve_requests;         /* next hops handed to the kernel to resolve */
+	uint64_t failed_removed;           /* of those, kernel entries deleted as failed */
 	uint64_t netlink_requests;         /* every request the control plane sent (tl_nl) */
 };
 

@@ -162,6 +162,7 @@ static int cmd_lanfib(const char *cmd, const char *params, struct rte_tel_data *
 	rte_tel_data_add_dict_u64(d, "dumps", st.dumps);
 	rte_tel_data_add_dict_u64(d, "builds", st.builds);
 	rte_tel_data_add_dict_u64(d, "resolve_requests", st.resolve_requests);
+	rte_tel_data_add_dict_u64(d, "failed_removed", st.failed_removed);
 	rte_tel_data_add_dict_u64(d, "netlink_requests", st.netlink_requests);
 	return 0;
 }

@@ -16,6 +16,8 @@
 #      resolves it, not dropped), and no_neighbour does not move
 #   5  a peer endpoint changed through the WireGuard UAPI (wg set ... endpoint) on gwa: the
 #      first ping after it waits for the new next hop's MAC instead of counting no_neighbour
+#   6  datagrams to a LAN address where no host answers are held, then counted
+#      no_neighbour, and gwb's kernel keeps no neighbour entry for it afterwards
 #   4  conservation stays exact on both gateways (held packets are accounted)
 # Needs root. Env: TUNLESS_BUILD (meson build dir), LANFIB_N (destinations, default 50000).
 set -uo pipefail
@@ -181,6 +183,19 @@ check "3: the first ping to never-seen 10.2.0.9 is answered (held while resolvin
 check "3: ... and counted no no_neighbour" test "$(drop "$GWB" no_neighbour)" = "$nn0"
 lab_nsexec server ip -6 addr add fd02::9/64 dev eth0 nodad
 check "3: the first ping to never-seen fd02::9 is answered" lab_exec client ping -c 1 -W 3 -q fd02::9
+
+# ---- 6: a LAN address where no host answers ------------------------------------------------------
+nn0=$(drop "$GWB" no_neighbour)
+lab_exec client python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(3):
+    s.sendto(b"nobody", ("10.2.0.99", 9))'
+nobody_gone() { [ -z "$(lab_nsexec gwb ip neigh show 10.2.0.99 dev lan-b)" ]; }
+check "6: datagrams to 10.2.0.99 (no host) are held, then given up as no_neighbour (3)" \
+	lab_wait_for 15 sh -c "[ \$(( \$('$TEL' --get no_neighbour '$GWB' /tunless/drops) - $nn0 )) -eq 3 ]"
+check "6: gwb's kernel keeps no entry for 10.2.0.99 once it failed" lab_wait_for 15 nobody_gone
+info "6: gwb neighbours on lan-b: $(lab_nsexec gwb ip neigh show dev lan-b | tr '\n' ';')"
 
 # ---- 5: a peer endpoint changed through UAPI: packets wait for its next hop's MAC ------------
 # gwa's kernel forgets its WAN neighbours, so that resolving the new endpoint takes a while.
