@@ -30,11 +30,15 @@ struct tl_peer_ctrl {
 	struct tl_cfg_peer cfg;            /* allowed_ips owned here */
 	struct tl_handshake hs;
 	uint64_t hs_first_attempt_ns;      /* 0 = not trying to handshake */
-	uint64_t hs_last_sent_ns;
+	uint64_t hs_last_sent_ns;          /* last handshake message sent (initiation, response) */
 	uint64_t hs_retry_ns;              /* REKEY_TIMEOUT + jitter for the next retry */
 	uint64_t last_session_ns;          /* monotonic, last completed handshake */
 	uint64_t last_handshake_unix_ns;   /* realtime, for wg show */
 	uint64_t last_keepalive_sent_ns;
+	/* Timers armed from the workers' event stamps (0 = disarmed), and the stamps as the
+	 * previous tick saw them. */
+	uint64_t keepalive_armed_ns, new_hs_armed_ns;
+	uint64_t seen_rx_data_ns, seen_tx_any_ns, seen_tx_data_ns, seen_rx_auth_ns;
 	uint64_t handshakes;               /* completed */
 	uint64_t ep_resolve_ns;            /* next time to try to resolve the endpoint MAC */
 };
@@ -124,7 +128,7 @@ extern void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
 /* handshake.c */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
-int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len);
+int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len, uint64_t now);
 void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why);

@@ -38,7 +38,7 @@ static void hs_drop(struct tl_device *dev, enum tl_drop why)
 	dev->cnt.hs_drops++;
 }
 
-int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len)
+int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len, uint64_t now)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
 	struct tl_endpoint ep;
@@ -59,7 +59,7 @@ int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *ms
 		tl_drop_pkt(&dev->cnt, m, TL_DROP_oversized);
 		return -1;
 	}
-	atomic_store_explicit(&pc->dp->last_tx_any_ns, tl_now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&pc->dp->last_tx_any_ns, now, memory_order_relaxed);
 	return frame_enqueue(dev, m);
 }
 
@@ -151,7 +151,7 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	pc->hs_retry_ns = (uint64_t)(dev->cfg->timers.rekey_timeout * 1e9) + tl_random_u32() % (333 * 1000000u);
 	dev->handshakes_sent++;
 	tl_log_debug("peer %u: sending handshake initiation", pc->dp->id);
-	return tl_send_frame(dev, pc, &msg, sizeof(msg));
+	return tl_send_frame(dev, pc, &msg, sizeof(msg), now);
 }
 
 struct rx_ctx {
@@ -239,7 +239,8 @@ static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
 	dev->handshakes_received++;
 	dev->cnt.consumed++;
 	tl_log_debug("peer %u: handshake initiation accepted, responding", pc->dp->id);
-	tl_send_frame(dev, pc, &resp, sizeof(resp));
+	pc->hs_last_sent_ns = c->now;
+	tl_send_frame(dev, pc, &resp, sizeof(resp), c->now);
 }
 
 static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg)

@@ -14,6 +14,19 @@ static uint64_t stamp(_Atomic uint64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
+/* A handshake message (initiation or response) went out less than REKEY_TIMEOUT ago, or
+ * an initiation's retry is not due yet. */
+static bool handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	uint64_t age = tl_age_ns(now, pc->hs_last_sent_ns);
+
+	if (!pc->hs_last_sent_ns)
+		return false;
+	if (pc->hs.state == TL_HS_CREATED_INITIATION)
+		return age < pc->hs_retry_ns;
+	return age < secs(dev->cfg->timers.rekey_timeout);
+}
+
 /* Retransmit an initiation after REKEY_TIMEOUT (+ jitter); give up after REKEY_ATTEMPT_TIME
  * and drop what was waiting for the session. */
 static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -37,26 +50,56 @@ static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 		tl_handshake_initiate(dev, pc, now);
 }
 
-/* Data sent and nothing authenticated back for KEEPALIVE + REKEY_TIMEOUT: new handshake. */
+/* Arming from two event stamps, as the previous tick saw them (*seen_*) and now: an
+ * arming event (data) arms the timer at its stamp unless it is already armed; an answering
+ * event disarms it. When both happened since the previous tick, the later stamp decides
+ * (a tie counts as answered: a worker stamps what it receives and what it sends in one
+ * burst with the same clock). The first unanswered event lies within the tick before its
+ * stamp was seen, so the timer is armed no more than a tick late. */
+static void arm_update(uint64_t *armed, uint64_t *seen_arm, uint64_t arm, uint64_t *seen_ans, uint64_t ans)
+{
+	bool new_arm = arm != *seen_arm, new_ans = ans != *seen_ans;
+
+	*seen_arm = arm;
+	*seen_ans = ans;
+	if (new_ans && (!new_arm || ans >= arm))
+		*armed = 0;
+	else if (new_arm && (!*armed || new_ans))
+		*armed = arm;
+}
+
+/* Data sent and nothing authenticated received since the first of it, for KEEPALIVE +
+ * REKEY_TIMEOUT: new handshake (once; more data sent arms it again). */
 static void new_handshake_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	const struct tl_cfg_timers *t = &dev->cfg->timers;
-	uint64_t tx = stamp(&pc->dp->last_tx_data_ns), rx = stamp(&pc->dp->last_rx_auth_ns);
 
-	if (!tx || rx >= tx || pc->hs_first_attempt_ns)
+	arm_update(&pc->new_hs_armed_ns, &pc->seen_tx_data_ns, stamp(&pc->dp->last_tx_data_ns),
+		   &pc->seen_rx_auth_ns, stamp(&pc->dp->last_rx_auth_ns));
+	if (!pc->new_hs_armed_ns ||
+	    tl_age_ns(now, pc->new_hs_armed_ns) < secs(t->keepalive_timeout + t->rekey_timeout))
 		return;
-	if (now - tx >= secs(t->keepalive_timeout + t->rekey_timeout) && tx - rx >= secs(t->keepalive_timeout + t->rekey_timeout))
+	pc->new_hs_armed_ns = 0;
+	if (!pc->hs_first_attempt_ns)
 		tl_handshake_initiate(dev, pc, now);
 }
 
-/* Data received and nothing sent back for KEEPALIVE_TIMEOUT: keepalive. */
+/* Data received and nothing sent since the first of it, for KEEPALIVE_TIMEOUT: keepalive,
+ * and again KEEPALIVE_TIMEOUT later if more data arrived meanwhile. */
 static void keepalive_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	const struct tl_cfg_timers *t = &dev->cfg->timers;
-	uint64_t rx = stamp(&pc->dp->last_rx_data_ns), tx = stamp(&pc->dp->last_tx_any_ns);
+	uint64_t armed;
 
-	if (rx && tx < rx && now - rx >= secs(t->keepalive_timeout))
-		tl_send_keepalive(dev, pc, now);
+	arm_update(&pc->keepalive_armed_ns, &pc->seen_rx_data_ns, stamp(&pc->dp->last_rx_data_ns),
+		   &pc->seen_tx_any_ns, stamp(&pc->dp->last_tx_any_ns));
+	armed = pc->keepalive_armed_ns;
+	if (!armed || tl_age_ns(now, armed) < secs(t->keepalive_timeout))
+		return;
+	tl_send_keepalive(dev, pc, now);
+	/* The keepalive (or the initiation sent instead) is ours: it does not disarm. */
+	pc->seen_tx_any_ns = stamp(&pc->dp->last_tx_any_ns);
+	pc->keepalive_armed_ns = pc->seen_rx_data_ns > armed ? now : 0;
 }
 
 static void persistent_keepalive_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -102,7 +145,11 @@ static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t n
 			atomic_store(&pc->dp->want_handshake, false);
 	}
 	tl_session_expire(dev, pc, now);
-	if (atomic_exchange(&pc->dp->want_handshake, false) && !pc->hs_first_attempt_ns)
+	/* A wish for a handshake waits out the rate limit (a response just sent: the
+	 * initiator's first data is on its way). */
+	if (atomic_load(&pc->dp->want_handshake) &&
+	    (pc->hs_first_attempt_ns || !handshake_recent(dev, pc, now)) &&
+	    atomic_exchange(&pc->dp->want_handshake, false) && !pc->hs_first_attempt_ns)
 		tl_handshake_initiate(dev, pc, now);
 	handshake_retry(dev, pc, now);
 	new_handshake_check(dev, pc, now);

@@ -1,0 +1,224 @@
+/* WireGuard's timers on the control plane, driven by the event stamps the workers leave
+ * (written here by the test, as a worker would) on a virtual clock ticked every 5 ms:
+ * a keepalive KEEPALIVE_TIMEOUT after the first unanswered data received, repeated while
+ * data keeps arriving; a new initiation KEEPALIVE_TIMEOUT + REKEY_TIMEOUT after the first
+ * unanswered data sent, even while more data is being sent; neither when traffic is
+ * answered; and no initiation within REKEY_TIMEOUT of a handshake response we sent. */
+#include "check.h"
+#include "ctrl_harness.h"
+#include "dataplane/packet.h"
+
+#define MS 1000000ull
+#define S (1000 * MS)
+#define TICK (5 * MS)
+#define WORKER_LAG (50 * 1000ull)       /* a worker's clock: its burst started a bit earlier */
+
+struct sent {
+	unsigned keepalives, initiations;
+	uint64_t first_keepalive, first_initiation;   /* h->now when seen, 0 = none */
+};
+
+/* Takes every frame the control plane sent to r and counts keepalives and initiations. */
+static void drain(struct tl_ch *h, const struct tl_ch_remote *r, struct sent *s)
+{
+	struct rte_mbuf *m;
+	struct tl_outer o;
+
+	while (rte_ring_dequeue(h->dev.workers[0].ctrl_tx, (void **)&m) == 0) {
+		if (tl_pkt_parse_outer(m, &r->at, r->port, &o) == TL_DROP_MAX && m->data_len >= 4) {
+			uint32_t type = tl_load32(rte_pktmbuf_mtod(m, void *));
+
+			if (type == TL_MSG_DATA && m->data_len == sizeof(struct tl_msg_data) + TL_AEAD_TAG_LEN) {
+				if (!s->keepalives++)
+					s->first_keepalive = h->now;
+			} else if (type == TL_MSG_INITIATION) {
+				if (!s->initiations++)
+					s->first_initiation = h->now;
+			}
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* We initiate, the peer answers: our session is current (a keepalive went out with it). */
+static bool session(struct tl_ch *h, struct tl_ch_remote *r, struct tl_peer_ctrl *pc)
+{
+	struct tl_msg_initiation ours;
+	struct tl_msg_response resp;
+
+	if (tl_handshake_initiate(&h->dev, pc, h->now) != 0 ||
+	    tl_ch_take(h, r, TL_MSG_INITIATION, &ours, sizeof(ours)) != (int)sizeof(ours) ||
+	    tl_ch_remote_respond(h, r, &ours, &resp) != 0)
+		return false;
+	h->now += MS;
+	tl_ch_deliver(h, r, &resp, sizeof(resp));
+	tl_ch_discard(h);
+	h->now += TICK;
+	tl_ch_tick(h);
+	return atomic_load(&pc->dp->current) != NULL;
+}
+
+static void worker_stamp(_Atomic uint64_t *a, uint64_t now)
+{
+	atomic_store(a, now - WORKER_LAG);
+}
+
+enum flow { RX_ONLY, TX_ONLY, RX_ANSWERED, TX_ANSWERED };
+
+/* dur of traffic, one packet every 100 ms, ticking every 5 ms; what was sent lands in s. */
+static void run(struct tl_ch *h, struct tl_ch_remote *r, struct tl_peer_ctrl *pc, enum flow f,
+		uint64_t dur, struct sent *s)
+{
+	struct tl_peer *p = pc->dp;
+	uint64_t end = h->now + dur, next = h->now + TICK;
+
+	while (h->now < end) {
+		h->now += TICK;
+		if (h->now >= next) {
+			next += 100 * MS;
+			if (f == RX_ONLY || f == RX_ANSWERED) {
+				worker_stamp(&p->last_rx_auth_ns, h->now);
+				worker_stamp(&p->last_rx_data_ns, h->now);
+			} else {
+				worker_stamp(&p->last_tx_any_ns, h->now);
+				worker_stamp(&p->last_tx_data_ns, h->now);
+			}
+		} else if (h->now == next - 50 * MS && (f == RX_ANSWERED || f == TX_ANSWERED)) {
+			if (f == RX_ANSWERED) {
+				worker_stamp(&p->last_tx_any_ns, h->now);
+				worker_stamp(&p->last_tx_data_ns, h->now);
+			} else {
+				worker_stamp(&p->last_rx_auth_ns, h->now);
+				worker_stamp(&p->last_rx_data_ns, h->now);
+			}
+		}
+		tl_ch_tick(h);
+		drain(h, r, s);
+	}
+}
+
+static bool setup(struct tl_ch *h, struct tl_ch_remote *r, struct tl_peer_ctrl **pc, uint8_t host)
+{
+	if (tl_ch_setup(h) != 0)
+		return false;
+	*pc = tl_ch_peer_add(h, r, host);
+	return *pc && session(h, r, *pc);
+}
+
+/* A one-way stream towards us: keepalives 10 s after its first packet, then every 10 s. */
+static void test_keepalive_one_way(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct sent s = { 0 };
+	uint64_t start;
+
+	CHECK(setup(&h, &r, &pc, 1), "setup and session");
+	start = h.now;
+	run(&h, &r, pc, RX_ONLY, 35 * S, &s);
+	CHECK(s.keepalives == 3, "35 s of one-way data received: %u keepalives, want 3", s.keepalives);
+	CHECK(s.first_keepalive >= start + 10 * S && s.first_keepalive <= start + 10 * S + 3 * TICK,
+	      "first keepalive %.3f s after the first data, want 10 s",
+	      (double)(s.first_keepalive - start) / S);
+	CHECK(s.initiations == 0, "no initiation while only receiving (%u)", s.initiations);
+	tl_ch_teardown(&h);
+}
+
+/* Answered traffic needs no keepalive and no new handshake. */
+static void test_answered(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct sent s = { 0 };
+
+	CHECK(setup(&h, &r, &pc, 2), "setup and session");
+	run(&h, &r, pc, RX_ANSWERED, 35 * S, &s);
+	run(&h, &r, pc, TX_ANSWERED, 35 * S, &s);
+	CHECK(s.keepalives == 0, "answered traffic: %u keepalives, want 0", s.keepalives);
+	CHECK(s.initiations == 0, "answered traffic: %u initiations, want 0", s.initiations);
+	tl_ch_teardown(&h);
+}
+
+/* We keep sending to a peer that answers nothing: an initiation 15 s after the first
+ * unanswered packet, although packets keep going out. */
+static void test_new_handshake_unanswered(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct sent s = { 0 };
+	uint64_t start;
+
+	CHECK(setup(&h, &r, &pc, 3), "setup and session");
+	start = h.now;
+	run(&h, &r, pc, TX_ONLY, 20 * S, &s);
+	CHECK(s.initiations >= 1, "20 s of unanswered data sent: an initiation (%u)", s.initiations);
+	CHECK(s.first_initiation >= start + 15 * S && s.first_initiation <= start + 15 * S + 3 * TICK,
+	      "first initiation %.3f s after the first unanswered data, want 15 s",
+	      (double)(s.first_initiation - start) / S);
+	tl_ch_teardown(&h);
+}
+
+/* The peer initiated, we responded; our host sends before the peer's first data arrives
+ * (the worker stages it and wants a handshake): no initiation of ours within
+ * REKEY_TIMEOUT of the response; the peer's data confirms the session and none is due. */
+static void test_responder_waits(bool confirmed)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct tl_msg_initiation init;
+	struct tl_msg_response resp;
+	struct sent s = { 0 };
+	uint64_t responded;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	pc = tl_ch_peer_add(&h, &r, 4);
+	CHECK(pc && tl_ch_remote_initiation(&h, &r, &init) == 0, "peer initiates");
+	if (!pc)
+		goto out;
+	tl_ch_deliver(&h, &r, &init, sizeof(init));
+	responded = h.now;
+	CHECK(tl_ch_take(&h, &r, TL_MSG_RESPONSE, &resp, sizeof(resp)) == (int)sizeof(resp), "we respond");
+	atomic_store(&pc->dp->want_handshake, true);
+	for (unsigned i = 0; i < 20; i++) {
+		h.now += TICK;
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+	}
+	CHECK(s.initiations == 0, "%u initiations within 100 ms of our response, want 0", s.initiations);
+	if (confirmed)
+		atomic_store(&pc->dp->next_confirmed, true);
+	while (h.now < responded + 8 * S) {
+		h.now += TICK;
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+	}
+	if (confirmed) {
+		CHECK(atomic_load(&pc->dp->current) != NULL, "the peer's data confirmed the session");
+		CHECK(s.initiations == 0, "confirmed: %u initiations, want 0", s.initiations);
+	} else {
+		CHECK(s.initiations == 1, "unconfirmed: %u initiations in 8 s, want 1", s.initiations);
+		CHECK(s.first_initiation >= responded + 5 * S && s.first_initiation <= responded + 5 * S + 2 * TICK,
+		      "unconfirmed: initiation %.3f s after the response, want REKEY_TIMEOUT (5 s)",
+		      (double)(s.first_initiation - responded) / S);
+	}
+out:
+	tl_ch_teardown(&h);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	if (tl_ch_eal_init(argv[0]) != 0)
+		return 1;
+	test_keepalive_one_way();
+	test_answered();
+	test_new_handshake_unanswered();
+	test_responder_waits(true);
+	test_responder_waits(false);
+	tl_ch_eal_fini();
+	return check_report();
+}
