@@ -63,11 +63,17 @@ int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *ms
 	return frame_enqueue(dev, m);
 }
 
-/* Sends an already encrypted-ready inner packet (or an empty one: keepalive). */
+/* Encrypts and sends an inner packet (or an empty one: keepalive); its ECN field is
+ * copied to the outer header. */
 static int send_data(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_keypair *kp,
 		     struct rte_mbuf *m, uint64_t now)
 {
-	enum tl_drop r = tl_encap_one(&dev->dp, dev->aead, pc->dp, kp, m, 0, now);
+	struct tl_inner in = { .ecn = 0 };
+	enum tl_drop r;
+
+	if (m->data_len && tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in) != TL_DROP_MAX)
+		in.ecn = 0;
+	r = tl_encap_one(&dev->dp, dev->aead, pc->dp, kp, m, in.ecn, now);
 
 	if (r != TL_DROP_MAX) {
 		tl_drop_pkt(&dev->cnt, m, r);

@@ -72,8 +72,8 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 
 /* Parks a packet while the peer has no session (want_handshake) or while the MAC of its
  * endpoint's next hop is being resolved, as a copy in the staging pool (port RX buffers
- * never wait on the control plane): oldest out when the peer's queue is full. The control
- * plane sends them once both are there. */
+ * never wait on the control plane), and behind packets parked before it: oldest out when
+ * the peer's queue is full. The control plane sends them, in order, once both are there. */
 static void stage_for(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m, bool want_handshake)
 {
 	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX), *old;
@@ -238,7 +238,8 @@ bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte
 		stage(w, peer, m);
 		return false;
 	}
-	if (endpoint_resolving(peer)) {
+	/* behind packets already staged: they leave first, in their order */
+	if (rte_ring_count(peer->staged) || endpoint_resolving(peer)) {
 		stage_for(w, peer, m, false);
 		return false;
 	}

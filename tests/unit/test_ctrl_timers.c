@@ -3,7 +3,8 @@
  * a keepalive KEEPALIVE_TIMEOUT after the first unanswered data received, repeated while
  * data keeps arriving; a new initiation KEEPALIVE_TIMEOUT + REKEY_TIMEOUT after the first
  * unanswered data sent, even while more data is being sent; neither when traffic is
- * answered; and no initiation within REKEY_TIMEOUT of a handshake response we sent. */
+ * answered; and no initiation within REKEY_TIMEOUT of a handshake response we sent. Also:
+ * packets staged for a session leave from the control plane with their inner ECN outside. */
 #include "check.h"
 #include "ctrl_harness.h"
 #include "dataplane/packet.h"
@@ -209,6 +210,58 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* A staged inner IPv4 packet with ECN codepoint ecn, from our host to the peer's network. */
+static bool stage_ip4(struct tl_ch *h, struct tl_peer_ctrl *pc, uint8_t ecn)
+{
+	static const uint8_t hdr[28] = { 0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0,
+					 10, 99, 0, 20, 10, 5, 0, 1, 0x30, 0x39, 0x30, 0x39, 0, 8, 0, 0 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->dev.dp.stage_pool);
+	uint8_t *p = m ? (uint8_t *)rte_pktmbuf_append(m, sizeof(hdr)) : NULL;
+
+	if (!p) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	memcpy(p, hdr, sizeof(hdr));
+	p[1] = ecn;
+	return rte_ring_enqueue(pc->dp->staged, m) == 0;
+}
+
+/* The outer ECN of the data messages the control plane sent to r, in order (-1: none). */
+static int outer_ecn(struct tl_ch *h, const struct tl_ch_remote *r)
+{
+	struct rte_mbuf *m = NULL;
+	struct tl_outer o;
+	int ecn = -1;
+
+	while (ecn < 0 && rte_ring_dequeue(h->dev.workers[0].ctrl_tx, (void **)&m) == 0) {
+		uint8_t tos = rte_pktmbuf_mtod_offset(m, const uint8_t *, TL_ETH_LEN)[1];
+
+		if (tl_pkt_parse_outer(m, &r->at, r->port, &o) == TL_DROP_MAX &&
+		    tl_load32(rte_pktmbuf_mtod(m, void *)) == TL_MSG_DATA)
+			ecn = tos & 3;
+		rte_pktmbuf_free(m);
+	}
+	return ecn;
+}
+
+static void test_staged_ecn(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	int e[3];
+
+	CHECK(setup(&h, &r, &pc, 5), "setup and session");
+	CHECK(stage_ip4(&h, pc, 2) && stage_ip4(&h, pc, 1) && stage_ip4(&h, pc, 0), "packets staged");
+	tl_staged_flush(&h.dev, pc, h.now);
+	for (int i = 0; i < 3; i++)
+		e[i] = outer_ecn(&h, &r);
+	CHECK(e[0] == 2 && e[1] == 1 && e[2] == 0, "staged packets ECT(0), ECT(1), Not-ECT left with outer ECN %d, %d, %d",
+	      e[0], e[1], e[2]);
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -219,6 +272,7 @@ int main(int argc, char **argv)
 	test_new_handshake_unanswered();
 	test_responder_waits(true);
 	test_responder_waits(false);
+	test_staged_ecn();
 	tl_ch_eal_fini();
 	return check_report();
 }

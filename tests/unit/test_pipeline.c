@@ -1,6 +1,7 @@
 /* The worker pipeline end to end on net_ring ports (pipeline.h): LAN -> WAN encryption
  * and WAN -> LAN decryption and delivery, the per-reason drops of bad data messages,
- * handshake messages handed to the control plane, and the per-port balance after each. */
+ * handshake messages handed to the control plane, packets queued behind staged ones, and the
+ * per-port balance after each. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -247,6 +248,46 @@ static void test_handshake_to_ctrl(void)
 	fixture_down(&f);
 }
 
+/* A packet staged while the peer had no session is still waiting when the session comes:
+ * the peer's next packet queues behind it (no handshake wanted for it), so both leave in
+ * their order. */
+static void test_staged_order(void)
+{
+	uint8_t a[256], b[256];
+	uint16_t la = tl_pl_ip(a, AF_INET, LAN_HOST4, PEER_HOST4, 200, 21);
+	uint16_t lb = tl_pl_ip(b, AF_INET, LAN_HOST4, PEER_HOST4, 200, 22);
+	struct rte_mbuf *m[2] = { NULL, NULL };
+	struct fixture f;
+	unsigned n, sent;
+
+	if (fixture_up(&f, &PEER4) != 0) {
+		CHECK(0, "staged order: setup");
+		return;
+	}
+	atomic_store(&f.peer->current, NULL);
+	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, a, la));
+	tl_pl_run(&f.pl);
+	CHECK(rte_ring_count(f.peer->staged) == 1, "staged order: first packet staged without a session");
+	atomic_store(&f.peer->current, f.kp);
+	atomic_store(&f.peer->want_handshake, false);
+	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, b, lb));
+	tl_pl_run(&f.pl);
+	sent = rte_ring_count(f.pl.tx[TL_PORT_WAN]);
+	CHECK(sent == 0, "staged order: %u frames sent past the staged packet", sent);
+	CHECK(!atomic_load(&f.peer->want_handshake), "staged order: asked for a handshake with a session");
+	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "staged order: drops");
+	CHECK(tl_pl_balanced(&f.pl), "staged order: balance");
+	n = rte_ring_dequeue_burst(f.peer->staged, (void **)m, 2, NULL);
+	CHECK(n == 2, "staged order: %u packets staged, expected 2", n);
+	CHECK(n == 2 && m[0]->data_len == la && !memcmp(rte_pktmbuf_mtod(m[0], void *), a, la) &&
+	      m[1]->data_len == lb && !memcmp(rte_pktmbuf_mtod(m[1], void *), b, lb),
+	      "staged order: staged packets differ or are out of order");
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+	tl_pl_discard(&f.pl);
+	fixture_down(&f);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -265,6 +306,7 @@ int main(int argc, char **argv)
 	test_bad_data(BAD_SOURCE, TL_DROP_src_not_allowed, "src_not_allowed");
 	test_no_route();
 	test_handshake_to_ctrl();
+	test_staged_order();
 	tl_pl_eal_fini();
 	return check_report();
 }
