@@ -106,6 +106,7 @@ record() {
 LOCKED=0
 bench_lab() {
 	RUN=$((RUN + 1))
+	IMPL_TUNLESS=()
 	if [ -n "${TL_LAB_LOCK:-}" ]; then
 		exec 9>"$TL_LAB_LOCK"
 		flock 9 && LOCKED=1
