@@ -144,7 +144,8 @@ def cmd_throughput(a):
         rec.update(status="error", error="no iperf3 UDP result")
     elif best is None:
         low = min(probes, key=lambda p: p["loss_percent"] or 0)
-        rec["metrics"] = {"pps": None, "gbit_s": None, "lowest_loss_percent": low["loss_percent"],
+        rec["metrics"] = {"pps": None, "gbit_s": None, "loss_percent": None, "vpn_cpu_percent": None,
+                          "cpu_percent_per_gbit_s": None, "lowest_loss_percent": low["loss_percent"],
                           "note": "no rate step below 1 % loss"}
     else:
         g = best["received_pps"] * a.size * 8 / 1e9
@@ -322,6 +323,11 @@ def cmd_assemble(a):
         if line.strip():
             recs.append(json.loads(line))
     versions = dict(v.split("=", 1) for v in a.version)
+    prev = load(os.path.join(a.outdir, "results.json")) if a.append else None
+    if prev:  # an earlier run into the same directory (run.sh --append): keep what it knew
+        versions = dict(prev.get("versions", {}), **versions)
+        a.load_start = prev["machine"].get("loadavg_start", a.load_start)
+        a.command = prev.get("command", "") + " ; " + a.command
     impls = []
     for impl in dict.fromkeys(r["impl"] for r in recs):
         sk = [r for r in recs if r["impl"] == impl and r["status"] == "skipped"]
@@ -388,6 +394,7 @@ def main():
     s.add_argument("--load-start", default="")
     s.add_argument("--video", default="30,20,1200")
     s.add_argument("--version", action="append", default=[])
+    s.add_argument("--append", action="store_true")
     a = p.parse_args()
     return {"record": cmd_record, "throughput": cmd_throughput, "latency": cmd_latency,
             "overload": cmd_overload, "nodrop": cmd_nodrop, "assemble": cmd_assemble}[a.cmd](a)

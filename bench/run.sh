@@ -8,6 +8,7 @@
 #   -o DIR   output directory (default bench/out-<profile>-<date>)
 #   -i       implementations: tunless,wireguard-go,boringtun,openvpn,kernel-wg (default: all)
 #   -s       scenarios: throughput,latency,overload,nodrop (default: all)
+#   --append keep DIR's records from an earlier run (e.g. other implementations) and report all
 # Env: TUNLESS_BUILD (meson build dir: tunlessd, tl-delayline), TL_LAB_LOCK (a lock file held
 # for each implementation's lab, e.g. /tmp/tunless-lab.lock, so other lab users can run in
 # between), BENCH_RATE (bottleneck Mbit/s).
@@ -27,6 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/bench/impl.sh"
 
 PROFILE=quick
+APPEND=
 OUTDIR=
 IMPLS=tunless,wireguard-go,boringtun,openvpn,kernel-wg
 SCENS=throughput,latency,overload,nodrop
@@ -37,7 +39,8 @@ while [ $# -gt 0 ]; do
 	-o) OUTDIR=${2:?-o DIR}; shift ;;
 	-i) IMPLS=${2:?-i impl,...}; shift ;;
 	-s) SCENS=${2:?-s scenario,...}; shift ;;
-	*) sed -n '2,19p' "$0"; exit 2 ;;
+	--append) APPEND=1 ;;
+	*) sed -n '2,20p' "$0"; exit 2 ;;
 	esac
 	shift
 done
@@ -45,22 +48,24 @@ done
 # ---- profiles ----------------------------------------------------------------------------------
 # T_*: seconds per measurement. TCP_TESTS: streams:direction (f = gwa->gwb, r = reverse).
 # UDP_PROBES: rate steps to find the highest rate with < 1 % loss. ND_Q_*: TUN queues of the
-# no-drop matrix (wireguard-go / the other TUN VPNs). TXQ: wireguard-go's txqueuelen variants.
+# no-drop matrix (wireguard-go / the other TUN VPNs). TXQ, THR_TXQ: wireguard-go's txqueuelen
+# variants in latency/overload and in throughput.
 # UDP payloads: 1392 B is the largest that fits the 1420-byte tunnel MTU (1400 would fragment).
 case $PROFILE in
 smoke)
 	RATE=${BENCH_RATE:-50} T_TCP=2 T_UDP=1 UDP_PROBES=1 TCP_TESTS="1:f" UDP_SIZES="1392"
 	T_LAT=3 T_OV=2 OV_X="2" T_ND=3 ND_RTTS="60" ND_Q_WGGO="25" ND_Q_OTHER="25" TXQ="500"
+	THR_TXQ="500"
 	;;
 quick)
-	RATE=${BENCH_RATE:-100} T_TCP=3 T_UDP=2 UDP_PROBES=3 TCP_TESTS="1:f 1:r 8:f 8:r"
-	UDP_SIZES="64 512 1392" T_LAT=6 T_OV=3 OV_X="0.5 1 1.5 2 3" T_ND=6 ND_RTTS="0 60 120"
-	ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="1 25 500" TXQ="500 25"
+	RATE=${BENCH_RATE:-100} T_TCP=3 T_UDP=2 UDP_PROBES=2 TCP_TESTS="1:f 1:r 8:f 8:r"
+	UDP_SIZES="64 512 1392" T_LAT=6 T_OV=3 OV_X="0.5 1 2 3" T_ND=5 ND_RTTS="0 60 120"
+	ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="25 500" TXQ="500 25" THR_TXQ="500"
 	;;
 full)
 	RATE=${BENCH_RATE:-100} T_TCP=10 T_UDP=4 UDP_PROBES=4 TCP_TESTS="1:f 1:r 8:f 8:r"
 	UDP_SIZES="64 512 1392" T_LAT=20 T_OV=8 OV_X="0.5 0.75 1 1.25 1.5 2 2.5 3" T_ND=20
-	ND_RTTS="0 60 120" ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="1 5 25 500" TXQ="500 25"
+	ND_RTTS="0 60 120" ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="1 5 25 500" TXQ="500 25" THR_TXQ="500 25"
 	;;
 esac
 VIDEO_FPS=30 VIDEO_BURST=20 VIDEO_SIZE=1200 # 5.8 Mbit/s in frames of 20 packets
@@ -81,7 +86,7 @@ mkdir -p "$OUTDIR/raw" || exit 1
 OUTDIR=$(cd "$OUTDIR" && pwd)
 WORK=$(mktemp -d /tmp/tl-benchrun.XXXXXX)
 RECORDS=$OUTDIR/raw/records.jsonl
-: >"$RECORDS"
+[ -n "$APPEND" ] || : >"$RECORDS"
 RUN=0
 STEP=0
 T0=$SECONDS
@@ -109,7 +114,8 @@ bench_lab() {
 	IMPL_TUNLESS=()
 	if [ -n "${TL_LAB_LOCK:-}" ]; then
 		exec 9>"$TL_LAB_LOCK"
-		flock 9 && LOCKED=1
+		flock 9 || { bench_say "could not take the lab lock $TL_LAB_LOCK"; exit 1; }
+		LOCKED=1
 	fi
 	lab_init "bn$(($$ % 10000))$RUN"
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
@@ -320,7 +326,7 @@ run_lab() { # <impl> <mode> <scenarios...>: one fresh lab, the VPN up, the scena
 	for s; do
 		case $s in
 		throughput)
-			for q in $([ "$impl" = wireguard-go ] && echo "$TXQ" || echo 500); do
+			for q in $([ "$impl" = wireguard-go ] && echo "$THR_TXQ" || echo 500); do
 				impl_txqueuelen "$impl" "$q"
 				sc_throughput "$impl" "$mode" "$q"
 			done
@@ -369,7 +375,7 @@ for impl in "${LIST[@]}"; do
 	run_impl "$impl"
 done
 step "report: results.json, plots, report.md, report.html"
-$BENCH assemble "$RECORDS" "$OUTDIR" --profile "$PROFILE" --command "$COMMAND" --rate "$RATE" \
+$BENCH assemble "$RECORDS" "$OUTDIR" ${APPEND:+--append} --profile "$PROFILE" --command "$COMMAND" --rate "$RATE" \
 	--load-start "$LOAD0" --burst "$BURST" --video "$VIDEO_FPS,$VIDEO_BURST,$VIDEO_SIZE" \
 	"${VERSIONS[@]}" --version "iperf3=$(iperf3 --version | head -n 1)" || exit 1
 $PY "$ROOT/bench/report.py" "$OUTDIR" || exit 1

@@ -13,7 +13,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../../scripts/env.sh"
 OUT=$(mktemp -d /tmp/tl-bench-smoke.XXXXXX)
-trap 'rm -rf "$OUT"' EXIT
+# Kept when something failed (or BENCH_SMOKE_KEEP=1), to look at.
+trap '[ "${BENCH_SMOKE_KEEP:-}${KEEP:-}" ] && echo "# output kept in $OUT" || rm -rf "$OUT"' EXIT
 PY=python3
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
 
@@ -92,4 +93,4 @@ print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF
 py=$?
-[ $rc -eq 0 ] && [ $py -eq 0 ] && [ $F -eq 0 ]
+[ $rc -eq 0 ] && [ $py -eq 0 ] && [ $F -eq 0 ] || { KEEP=1; exit 1; }
