@@ -8,6 +8,7 @@ record (one line); `assemble` makes results.json (schema in bench/README.md). St
   bench.py latency DIR --impl --mode --txq --rate MBIT
   bench.py overload DIR --impl --mode --txq --rate MBIT --x X
   bench.py nodrop DIR --impl --mode --queue Q|none --rtt MS --rate MBIT
+  bench.py rebuild RECORDS.jsonl         recompute overload/nodrop records from their raw dirs
   bench.py assemble RECORDS.jsonl OUTDIR --profile P --command C --rate R ... --version impl=text
 """
 import argparse
@@ -155,20 +156,84 @@ def cmd_throughput(a):
     emit(rec)
 
 
+LOC = re.compile(r"^(tun ring|tun rx|link|qdisc|socket|info: sndbuf) \((\S+) (\S+)")
+FORWARD_LINKS = {("client", "eth0", "tx"), ("gwa", "lan-a", "rx"), ("gwa", "wan-a", "tx"),
+                 ("wan", "p-gwa", "rx"), ("wan", "p-gwb", "tx"), ("gwb", "wan-b", "rx"),
+                 ("gwb", "lan-b", "tx"), ("server", "eth0", "rx")}
+
+
+def forward(key):
+    """Is this drop counter on the client -> server path? (TUN tx on gwa = into the tunnel;
+    TUN rx on gwb = out of it; sockets receiving on gwb and server; the delay line a_to_b.)
+    tunless's drop reasons carry no direction: all are counted."""
+    if key.startswith("delay line"):
+        return "a_to_b" in key
+    if key.startswith("tunless"):
+        return True
+    m = LOC.match(key)
+    if not m:
+        return True
+    kind, ns, dev = m.groups()
+    if kind == "tun ring":
+        return ns == "gwa"
+    if kind == "tun rx":
+        return ns == "gwb"
+    if kind == "link":
+        return (ns, dev, "tx" if "tx_dropped" in key else "rx") in FORWARD_LINKS
+    if kind == "qdisc":
+        return (ns, dev) in (("client", "eth0"), ("gwa", "wan-a"), ("gwa", "wg0"), ("gwa", "tun0"),
+                             ("wan", "p-gwb"), ("gwb", "lan-b"))
+    if kind == "socket":
+        return ns in ("gwb", "server")
+    return ns == "gwa"  # info: sndbuf
+
+
 def located_loss(d, extra=None):
+    """Drops on the forward path: {location: n}, {category: n}, total located, and the drops
+    seen on the reverse path (not part of the total)."""
     before, after = load(os.path.join(d, "before.json")), load(os.path.join(d, "after.json"))
     if not before or not after:
         return None, None, None
-    loc = ost.delta_loss(before, after)
+    raw = ost.delta_loss(before, after)
     for k, v in (extra or {}).items():
         if v:
-            loc[k] = v
+            raw[k] = v
+    loc, rev = {}, {}
+    # A parent qdisc (tbf) counts its child's (pfifo) drops again: one per device, the largest.
+    qmax = {}
+    for k, v in raw.items():
+        m = LOC.match(k)
+        if m and m.group(1) == "qdisc":
+            key = (m.group(2), m.group(3))
+            if v > qmax.get(key, (None, -1))[1]:
+                qmax[key] = (k, v)
+    keep_q = {kv[0] for kv in qmax.values()}
+    xsk = any(k.startswith("tunless") and "xsk" in k for k in raw)
+    for k, v in raw.items():
+        m = LOC.match(k)
+        if m and m.group(1) == "qdisc" and k not in keep_q:
+            continue
+        # tunless counts the kernel's drops at its AF_XDP rings itself (xsk_*): the veth's
+        # rx_dropped on its ports is the same packets.
+        if xsk and m and m.group(1) == "link" and "rx_dropped" in k and \
+                (m.group(2), m.group(3)) in (("gwa", "lan-a"), ("gwa", "wan-a"), ("gwb", "lan-b"), ("gwb", "wan-b")):
+            continue
+        if k.startswith("info: sndbuf"):
+            # SndbufErrors = sends the qdisc dropped (counted there) + sends refused for a full
+            # socket buffer, which the VPN drops or retries: the latter are counted here.
+            q = sum(v2 for (ns, _), (_, v2) in qmax.items() if ns == m.group(2))
+            v = max(0, v - q)
+            k = "socket send refused (%s UdpSndbufErrors - qdisc drops)" % m.group(2)
+            if not v:
+                continue
+        (loc if forward(k) else rev)[k] = v
     cats = {}
     for k, v in loc.items():
-        c = "delay_line" if k.startswith("delay line") else ost.category(k)
+        c = "delay_line" if k.startswith("delay line") else "send_refused" if k.startswith("socket send refused") \
+            else ost.category(k)
         cats[c] = cats.get(c, 0) + v
     located = sum(v for k, v in cats.items() if k not in UNLOCATED)
-    return loc, cats, located
+    return loc, cats, located, rev
 
 
 def link_delta(d, ns_suffix, ifname, field):
@@ -204,7 +269,7 @@ def cmd_latency(a):
 def cmd_overload(a):
     rec = base(a, "overload", {"offered_x": a.x, "rate_mbit_s": a.rate, "payload": 1200, "txqueuelen": a.txq})
     st = udp_result(os.path.join(a.dir, "iperf.json"))
-    loc, cats, located = located_loss(a.dir)
+    loc, cats, located, rev = located_loss(a.dir) if os.path.exists(os.path.join(a.dir, "after.json")) else (None, None, None, None)
     if st is None:
         rec.update(status="error", error="no iperf3 UDP result")
         return emit(rec)
@@ -222,7 +287,7 @@ def cmd_overload(a):
                       "located": located,
                       "unaccounted": (lost - located) if located is not None else None,
                       "loss_by_place": {k: v for k, v in (cats or {}).items() if k not in UNLOCATED}}
-    rec["samples"] = {"loss_locations": loc}
+    rec["samples"] = {"loss_locations": loc, "reverse_path_drops": rev}
     emit(rec)
 
 
@@ -236,7 +301,7 @@ def cmd_nodrop(a):
     for k in ("a_to_b", "b_to_a"):
         for c in ("queue_full", "too_big", "send_errors", "socket_drops", "held_at_exit"):
             extra["delay line %s %s" % (k, c)] = (dl.get(k) or {}).get(c, 0)
-    loc, cats, located = located_loss(a.dir, extra)
+    loc, cats, located, rev = located_loss(a.dir, extra) if os.path.exists(os.path.join(a.dir, "after.json")) else (None, None, None, None)
     sent, recv = link_delta(a.dir, "client", "eth0", "tx_packets"), link_delta(a.dir, "server", "eth0", "rx_packets")
     if "error" in t or vs is None:
         rec.update(status="error", error=t.get("error") or "video sender gave no result")
@@ -252,7 +317,9 @@ def cmd_nodrop(a):
         m["lost"] = sent - recv
         m["unaccounted"] = sent - recv - located
     rec["metrics"] = m
-    rec["samples"] = {"loss_locations": loc, "video_delay_p50_ms": (vr or {}).get("delay_p50_ms")}
+    m["reverse_path_drops"] = sum(rev.values()) if rev is not None else None
+    rec["samples"] = {"loss_locations": loc, "reverse_path_drops": rev,
+                      "video_delay_p50_ms": (vr or {}).get("delay_p50_ms")}
     emit(rec)
 
 
@@ -286,6 +353,30 @@ def summarize(recs, rate):
         s["tunless_unaccounted"] = {"cells": len(tl), "max": max((u for u in un if u is not None), default=None),
                                     "all_zero": all(u == 0 for u in un)}
         s["tunless_video_loss_percent"] = {str(r["params"]["rtt_ms"]): r["metrics"]["video_loss_percent"] for r in tl}
+    un = {}
+    for r in recs:
+        if r["scenario"] in ("nodrop", "overload") and r["status"] == "ok":
+            u = un.setdefault(r["impl"], {"cells": 0, "max_abs": 0, "all_zero": True})
+            v = r["metrics"].get("unaccounted")
+            u["cells"] += 1
+            u["all_zero"] = u["all_zero"] and v == 0
+            u["max_abs"] = max(u["max_abs"], abs(v)) if v is not None else u["max_abs"]
+    s["unaccounted_by_impl"] = un
+    places = {}
+    for r in tl:
+        for k, v in (r["metrics"].get("loss_by_place") or {}).items():
+            places[k] = places.get(k, 0) + v
+    for r in tl:
+        for k, v in (r["samples"].get("loss_locations") or {}).items():
+            if k.startswith("tunless"):
+                places["reason " + k.rsplit(" ", 1)[-1]] = places.get("reason " + k.rsplit(" ", 1)[-1], 0) + v
+    s["tunless_nodrop_loss_places"] = places
+    s["video_loss_percent_by_queue"] = {}
+    for r in recs:
+        if r["scenario"] == "nodrop" and r["status"] == "ok":
+            q = "none" if r["params"]["queue"] is None else str(r["params"]["queue"])
+            s["video_loss_percent_by_queue"].setdefault("%s q%s" % (r["impl"], q), {})[str(r["params"]["rtt_ms"])] = \
+                r["metrics"]["video_loss_percent"]
     rtts = sorted({r["params"]["rtt_ms"] for r in recs if r["scenario"] == "nodrop" and r["status"] == "ok"})
     if rtts:
         hi = rtts[-1]
@@ -356,9 +447,47 @@ def cmd_assemble(a):
         f.write("\n")
 
 
+def cmd_rebuild(argv):
+    """Recompute the overload and nodrop records of RECORDS.jsonl from their raw directories
+    (after a change of the loss accounting; the measurements are not repeated)."""
+    import contextlib
+    import io
+    path = argv[0]
+    raw = os.path.dirname(os.path.abspath(path))
+    out = []
+    for line in open(path):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        p = r["params"]
+        d = None
+        if r["scenario"] == "overload" and r["status"] == "ok":
+            d = os.path.join(raw, "%s-%s-q%s" % (r["impl"], r["mode"], p["txqueuelen"]), "overload-%g" % p["offered_x"])
+            ns = argparse.Namespace(impl=r["impl"], mode=r["mode"], dir=d, txq=p["txqueuelen"],
+                                    rate=p["rate_mbit_s"], x=p["offered_x"])
+            fn = cmd_overload
+        elif r["scenario"] == "nodrop" and r["status"] == "ok":
+            q = "none" if p["queue"] is None else str(p["queue"])
+            d = os.path.join(raw, "%s-%s" % (r["impl"], r["mode"]), "nodrop-q%s-rtt%d" % (q, p["rtt_ms"]))
+            ns = argparse.Namespace(impl=r["impl"], mode=r["mode"], dir=d, queue=q, rtt=p["rtt_ms"],
+                                    rate=p["rate_mbit_s"], txq=None)
+            fn = cmd_nodrop
+        if d and os.path.isdir(d):
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                fn(ns)
+            r = json.loads(buf.getvalue())
+        out.append(json.dumps(clean(r)))
+    with open(path + ".new", "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.rename(path + ".new", path)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "udp-probe":
         return cmd_udp_probe(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "rebuild":
+        return cmd_rebuild(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     common = argparse.ArgumentParser(add_help=False)

@@ -63,11 +63,12 @@ def plot_throughput(recs, out):
             if m:
                 xs.append(j + i * w)
                 g.append(m.get("gbit_s") or 0)
-                c.append(m.get("cpu_percent_per_gbit_s") or 0)
+                c.append(m.get("cpu_percent_per_gbit_s") or float("nan"))
         ax1.bar(xs, g, w, label=lb, color=color(lb))
         ax2.bar(xs, c, w, label=lb, color=color(lb))
     ax1.set_ylabel("Gbit/s (UDP: payload at < 1 % loss)")
-    ax2.set_ylabel("VPN CPU % per Gbit/s")
+    ax2.set_ylabel("VPN CPU % per Gbit/s (log)")
+    ax2.set_yscale("log")
     ax2.set_xticks([j + 0.4 - w / 2 for j in range(len(tests))])
     ax2.set_xticklabels(tests)
     ax1.legend(fontsize=8, ncol=3)
@@ -164,6 +165,17 @@ def statements(doc):
                    % ("0" if u["all_zero"] else "NOT 0", u["cells"], fmt(u["max"], "%s")))
     else:
         out.append("- tunless unaccounted loss: no tunless no-drop cell ran.")
+    pl = s.get("tunless_nodrop_loss_places")
+    if pl:
+        out.append("- Where tunless lost packets in the no-drop matrix: " + ", ".join("%s %d" % kv for kv in pl.items()) + ".")
+    ua = s.get("unaccounted_by_impl") or {}
+    if ua:
+        out.append("- Unaccounted loss, every no-drop and overload cell: " + ", ".join(
+            "%s %s (%d cells, max |x| %d)" % (k, "0" if v["all_zero"] else "not 0", v["cells"], v["max_abs"]) for k, v in ua.items()) + ".")
+    vq = s.get("video_loss_percent_by_queue") or {}
+    if vq:
+        out.append("- Video loss % by TUN queue and added RTT: " + "; ".join(
+            "%s: %s" % (k, ", ".join("%s @+%s" % (fmt(x, "%.1f"), rt) for rt, x in v.items())) for k, v in vq.items()) + ".")
     v = s.get("tunless_video_loss_percent")
     if v:
         out.append("- **tunless video-stream loss**: " + ", ".join("%s %% at +%s ms" % (fmt(x, "%.2f"), k) for k, x in v.items()) + ".")
@@ -187,7 +199,8 @@ def report_lines(doc, pngs):
          "Command: `%s`. Machine: %s, %d cores, kernel %s; load average %s at the start, %s at the end."
          % (doc["command"], m["cpu"], m["cores"], m["kernel"], m["loadavg_start"], m["loadavg_end"]), "",
          "This machine is shared with other sessions while the benchmark runs: every number is one "
-         "run and only indicative; compare ratios from the same run, not absolutes.", "",
+         "run and only indicative; compare ratios from the same run, not absolutes." +
+         ("" if doc["profile"] == "full" else " This is a `--%s` run (short runs, fewer cells than `--full`)." % doc["profile"]), "",
          "Bottleneck R = %d Mbit/s: %s (kernel-TUN VPNs); %s (tunless)." % (
              doc["settings"]["bottleneck_mbit_s"], doc["settings"]["bottleneck_tun_vpns"], doc["settings"]["bottleneck_tunless"]),
          "", "## Statements (this run)", ""]
@@ -216,9 +229,15 @@ def report_lines(doc, pngs):
                  ", ".join("%s %d" % kv for kv in (r["metrics"]["loss_by_place"] or {}).items()) or "-"]
                 for r in ok(recs, "nodrop")])
     L += ["", "Packets: client eth0 TX -> server eth0 RX (client -> server, both flows); located = drops "
-          "counted on the way (TUN ring = `ip -s link` TX drops of the TUN device, qdisc = `tc -s`, "
-          "socket = /proc/net/snmp, tunless = its drop reasons, delay line = its own counters); "
-          "unaccounted = lost - located.", "", "## Latency under load", "", "![latency](%s)" % pngs[3], ""]
+          "counted on that path (tun_ring = `ip -s link` TX drops of gwa's TUN device; qdisc = `tc -s` "
+          "on gwa's WAN, one per device (tbf repeats its pfifo's drops); socket = RcvbufErrors/MemErrors "
+          "on gwb and the server; send_refused = gwa's UdpSndbufErrors minus its qdisc drops: sends the "
+          "kernel refused for a full socket buffer, which the VPN dropped or retried; tunless_aqm / "
+          "tunless_other = tunless's drop reasons (xsk_ring_full: the kernel found the AF_XDP RX ring "
+          "of the port full; tunless counts it, the veth's rx_dropped is the same packets); "
+          "delay_line = its own counters); unaccounted = lost - located. Drops on the reverse path "
+          "(ACKs: gwb's TUN TX, ...) are in `reverse_path_drops` of results.json, not in located.",
+          "", "## Latency under load", "", "![latency](%s)" % pngs[3], ""]
     L += table(["implementation", "idle p50 ms", "load p50 ms", "load p99 ms", "added p50", "grade", "grade (p99)", "TCP Mbit/s"],
                [[label(r), fmt(r["metrics"]["idle_p50_ms"], "%.2f"), fmt(r["metrics"]["load_p50_ms"], "%.2f"),
                  fmt(r["metrics"]["load_p99_ms"], "%.2f"), fmt(r["metrics"]["added_p50_ms"], "%.2f"),
