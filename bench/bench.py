@@ -273,16 +273,15 @@ def cmd_overload(a):
     if st is None:
         rec.update(status="error", error="no iperf3 UDP result")
         return emit(rec)
-    # Counted on the wire: client eth0 TX -> server eth0 RX (what arrived after iperf3's server
-    # stopped counts as forwarded: it was queued, not lost).
+    # Loss counted on the wire: client eth0 TX -> server eth0 RX, after the queues drained
+    # (what arrived after iperf3's server stopped was queued, not lost). Forwarded = what the
+    # iperf3 server received during the test, over the test's seconds.
     sent, recv = link_delta(a.dir, "client", "eth0", "tx_packets"), link_delta(a.dir, "server", "eth0", "rx_packets")
     if sent is None or recv is None:
         sent, recv = st["sent"], st["received"]
     lost = sent - recv
-    secs = st["seconds"] or 1
     rec["metrics"] = {"offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
-                      "forwarded_pps": round(recv / secs, 1),
-                      "forwarded_mbit_s": round(recv * 1228 * 8 / secs / 1e6, 1),
+                      "forwarded_pps": st["received_pps"], "forwarded_mbit_s": st["received_mbit_s"],
                       "loss_percent": round(100.0 * lost / sent, 3) if sent else None, "lost": lost,
                       "located": located,
                       "unaccounted": (lost - located) if located is not None else None,
