@@ -120,7 +120,7 @@ def delta_loss(before, after):
             o = b.get("links", {}).get(ifn, {})
             tx_d = s["tx_dropped"] - o.get("tx_dropped", 0)
             rx_d = s["rx_dropped"] - o.get("rx_dropped", 0)
-            if ifn.startswith("wg"):
+            if ifn.startswith(("wg", "tun")):
                 add("tun ring (%s %s tx_dropped)" % (short, ifn), tx_d)
                 add("tun rx (%s %s rx_dropped)" % (short, ifn), rx_d)
             else:
@@ -262,7 +262,7 @@ def summary(argv):
         res["tunless_queues"] = info
     for ns, a in after["ns"].items():
         for ifn, s in a["links"].items():
-            if ifn.startswith("wg"):
+            if ifn.startswith(("wg", "tun")):
                 res.setdefault("tun", {})["%s %s" % (ns.split("-", 1)[-1], ifn)] = {"txqlen": s["txqlen"], "qdisc": s["qdisc"]}
     print(json.dumps(res))
     return 0

@@ -23,6 +23,7 @@ APT_PACKAGES=(
 	libelf-dev zlib1g-dev libpcap-dev libnuma-dev libclang-rt-14-dev
 	iproute2 iputils-ping iperf3 wireguard-tools tcpdump
 	python3 python3-scapy jq ethtool procps
+	openvpn openssl python3-matplotlib
 )
 
 CACHE=${TUNLESS_CACHE:-/var/cache/tunless}

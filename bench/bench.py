@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Records for bench/run.sh: each subcommand reads one cell's raw files and prints one JSON
+record (one line); `assemble` makes results.json (schema in bench/README.md). Stdlib only.
+
+  bench.py record --impl I --mode M --scenario S --params JSON --status skipped|error --message M
+  bench.py udp-probe IPERF.json           "ok" if loss < 1 %, else "more <next offered bit/s>"
+  bench.py throughput DIR --impl --mode --txq --test tcp|udp [--streams N --direction f|r | --size B]
+  bench.py latency DIR --impl --mode --txq --rate MBIT
+  bench.py overload DIR --impl --mode --txq --rate MBIT --x X
+  bench.py nodrop DIR --impl --mode --queue Q|none --rtt MS --rate MBIT
+  bench.py rebuild RECORDS.jsonl         recompute overload/nodrop records from their raw dirs
+  bench.py assemble RECORDS.jsonl OUTDIR --profile P --command C --rate R ... --version impl=text
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import overload_stats as ost  # noqa: E402
+
+SCHEMA = "tunless-bench/1"
+LOSS_OK = 1.0  # % loss below which a UDP rate step counts as carried
+UNLOCATED = ("info", "late")
+GRADES = ((5, "A+"), (30, "A"), (60, "B"), (200, "C"), (400, "D"))
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def clean(v):
+    """No NaN/inf in the output: they become null."""
+    if isinstance(v, float):
+        return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(v, dict):
+        return {k: clean(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [clean(x) for x in v]
+    return v
+
+
+def emit(rec):
+    print(json.dumps(clean(rec)))
+
+
+def base(a, scenario, params):
+    return {"impl": a.impl, "mode": a.mode, "scenario": scenario, "params": params,
+            "status": "ok", "metrics": {}, "samples": {}}
+
+
+def grade(added_ms):
+    if added_ms is None:
+        return None
+    for lim, g in GRADES:
+        if added_ms < lim:
+            return g
+    return "F"
+
+
+def rtts(path):
+    try:
+        return [float(x) for x in re.findall(r"time=([\d.]+) ms", open(path).read())]
+    except OSError:
+        return []
+
+
+def quantile(xs, p):
+    if not xs:
+        return None
+    s = sorted(xs)
+    return round(s[min(len(s) - 1, int(p * len(s)))], 3)
+
+
+def cpu(d, gbit):
+    c = load(os.path.join(d, "cpu.json")) or {}
+    if not c.get("wall_s"):
+        return None, None
+    pct = 100.0 * c["vpn_cpu_s"] / c["wall_s"]
+    return round(pct, 1), (round(pct / gbit, 1) if gbit else None)
+
+
+def udp_result(path):
+    """iperf3 UDP: packets sent/received, loss, received rate, seconds."""
+    r = load(path)
+    if not r or "error" in r or "end" not in r:
+        return None
+    st = ost.iperf_stats(path, "udp")
+    secs = r["end"].get("sum", r["end"].get("sum_received", {})).get("seconds") or 1
+    st["seconds"] = secs
+    st["received_pps"] = round(st["received"] / secs, 1)
+    return st
+
+
+def cmd_udp_probe(argv):
+    st = udp_result(argv[0])
+    if st is None or not st["sent"]:
+        print("fail 0")
+    elif (st["loss_percent"] or 0) < LOSS_OK:
+        print("ok")
+    else:
+        print("more %d" % int(st["received_mbit_s"] * 1e6 * 0.9))
+
+
+def cmd_throughput(a):
+    if a.test == "tcp":
+        rec = base(a, "throughput", {"test": "tcp", "streams": a.streams,
+                                     "direction": "reverse" if a.direction == "r" else "forward",
+                                     "txqueuelen": a.txq})
+        r = load(os.path.join(a.dir, "iperf.json"))
+        if not r or "error" in r or "end" not in r:
+            rec.update(status="error", error=(r or {}).get("error", "iperf3 gave no JSON"))
+            return emit(rec)
+        e = r["end"]
+        g = e["sum_received"]["bits_per_second"] / 1e9
+        pct, per = cpu(a.dir, g)
+        rec["metrics"] = {"gbit_s": round(g, 3), "retransmits": e["sum_sent"].get("retransmits"),
+                          "vpn_cpu_percent": pct, "cpu_percent_per_gbit_s": per}
+        rec["samples"]["interval_gbit_s"] = [round(i["sum"]["bits_per_second"] / 1e9, 3)
+                                             for i in r.get("intervals", [])]
+        return emit(rec)
+    rec = base(a, "throughput", {"test": "udp", "payload": a.size, "txqueuelen": a.txq})
+    probes, best = [], None
+    for n in sorted(os.listdir(a.dir)) if os.path.isdir(a.dir) else []:
+        st = udp_result(os.path.join(a.dir, n, "iperf.json"))
+        if st is None:
+            continue
+        pr = {"step": n, "sent": st["sent"], "received": st["received"], "loss_percent": st["loss_percent"],
+              "offered_mbit_s": st["sent_mbit_s"], "received_pps": st["received_pps"]}
+        g = st["received_pps"] * a.size * 8 / 1e9
+        pr["cpu_percent"], pr["cpu_percent_per_gbit_s"] = cpu(os.path.join(a.dir, n), g)
+        probes.append(pr)
+        if (st["loss_percent"] or 0) < LOSS_OK and (best is None or pr["received_pps"] > best["received_pps"]):
+            best = pr
+    rec["samples"]["rate_steps"] = probes
+    if not probes:
+        rec.update(status="error", error="no iperf3 UDP result")
+    elif best is None:
+        low = min(probes, key=lambda p: p["loss_percent"] or 0)
+        rec["metrics"] = {"pps": None, "gbit_s": None, "loss_percent": None, "vpn_cpu_percent": None,
+                          "cpu_percent_per_gbit_s": None, "lowest_loss_percent": low["loss_percent"],
+                          "note": "no rate step below 1 % loss"}
+    else:
+        g = best["received_pps"] * a.size * 8 / 1e9
+        rec["metrics"] = {"pps": best["received_pps"], "gbit_s": round(g, 4),
+                          "loss_percent": best["loss_percent"], "vpn_cpu_percent": best["cpu_percent"],
+                          "cpu_percent_per_gbit_s": best["cpu_percent_per_gbit_s"]}
+    emit(rec)
+
+
+LOC = re.compile(r"^(tun ring|tun rx|link|qdisc|socket|info: sndbuf) \((\S+) (\S+)")
+FORWARD_LINKS = {("client", "eth0", "tx"), ("gwa", "lan-a", "rx"), ("gwa", "wan-a", "tx"),
+                 ("wan", "p-gwa", "rx"), ("wan", "p-gwb", "tx"), ("gwb", "wan-b", "rx"),
+                 ("gwb", "lan-b", "tx"), ("server", "eth0", "rx")}
+
+
+def forward(key):
+    """Is this drop counter on the client -> server path? (TUN tx on gwa = into the tunnel;
+    TUN rx on gwb = out of it; sockets receiving on gwb and server; the delay line a_to_b.)
+    tunless's drop reasons carry no direction: all are counted."""
+    if key.startswith("delay line"):
+        return "a_to_b" in key
+    if key.startswith("tunless"):
+        return True
+    m = LOC.match(key)
+    if not m:
+        return True
+    kind, ns, dev = m.groups()
+    if kind == "tun ring":
+        return ns == "gwa"
+    if kind == "tun rx":
+        return ns == "gwb"
+    if kind == "link":
+        return (ns, dev, "tx" if "tx_dropped" in key else "rx") in FORWARD_LINKS
+    if kind == "qdisc":
+        return (ns, dev) in (("client", "eth0"), ("gwa", "wan-a"), ("gwa", "wg0"), ("gwa", "tun0"),
+                             ("wan", "p-gwb"), ("gwb", "lan-b"))
+    if kind == "socket":
+        return ns in ("gwb", "server")
+    return ns == "gwa"  # info: sndbuf
+
+
+def located_loss(d, extra=None):
+    """Drops on the forward path: {location: n}, {category: n}, total located, and the drops
+    seen on the reverse path (not part of the total)."""
+    before, after = load(os.path.join(d, "before.json")), load(os.path.join(d, "after.json"))
+    if not before or not after:
+        return None, None, None
+    raw = ost.delta_loss(before, after)
+    for k, v in (extra or {}).items():
+        if v:
+            raw[k] = v
+    loc, rev = {}, {}
+    # A parent qdisc (tbf) counts its child's (pfifo) drops again: one per device, the largest.
+    qmax = {}
+    for k, v in raw.items():
+        m = LOC.match(k)
+        if m and m.group(1) == "qdisc":
+            key = (m.group(2), m.group(3))
+            if v > qmax.get(key, (None, -1))[1]:
+                qmax[key] = (k, v)
+    keep_q = {kv[0] for kv in qmax.values()}
+    xsk = any(k.startswith("tunless") and "xsk" in k for k in raw)
+    for k, v in raw.items():
+        m = LOC.match(k)
+        if m and m.group(1) == "qdisc" and k not in keep_q:
+            continue
+        # tunless counts the kernel's drops at its AF_XDP rings itself (xsk_*): the veth's
+        # rx_dropped on its ports is the same packets.
+        if xsk and m and m.group(1) == "link" and "rx_dropped" in k and \
+                (m.group(2), m.group(3)) in (("gwa", "lan-a"), ("gwa", "wan-a"), ("gwb", "lan-b"), ("gwb", "wan-b")):
+            continue
+        if k.startswith("info: sndbuf"):
+            # SndbufErrors = sends the qdisc dropped (counted there) + sends refused for a full
+            # socket buffer, which the VPN drops or retries: the latter are counted here.
+            q = sum(v2 for (ns, _), (_, v2) in qmax.items() if ns == m.group(2))
+            v = max(0, v - q)
+            k = "socket send refused (%s UdpSndbufErrors - qdisc drops)" % m.group(2)
+            if not v:
+                continue
+        (loc if forward(k) else rev)[k] = v
+    cats = {}
+    for k, v in loc.items():
+        c = "delay_line" if k.startswith("delay line") else "send_refused" if k.startswith("socket send refused") \
+            else ost.category(k)
+        cats[c] = cats.get(c, 0) + v
+    located = sum(v for k, v in cats.items() if k not in UNLOCATED)
+    return loc, cats, located, rev
+
+
+def link_delta(d, ns_suffix, ifname, field):
+    before, after = load(os.path.join(d, "before.json")), load(os.path.join(d, "after.json"))
+    if not before or not after:
+        return None
+    for ns, a in after["ns"].items():
+        if ns.endswith("-" + ns_suffix) and ifname in a["links"]:
+            b = before["ns"].get(ns, {}).get("links", {}).get(ifname, {})
+            return a["links"][ifname][field] - b.get(field, 0)
+    return None
+
+
+def cmd_latency(a):
+    rec = base(a, "latency", {"rate_mbit_s": a.rate, "flows": 4, "txqueuelen": a.txq})
+    idle, ld = rtts(os.path.join(a.dir, "ping-idle.txt")), rtts(os.path.join(a.dir, "ping-load.txt"))
+    t = ost.iperf_stats(os.path.join(a.dir, "iperf.json"), "tcp")
+    if not ld:
+        rec.update(status="error", error="no ping reply under load (%s)" % t.get("error", "iperf3 ran"))
+    pl = ost.ping_stats(os.path.join(a.dir, "ping-load.txt"))
+    i50, l50, l99 = quantile(idle, 0.5), quantile(ld, 0.5), quantile(ld, 0.99)
+    add50 = round(l50 - i50, 3) if l50 is not None and i50 is not None else None
+    add99 = round(l99 - i50, 3) if l99 is not None and i50 is not None else None
+    lost = (pl.get("sent") or 0) - (pl.get("received") or 0)
+    rec["metrics"] = {"idle_p50_ms": i50, "load_p50_ms": l50, "load_p99_ms": l99,
+                      "added_p50_ms": add50, "added_p99_ms": add99, "grade": grade(add50),
+                      "grade_p99": grade(add99), "ping_lost": lost,
+                      "tcp_goodput_mbit_s": t.get("goodput_mbit_s"), "tcp_retransmits": t.get("retransmits")}
+    rec["samples"] = {"rtt_idle_ms": idle, "rtt_load_ms": ld}
+    emit(rec)
+
+
+def cmd_overload(a):
+    rec = base(a, "overload", {"offered_x": a.x, "rate_mbit_s": a.rate, "payload": 1200, "txqueuelen": a.txq})
+    st = udp_result(os.path.join(a.dir, "iperf.json"))
+    loc, cats, located, rev = located_loss(a.dir) if os.path.exists(os.path.join(a.dir, "after.json")) else (None, None, None, None)
+    if st is None:
+        rec.update(status="error", error="no iperf3 UDP result")
+        return emit(rec)
+    # Loss counted on the wire: client eth0 TX -> server eth0 RX, after the queues drained
+    # (what arrived after iperf3's server stopped was queued, not lost). Forwarded = what the
+    # iperf3 server received during the test, over the test's seconds.
+    sent, recv = link_delta(a.dir, "client", "eth0", "tx_packets"), link_delta(a.dir, "server", "eth0", "rx_packets")
+    if sent is None or recv is None:
+        sent, recv = st["sent"], st["received"]
+    lost = sent - recv
+    rec["metrics"] = {"offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
+                      "forwarded_pps": st["received_pps"], "forwarded_mbit_s": st["received_mbit_s"],
+                      "loss_percent": round(100.0 * lost / sent, 3) if sent else None, "lost": lost,
+                      "located": located,
+                      "unaccounted": (lost - located) if located is not None else None,
+                      "loss_by_place": {k: v for k, v in (cats or {}).items() if k not in UNLOCATED}}
+    rec["samples"] = {"loss_locations": loc, "reverse_path_drops": rev}
+    emit(rec)
+
+
+def cmd_nodrop(a):
+    q = None if a.queue == "none" else int(a.queue)
+    rec = base(a, "nodrop", {"queue": q, "rtt_ms": a.rtt, "rate_mbit_s": a.rate})
+    t = ost.iperf_stats(os.path.join(a.dir, "iperf.json"), "tcp")
+    vs, vr = load(os.path.join(a.dir, "video-sent.json")), load(os.path.join(a.dir, "video-recv.json"))
+    dl = load(os.path.join(a.dir, "delayline.json")) or {}
+    extra = {}
+    for k in ("a_to_b", "b_to_a"):
+        for c in ("queue_full", "too_big", "send_errors", "socket_drops", "held_at_exit"):
+            extra["delay line %s %s" % (k, c)] = (dl.get(k) or {}).get(c, 0)
+    loc, cats, located, rev = located_loss(a.dir, extra) if os.path.exists(os.path.join(a.dir, "after.json")) else (None, None, None, None)
+    sent, recv = link_delta(a.dir, "client", "eth0", "tx_packets"), link_delta(a.dir, "server", "eth0", "rx_packets")
+    if "error" in t or vs is None:
+        rec.update(status="error", error=t.get("error") or "video sender gave no result")
+    vsent, vrecv = (vs or {}).get("sent"), (vr or {"received": 0}).get("received")
+    m = {"tcp_goodput_mbit_s": t.get("goodput_mbit_s"), "tcp_retransmits": t.get("retransmits"),
+         "video_sent": vsent, "video_received": vrecv,
+         "video_loss_percent": round(100.0 * (vsent - vrecv) / vsent, 3) if vsent else None,
+         "video_delay_p99_ms": (vr or {}).get("delay_p99_ms"),
+         "packets_sent": sent, "packets_received": recv, "lost": None, "located": located,
+         "unaccounted": None, "loss_by_place": cats,
+         "delay_line_forwarded": sum((dl.get(k) or {}).get("forwarded", 0) for k in ("a_to_b", "b_to_a")) if dl else None}
+    if sent is not None and recv is not None and located is not None:
+        m["lost"] = sent - recv
+        m["unaccounted"] = sent - recv - located
+    rec["metrics"] = m
+    m["reverse_path_drops"] = sum(rev.values()) if rev is not None else None
+    rec["samples"] = {"loss_locations": loc, "reverse_path_drops": rev,
+                      "video_delay_p50_ms": (vr or {}).get("delay_p50_ms")}
+    emit(rec)
+
+
+def cmd_record(a):
+    rec = {"impl": a.impl, "mode": a.mode, "scenario": a.scenario, "params": json.loads(a.params or "{}"),
+           "status": a.status, "metrics": {}, "samples": {}}
+    rec["reason" if a.status == "skipped" else "error"] = a.message
+    emit(rec)
+
+
+# ---- results.json ------------------------------------------------------------------------------
+def pick(recs, impl, scenario, **params):
+    out = []
+    for r in recs:
+        if r["impl"] != impl or r["scenario"] != scenario or r["status"] != "ok":
+            continue
+        if all(r["params"].get(k) == v for k, v in params.items()):
+            out.append(r)
+    return out
+
+
+def ratio(x, y):
+    return round(x / y, 3) if x is not None and y else None
+
+
+def summarize(recs, rate):
+    s = {}
+    tl = pick(recs, "tunless", "nodrop")
+    if tl:
+        un = [r["metrics"]["unaccounted"] for r in tl]
+        s["tunless_unaccounted"] = {"cells": len(tl), "max": max((u for u in un if u is not None), default=None),
+                                    "all_zero": all(u == 0 for u in un)}
+        s["tunless_video_loss_percent"] = {str(r["params"]["rtt_ms"]): r["metrics"]["video_loss_percent"] for r in tl}
+    un = {}
+    for r in recs:
+        if r["scenario"] in ("nodrop", "overload") and r["status"] == "ok":
+            u = un.setdefault(r["impl"], {"cells": 0, "max_abs": 0, "all_zero": True})
+            v = r["metrics"].get("unaccounted")
+            u["cells"] += 1
+            u["all_zero"] = u["all_zero"] and v == 0
+            u["max_abs"] = max(u["max_abs"], abs(v)) if v is not None else u["max_abs"]
+    s["unaccounted_by_impl"] = un
+    places = {}
+    for r in tl:
+        for k, v in (r["metrics"].get("loss_by_place") or {}).items():
+            places[k] = places.get(k, 0) + v
+    for r in tl:
+        for k, v in (r["samples"].get("loss_locations") or {}).items():
+            if k.startswith("tunless"):
+                places["reason " + k.rsplit(" ", 1)[-1]] = places.get("reason " + k.rsplit(" ", 1)[-1], 0) + v
+    s["tunless_nodrop_loss_places"] = places
+    s["video_loss_percent_by_queue"] = {}
+    for r in recs:
+        if r["scenario"] == "nodrop" and r["status"] == "ok":
+            q = "none" if r["params"]["queue"] is None else str(r["params"]["queue"])
+            s["video_loss_percent_by_queue"].setdefault("%s q%s" % (r["impl"], q), {})[str(r["params"]["rtt_ms"])] = \
+                r["metrics"]["video_loss_percent"]
+    rtts = sorted({r["params"]["rtt_ms"] for r in recs if r["scenario"] == "nodrop" and r["status"] == "ok"})
+    if rtts:
+        hi = rtts[-1]
+        a = pick(recs, "tunless", "nodrop", rtt_ms=hi)
+        b = pick(recs, "wireguard-go", "nodrop", rtt_ms=hi, queue=25)
+        ga = a[0]["metrics"]["tcp_goodput_mbit_s"] if a else None
+        gb = b[0]["metrics"]["tcp_goodput_mbit_s"] if b else None
+        s["tcp_goodput_high_rtt"] = {"rtt_ms": hi, "tunless_mbit_s": ga, "wireguard_go_q25_mbit_s": gb,
+                                     "ratio": ratio(ga, gb),
+                                     "gain_percent": round(100 * (ga / gb - 1), 1) if ga and gb else None,
+                                     "study_nodrop_gain_percent": 36}
+    grades = {}
+    for r in recs:
+        if r["scenario"] == "latency" and r["status"] == "ok":
+            k = r["impl"] + ("" if r["params"].get("txqueuelen") in (None, 500) else " txq%s" % r["params"]["txqueuelen"])
+            grades[k] = {"grade": r["metrics"]["grade"], "added_p50_ms": r["metrics"]["added_p50_ms"],
+                         "added_p99_ms": r["metrics"]["added_p99_ms"], "grade_p99": r["metrics"]["grade_p99"]}
+    s["latency_grades"] = grades
+    tp = {}
+    for impl in ("wireguard-go", "boringtun", "openvpn", "kernel-wg"):
+        for r in pick(recs, "tunless", "throughput"):
+            p = dict(r["params"])
+            p.pop("txqueuelen", None)
+            o = [x for x in pick(recs, impl, "throughput", txqueuelen=500, **p)]
+            if o:
+                label = "%s %s" % (p["test"], "%s stream(s) %s" % (p["streams"], p["direction"]) if p["test"] == "tcp" else "%d B" % p["payload"])
+                tp.setdefault(label, {})["tunless/" + impl] = ratio(r["metrics"].get("gbit_s"), o[0]["metrics"].get("gbit_s"))
+    s["throughput_ratios"] = tp
+    return s
+
+
+def cmd_assemble(a):
+    recs = []
+    for line in open(a.records):
+        if line.strip():
+            recs.append(json.loads(line))
+    versions = dict(v.split("=", 1) for v in a.version)
+    prev = load(os.path.join(a.outdir, "results.json")) if a.append else None
+    if prev:  # an earlier run into the same directory (run.sh --append): keep what it knew
+        versions = dict(prev.get("versions", {}), **versions)
+        a.load_start = prev["machine"].get("loadavg_start", a.load_start)
+        a.command = prev.get("command", "") + " ; " + a.command
+    impls = []
+    for impl in dict.fromkeys(r["impl"] for r in recs):
+        sk = [r for r in recs if r["impl"] == impl and r["status"] == "skipped"]
+        impls.append({"id": impl, "version": versions.get(impl), "available": not sk,
+                      "reason": sk[0].get("reason") if sk else None})
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    fps, burst, size = (int(x) for x in a.video.split(","))
+    doc = {
+        "schema": SCHEMA, "profile": a.profile, "command": a.command,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count(),
+                    "loadavg_start": a.load_start, "loadavg_end": " ".join(open("/proc/loadavg").read().split()[:3])},
+        "versions": versions,
+        "settings": {"bottleneck_mbit_s": a.rate,
+                     "bottleneck_tun_vpns": "gwa wan-a: stab overhead 24, tbf rate %dmbit burst %d + pfifo limit 1000" % (a.rate, a.burst),
+                     "bottleneck_tunless": "ports.wan.shaper: {rate_bps: %d} on gwa, AQM defaults" % (a.rate * 1000000),
+                     "video": {"fps": fps, "packets_per_frame": burst, "payload": size,
+                               "mbit_s": round(fps * burst * size * 8 / 1e6, 2)},
+                     "udp_loss_threshold_percent": LOSS_OK,
+                     "grades_ms": {"A+": 5, "A": 30, "B": 60, "C": 200, "D": 400}},
+        "implementations": impls, "records": recs, "summary": summarize(recs, a.rate),
+    }
+    os.makedirs(a.outdir, exist_ok=True)
+    with open(os.path.join(a.outdir, "results.json"), "w") as f:
+        json.dump(clean(doc), f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
+def cmd_rebuild(argv):
+    """Recompute the overload and nodrop records of RECORDS.jsonl from their raw directories
+    (after a change of the loss accounting; the measurements are not repeated)."""
+    import contextlib
+    import io
+    path = argv[0]
+    raw = os.path.dirname(os.path.abspath(path))
+    out = []
+    for line in open(path):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        p = r["params"]
+        d = None
+        if r["scenario"] == "overload" and r["status"] == "ok":
+            d = os.path.join(raw, "%s-%s-q%s" % (r["impl"], r["mode"], p["txqueuelen"]), "overload-%g" % p["offered_x"])
+            ns = argparse.Namespace(impl=r["impl"], mode=r["mode"], dir=d, txq=p["txqueuelen"],
+                                    rate=p["rate_mbit_s"], x=p["offered_x"])
+            fn = cmd_overload
+        elif r["scenario"] == "nodrop" and r["status"] == "ok":
+            q = "none" if p["queue"] is None else str(p["queue"])
+            d = os.path.join(raw, "%s-%s" % (r["impl"], r["mode"]), "nodrop-q%s-rtt%d" % (q, p["rtt_ms"]))
+            ns = argparse.Namespace(impl=r["impl"], mode=r["mode"], dir=d, queue=q, rtt=p["rtt_ms"],
+                                    rate=p["rate_mbit_s"], txq=None)
+            fn = cmd_nodrop
+        if d and os.path.isdir(d):
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                fn(ns)
+            r = json.loads(buf.getvalue())
+        out.append(json.dumps(clean(r)))
+    with open(path + ".new", "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.rename(path + ".new", path)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "udp-probe":
+        return cmd_udp_probe(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "rebuild":
+        return cmd_rebuild(sys.argv[2:])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--impl", required=True)
+    common.add_argument("--mode", required=True)
+    r = sub.add_parser("record", parents=[common])
+    r.add_argument("--scenario", required=True)
+    r.add_argument("--params", default="{}")
+    r.add_argument("--status", required=True, choices=("skipped", "error"))
+    r.add_argument("--message", default="")
+    for name in ("throughput", "latency", "overload", "nodrop"):
+        s = sub.add_parser(name, parents=[common])
+        s.add_argument("dir")
+        s.add_argument("--txq", type=int, default=None)
+        s.add_argument("--rate", type=int, default=None)
+        if name == "throughput":
+            s.add_argument("--test", choices=("tcp", "udp"), required=True)
+            s.add_argument("--streams", type=int, default=1)
+            s.add_argument("--direction", default="f")
+            s.add_argument("--size", type=int, default=1400)
+        if name == "overload":
+            s.add_argument("--x", type=float, required=True)
+        if name == "nodrop":
+            s.add_argument("--queue", required=True)
+            s.add_argument("--rtt", type=int, required=True)
+    s = sub.add_parser("assemble")
+    s.add_argument("records")
+    s.add_argument("outdir")
+    s.add_argument("--profile", required=True)
+    s.add_argument("--command", default="")
+    s.add_argument("--rate", type=int, required=True)
+    s.add_argument("--burst", type=int, default=0)
+    s.add_argument("--load-start", default="")
+    s.add_argument("--video", default="30,20,1200")
+    s.add_argument("--version", action="append", default=[])
+    s.add_argument("--append", action="store_true")
+    a = p.parse_args()
+    return {"record": cmd_record, "throughput": cmd_throughput, "latency": cmd_latency,
+            "overload": cmd_overload, "nodrop": cmd_nodrop, "assemble": cmd_assemble}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)

@@ -1,0 +1,183 @@
+# shellcheck shell=bash
+# bench/run.sh's implementations: how each VPN is brought up in the gateway lab
+# (tests/integration/lab.sh lab_gateway), each in fresh namespaces. Sourced by bench/run.sh.
+#
+#   client 10.1.0.2 ── lan-a [gwa] wan-a 10.99.0.1 ── wan (br-wan or tl-delayline) ── wan-b 10.99.0.2 [gwb] lan-b ── 10.2.0.2 server
+#   tunnel addresses 10.77.0.1 (gwa) <-> 10.77.0.2 (gwb); LAN routes 10.1.0.0/24 <-> 10.2.0.0/24
+#
+#   impl_up <impl> <mode>   mode host: the tunnel between gwa and gwb (10.77.0.x) only
+#                           (tunless: configs/host-{a,b}.yaml on the WAN veths);
+#                           mode gateway (tunless) / tun (the others): plus the LANs (kernel-TUN
+#                           VPNs route them into their TUN device, which also has 10.77.0.x;
+#                           tunless runs configs/gateway-{a,b}.yaml with the WAN shaper at
+#                           $RATE Mbit/s on gwa)
+#   impl_txqueuelen <impl> <n>   set the TUN device's txqueuelen on both gateways
+#   impl_tun_dev <impl>          the TUN device name (wg0, tun0), empty for tunless
+#   impl_version <impl>          one line
+#   impl_available <impl>        0 if it can run here; else prints why not
+#   IMPL_TUNLESS                 the two tunless instance names (for telemetry), when up
+
+IMPL_TUNLESS=()
+
+impl_tun_dev() {
+	case $1 in
+	tunless) echo "" ;;
+	openvpn) echo tun0 ;;
+	*) echo wg0 ;;
+	esac
+}
+
+impl_version() {
+	case $1 in
+	tunless) echo "tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" ;;
+	wireguard-go) "$WG_GO" --version 2>/dev/null | head -n 1 ;;
+	boringtun) "$BORINGTUN" --version 2>/dev/null | head -n 1 ;;
+	openvpn) openvpn --version 2>/dev/null | head -n 1 | cut -d' ' -f1-2 ;;
+	kernel-wg) echo "kernel $(uname -r) wireguard module" ;;
+	esac
+}
+
+impl_available() {
+	local ns e
+	case $1 in
+	tunless) [ -x "$TUNLESSD" ] || { echo "$TUNLESSD not built (meson setup build && ninja -C build)"; return 1; } ;;
+	wireguard-go) [ -x "$WG_GO" ] || { echo "$WG_GO missing (scripts/setup.sh)"; return 1; } ;;
+	boringtun) [ -x "$BORINGTUN" ] || { echo "$BORINGTUN missing (scripts/setup.sh)"; return 1; } ;;
+	openvpn) command -v openvpn >/dev/null && command -v openssl >/dev/null ||
+		{ echo "openvpn/openssl not installed (scripts/setup.sh)"; return 1; } ;;
+	kernel-wg)
+		ns=tlbench-wgprobe-$$
+		ip netns add "$ns" 2>/dev/null || { echo "cannot create a namespace to probe"; return 1; }
+		e=$(ip -n "$ns" link add wgprobe type wireguard 2>&1)
+		local rc=$?
+		ip netns del "$ns" 2>/dev/null
+		[ $rc -eq 0 ] || { echo "this kernel has no WireGuard module ('ip link add type wireguard': ${e:-failed})"; return 1; }
+		;;
+	*) echo "unknown implementation"; return 1 ;;
+	esac
+}
+
+impl_txqueuelen() {
+	local dev ns
+	dev=$(impl_tun_dev "$1")
+	[ -n "$dev" ] || return 0
+	for ns in gwa gwb; do lab_exec "$ns" ip link set "$dev" txqueuelen "$2" || return 1; done
+}
+
+# ---- WireGuard over TUN (wireguard-go, boringtun) and kernel WireGuard --------------------------
+wg_keys() {
+	[ -s "$LAB_DIR/gwa.key" ] && return 0
+	(umask 077 && wg genkey >"$LAB_DIR/gwa.key" && wg genkey >"$LAB_DIR/gwb.key")
+}
+
+wg_dev_up() { # <impl> <ns>
+	case $1 in
+	wireguard-go)
+		lab_bg "$2" "$LAB_DIR/$1-$2.log" env WG_PROCESS_FOREGROUND=1 LOG_LEVEL=error "$WG_GO" wg0 ;;
+	boringtun)
+		# --disable-drop-privileges: stay root so it can keep using the TUN device.
+		lab_bg "$2" "$LAB_DIR/$1-$2.log" env WG_SUDO=1 "$BORINGTUN" --foreground \
+			--disable-drop-privileges --log "$LAB_DIR/$1-$2.out" wg0 ;;
+	kernel-wg) lab_exec "$2" ip link add wg0 type wireguard || return 1 ;;
+	esac
+	lab_wait_for 10 lab_exec "$2" wg show wg0
+}
+
+wg_up() { # <impl> <mode>
+	local impl=$1 mode=$2 me peer lan_me lan_peer tip ptip wip
+	wg_keys || return 1
+	for me in gwa gwb; do wg_dev_up "$impl" "$me" || { bench_say "$impl: no wg0 in $me"; return 1; }; done
+	for me in gwa gwb; do
+		if [ $me = gwa ]; then peer=gwb tip=10.77.0.1 ptip=10.77.0.2 wip=10.99.0.2 lan_peer=10.2.0.0/24
+		else peer=gwa tip=10.77.0.2 ptip=10.77.0.1 wip=10.99.0.1 lan_peer=10.1.0.0/24; fi
+		lab_exec $me wg set wg0 private-key "$LAB_DIR/$me.key" listen-port 51820 \
+			peer "$(wg pubkey <"$LAB_DIR/$peer.key")" allowed-ips "$ptip/32,$lan_peer" \
+			endpoint "$wip:51820" || return 1
+		lab_exec $me ip addr add "$tip/24" dev wg0 || return 1
+		lab_exec $me ip link set wg0 mtu 1420 txqueuelen 500 up || return 1
+		[ "$mode" = host ] || lab_exec $me ip route add "$lan_peer" dev wg0 || return 1
+	done
+	lab_wait_ping gwa 10.77.0.2 15
+}
+
+# ---- OpenVPN 2.6 over TUN: UDP, AES-256-GCM, TLS with certificates made at run time ------------
+ovpn_certs() { # once per run, in $1
+	local d=$1 n
+	[ -s "$d/client.crt" ] && return 0
+	mkdir -p "$d"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=tlbench-ca -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null || return 1
+	for n in server client; do
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$n" \
+			-keyout "$d/$n.key" -out "$d/$n.csr" 2>/dev/null &&
+			openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+				-CAcreateserial -days 2 -out "$d/$n.crt" 2>/dev/null || return 1
+	done
+}
+
+ovpn_up() { # <mode>
+	local mode=$1 d=$WORK/ovpn me role tip ptip wip lan_peer
+	ovpn_certs "$d" || { bench_say "openvpn: certificate generation failed"; return 1; }
+	for me in gwa gwb; do
+		if [ $me = gwa ]; then role="--tls-client --cert $d/client.crt --key $d/client.key" tip=10.77.0.1 ptip=10.77.0.2 wip=10.99.0.2 lan_peer=10.2.0.0/24
+		else role="--tls-server --dh none --cert $d/server.crt --key $d/server.key" tip=10.77.0.2 ptip=10.77.0.1 wip=10.99.0.1 lan_peer=10.1.0.0/24; fi
+		# shellcheck disable=SC2086
+		lab_bg $me "$LAB_DIR/openvpn-$me.log" openvpn --dev tun0 --dev-type tun --disable-dco \
+			--proto udp --port 1194 --remote "$wip" 1194 --ifconfig "$tip" "$ptip" \
+			--ca "$d/ca.crt" $role --cipher AES-256-GCM --data-ciphers AES-256-GCM \
+			--tun-mtu 1420 --txqueuelen 500 --fast-io --verb 1
+	done
+	for me in gwa gwb; do
+		lab_wait_for 20 lab_exec $me ip link show tun0 || { bench_say "openvpn: no tun0 in $me"; return 1; }
+	done
+	if [ "$mode" != host ]; then
+		lab_exec gwa ip route add 10.2.0.0/24 dev tun0 && lab_exec gwb ip route add 10.1.0.0/24 dev tun0 || return 1
+	fi
+	lab_wait_ping gwa 10.77.0.2 30
+}
+
+# ---- tunless -----------------------------------------------------------------------------------
+tunless_up() { # <mode>
+	local x cfg name
+	IMPL_TUNLESS=()
+	for x in a b; do
+		name=tb$(($$ % 10000))$RUN$x
+		cfg=$LAB_DIR/tunless-$x.yaml
+		if [ "$1" = host ]; then
+			sed -e "s/^name: .*/name: $name/" -e "s/veth-$x/wan-$x/" "$ROOT/configs/host-$x.yaml" >"$cfg"
+		else
+			sed -e "s/^name: .*/name: $name/" "$ROOT/configs/gateway-$x.yaml" >"$cfg"
+		fi
+		IMPL_TUNLESS+=("$name")
+		lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$name"
+	done
+	if [ "$1" != host ]; then
+		sed -i -e "s/^\( *wan: {iface: wan-a\)}/\1, shaper: {rate_bps: $((RATE * 1000000))}}/" "$LAB_DIR/tunless-a.yaml"
+		grep -q "shaper: {rate_bps: $((RATE * 1000000))}" "$LAB_DIR/tunless-a.yaml" ||
+			{ bench_say "tunless: could not put the shaper into gateway-a.yaml"; return 1; }
+	fi
+	for x in a b; do lab_bg "gw$x" "$LAB_DIR/tunless-gw$x.log" "$TUNLESSD" -c "$LAB_DIR/tunless-$x.yaml"; done
+	for x in a b; do
+		lab_wait_for 30 grep -q ': up:' "$LAB_DIR/tunless-gw$x.log" || {
+			bench_say "tunless gw$x did not come up: $(grep -v '^EAL' "$LAB_DIR/tunless-gw$x.log" | tail -n 3)"
+			return 1
+		}
+	done
+	if [ "$1" = host ]; then lab_wait_ping gwa 10.77.0.2 30; else lab_wait_ping client 10.2.0.2 30; fi
+}
+
+impl_up() { # <impl> <mode>
+	case $1 in
+	tunless) tunless_up "$2" ;;
+	openvpn) ovpn_up "$2" ;;
+	*) wg_up "$1" "$2" ;;
+	esac
+}
+
+# The WAN bottleneck of the kernel-TUN VPNs: tbf at $RATE on gwa's WAN with the usual pfifo
+# (1000 packets) under it; counted on the wire like tunless's shaper (stab overhead 24).
+tun_wan_shaper() {
+	lab_exec gwa tc qdisc replace dev wan-a root handle 1: stab overhead 24 linklayer ethernet \
+		tbf rate "${RATE}mbit" burst "$BURST" latency 1s &&
+		lab_exec gwa tc qdisc replace dev wan-a parent 1:1 handle 10: pfifo limit 1000
+}

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Plots and the report of a bench/run.sh run: reads DIR/results.json, writes DIR/*.png
+(matplotlib, Agg), DIR/report.md and DIR/report.html (the same content).
+
+Usage: report.py DIR
+"""
+import html
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = {"tunless": "#1b9e77", "wireguard-go": "#d95f02", "boringtun": "#7570b3",
+          "openvpn": "#e7298a", "kernel-wg": "#66a61e"}
+
+
+def label(r):
+    q = r["params"].get("txqueuelen")
+    s = r["impl"]
+    if r["impl"] == "tunless" and r["mode"] not in ("-", None):
+        s += " " + r["mode"]
+    if q is not None and q != 500:
+        s += " txq%d" % q
+    return s
+
+
+def color(lbl):
+    for k, c in COLORS.items():
+        if lbl.startswith(k):
+            return c if "txq" not in lbl else "#a6761d"
+    return "#666666"
+
+
+def ok(recs, scenario):
+    return [r for r in recs if r["scenario"] == scenario and r["status"] == "ok"]
+
+
+def fmt(v, f="%.1f"):
+    return "-" if v is None else (f % v if isinstance(v, (int, float)) else str(v))
+
+
+def test_name(p):
+    if p["test"] == "tcp":
+        return "TCP %dx %s" % (p["streams"], "rev" if p["direction"] == "reverse" else "fwd")
+    return "UDP %d B" % p["payload"]
+
+
+# ---- plots -------------------------------------------------------------------------------------
+def plot_throughput(recs, out):
+    rs = ok(recs, "throughput")
+    tests = list(dict.fromkeys(test_name(r["params"]) for r in rs))
+    labels = list(dict.fromkeys(label(r) for r in rs))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
+    w = 0.8 / max(1, len(labels))
+    for i, lb in enumerate(labels):
+        xs, g, c = [], [], []
+        for j, t in enumerate(tests):
+            m = next((r["metrics"] for r in rs if label(r) == lb and test_name(r["params"]) == t), None)
+            if m:
+                xs.append(j + i * w)
+                g.append(m.get("gbit_s") or 0)
+                c.append(m.get("cpu_percent_per_gbit_s") or float("nan"))
+        ax1.bar(xs, g, w, label=lb, color=color(lb))
+        ax2.bar(xs, c, w, label=lb, color=color(lb))
+    ax1.set_ylabel("Gbit/s (UDP: payload at < 1 % loss)")
+    ax2.set_ylabel("VPN CPU % per Gbit/s (log)")
+    ax2.set_yscale("log")
+    ax2.set_xticks([j + 0.4 - w / 2 for j in range(len(tests))])
+    ax2.set_xticklabels(tests)
+    ax1.legend(fontsize=8, ncol=3)
+    ax1.set_title("Throughput host to host (gwa -> gwb) and the VPN's CPU per Gbit/s")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "throughput.png"), dpi=90)
+    plt.close(fig)
+    return "throughput.png"
+
+
+def plot_heatmaps(recs, out, metric, title, fname, cmap):
+    rs = ok(recs, "nodrop")
+    impls = list(dict.fromkeys(r["impl"] for r in rs))
+    if not impls:
+        impls = ["(no no-drop cell ran)"]
+    fig, axes = plt.subplots(1, len(impls), figsize=(3.2 * len(impls) + 1, 3.6), squeeze=False)
+    for ax, impl in zip(axes[0], impls):
+        cells = [r for r in rs if r["impl"] == impl]
+        qs = sorted({r["params"]["queue"] for r in cells}, key=lambda q: -1 if q is None else q)
+        rtts = sorted({r["params"]["rtt_ms"] for r in cells})
+        grid = [[float("nan")] * len(rtts) for _ in qs]
+        for r in cells:
+            v = r["metrics"].get(metric)
+            grid[qs.index(r["params"]["queue"])][rtts.index(r["params"]["rtt_ms"])] = v if v is not None else float("nan")
+        if qs:
+            ax.imshow(grid, cmap=cmap, aspect="auto", vmin=0,
+                      vmax=max([v for row in grid for v in row if v == v] + [1e-9]))
+            for i, row in enumerate(grid):
+                for j, v in enumerate(row):
+                    ax.text(j, i, "-" if v != v else ("%.1f" % v), ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(len(rtts)))
+        ax.set_xticklabels(["+%d" % x for x in rtts])
+        ax.set_yticks(range(len(qs)))
+        ax.set_yticklabels(["none" if q is None else str(q) for q in qs])
+        ax.set_xlabel("added RTT (ms)")
+        ax.set_ylabel("TUN queue (txqueuelen)")
+        ax.set_title(impl, fontsize=10)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, fname), dpi=90)
+    plt.close(fig)
+    return fname
+
+
+def plot_latency(recs, out):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for r in ok(recs, "latency"):
+        xs = sorted(r["samples"].get("rtt_load_ms") or [])
+        if xs:
+            ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=label(r),
+                    color=color(label(r)), linestyle="--" if "txq" in label(r) else "-")
+    ax.set_xscale("log")
+    ax.set_xlabel("ping RTT client -> server under load (ms, log)")
+    ax.set_ylabel("CDF")
+    ax.set_title("Latency under load: 4 TCP flows through the bottleneck")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "latency_cdf.png"), dpi=90)
+    plt.close(fig)
+    return "latency_cdf.png"
+
+
+def plot_overload(recs, out):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    rs = ok(recs, "overload")
+    for lb in dict.fromkeys(label(r) for r in rs):
+        pts = sorted((r["params"]["offered_x"], r["metrics"]["forwarded_pps"]) for r in rs if label(r) == lb)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=lb, color=color(lb),
+                linestyle="--" if "txq" in lb else "-")
+    ax.set_xlabel("offered load (x bottleneck rate), UDP 1200 B")
+    ax.set_ylabel("forwarded packets/s")
+    ax.set_title("Overload: offered vs forwarded")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "overload.png"), dpi=90)
+    plt.close(fig)
+    return "overload.png"
+
+
+# ---- report ------------------------------------------------------------------------------------
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def statements(doc):
+    s, out = doc["summary"], []
+    u = s.get("tunless_unaccounted")
+    if u:
+        out.append("- **tunless unaccounted loss**: %s in %d no-drop cell(s) (max %s packets)."
+                   % ("0" if u["all_zero"] else "NOT 0", u["cells"], fmt(u["max"], "%s")))
+    else:
+        out.append("- tunless unaccounted loss: no tunless no-drop cell ran.")
+    pl = s.get("tunless_nodrop_loss_places")
+    if pl:
+        out.append("- Where tunless lost packets in the no-drop matrix: " + ", ".join("%s %d" % kv for kv in pl.items()) + ".")
+    ua = s.get("unaccounted_by_impl") or {}
+    if ua:
+        out.append("- Unaccounted loss, every no-drop and overload cell: " + ", ".join(
+            "%s %s (%d cells, max |x| %d)" % (k, "0" if v["all_zero"] else "not 0", v["cells"], v["max_abs"]) for k, v in ua.items()) + ".")
+    vq = s.get("video_loss_percent_by_queue") or {}
+    if vq:
+        out.append("- Video loss % by TUN queue and added RTT: " + "; ".join(
+            "%s: %s" % (k, ", ".join("%s @+%s" % (fmt(x, "%.1f"), rt) for rt, x in v.items())) for k, v in vq.items()) + ".")
+    v = s.get("tunless_video_loss_percent")
+    if v:
+        out.append("- **tunless video-stream loss**: " + ", ".join("%s %% at +%s ms" % (fmt(x, "%.2f"), k) for k, x in v.items()) + ".")
+    t = s.get("tcp_goodput_high_rtt")
+    if t:
+        out.append("- **TCP goodput at +%d ms RTT**: tunless %s Mbit/s vs wireguard-go (txqueuelen 25) %s Mbit/s: %s "
+                   "(the NODROP study: +36 %%, 117 -> 185 Mbit/s, on its own testbed)."
+                   % (t["rtt_ms"], fmt(t["tunless_mbit_s"]), fmt(t["wireguard_go_q25_mbit_s"]),
+                      ("%+.1f %%" % t["gain_percent"]) if t["gain_percent"] is not None else "n/a"))
+    g = s.get("latency_grades") or {}
+    if g:
+        out.append("- **Bufferbloat grade under load** (median added latency): " +
+                   ", ".join("%s %s (%s ms; p99 %s ms, %s)" % (k, v["grade"], fmt(v["added_p50_ms"]),
+                                                               fmt(v["added_p99_ms"]), v["grade_p99"]) for k, v in g.items()) + ".")
+    return out
+
+
+def report_lines(doc, pngs):
+    recs, m = doc["records"], doc["machine"]
+    L = ["# tunless vs kernel-TUN VPNs: %s run, %s" % (doc["profile"], doc["date"]), "",
+         "Command: `%s`. Machine: %s, %d cores, kernel %s; load average %s at the start, %s at the end."
+         % (doc["command"], m["cpu"], m["cores"], m["kernel"], m["loadavg_start"], m["loadavg_end"]), "",
+         "This machine is shared with other sessions while the benchmark runs: every number is one "
+         "run and only indicative; compare ratios from the same run, not absolutes." +
+         ("" if doc["profile"] == "full" else " This is a `--%s` run (short runs, fewer cells than `--full`)." % doc["profile"]), "",
+         "Bottleneck R = %d Mbit/s: %s (kernel-TUN VPNs); %s (tunless)." % (
+             doc["settings"]["bottleneck_mbit_s"], doc["settings"]["bottleneck_tun_vpns"], doc["settings"]["bottleneck_tunless"]),
+         "", "## Statements (this run)", ""]
+    L += statements(doc)
+    L += ["", "## Implementations", ""]
+    L += table(["implementation", "version", "ran", "why not"],
+               [[i["id"], i["version"] or "-", "yes" if i["available"] else "no", i["reason"] or ""] for i in doc["implementations"]])
+    L += ["", "versions: " + "; ".join("%s: %s" % kv for kv in doc["versions"].items()), ""]
+    L += ["## Throughput ratios (tunless / other, same run)", ""]
+    tr = doc["summary"].get("throughput_ratios") or {}
+    others = sorted({k for v in tr.values() for k in v})
+    L += table(["test"] + others, [[t] + [fmt(v.get(o), "%.2f") for o in others] for t, v in tr.items()]) if tr else ["(no pair ran)"]
+    L += ["", "![throughput](%s)" % pngs[0], "", "## Throughput", ""]
+    L += table(["implementation", "test", "Gbit/s", "packets/s", "retransmits", "VPN CPU %", "CPU % per Gbit/s"],
+               [[label(r), test_name(r["params"]), fmt(r["metrics"].get("gbit_s"), "%.3f"), fmt(r["metrics"].get("pps"), "%.0f"),
+                 fmt(r["metrics"].get("retransmits"), "%s"), fmt(r["metrics"].get("vpn_cpu_percent")),
+                 fmt(r["metrics"].get("cpu_percent_per_gbit_s"))] for r in ok(recs, "throughput")])
+    L += ["", "## No-drop matrix (TCP bulk + video through the bottleneck, delay line on the WAN)", "",
+          "![udp loss](%s)" % pngs[1], "", "![tcp goodput](%s)" % pngs[2], ""]
+    L += table(["implementation", "TUN queue", "RTT +ms", "TCP Mbit/s", "retrans", "video loss %", "lost pkts",
+                "located", "unaccounted", "where"],
+               [[r["impl"], fmt(r["params"]["queue"], "%s") if r["params"]["queue"] is not None else "none",
+                 r["params"]["rtt_ms"], fmt(r["metrics"]["tcp_goodput_mbit_s"]), fmt(r["metrics"]["tcp_retransmits"], "%s"),
+                 fmt(r["metrics"]["video_loss_percent"], "%.2f"), fmt(r["metrics"]["lost"], "%s"),
+                 fmt(r["metrics"]["located"], "%s"), fmt(r["metrics"]["unaccounted"], "%s"),
+                 ", ".join("%s %d" % kv for kv in (r["metrics"]["loss_by_place"] or {}).items()) or "-"]
+                for r in ok(recs, "nodrop")])
+    L += ["", "Packets: client eth0 TX -> server eth0 RX (client -> server, both flows); located = drops "
+          "counted on that path (tun_ring = `ip -s link` TX drops of gwa's TUN device; qdisc = `tc -s` "
+          "on gwa's WAN, one per device (tbf repeats its pfifo's drops); socket = RcvbufErrors/MemErrors "
+          "on gwb and the server; send_refused = gwa's UdpSndbufErrors minus its qdisc drops: sends the "
+          "kernel refused for a full socket buffer, which the VPN dropped or retried; tunless_aqm / "
+          "tunless_other = tunless's drop reasons (xsk_ring_full: the kernel found the AF_XDP RX ring "
+          "of the port full; tunless counts it, the veth's rx_dropped is the same packets); "
+          "delay_line = its own counters); unaccounted = lost - located. Drops on the reverse path "
+          "(ACKs: gwb's TUN TX, ...) are in `reverse_path_drops` of results.json, not in located.",
+          "", "## Latency under load", "", "![latency](%s)" % pngs[3], ""]
+    L += table(["implementation", "idle p50 ms", "load p50 ms", "load p99 ms", "added p50", "grade", "grade (p99)", "TCP Mbit/s"],
+               [[label(r), fmt(r["metrics"]["idle_p50_ms"], "%.2f"), fmt(r["metrics"]["load_p50_ms"], "%.2f"),
+                 fmt(r["metrics"]["load_p99_ms"], "%.2f"), fmt(r["metrics"]["added_p50_ms"], "%.2f"),
+                 r["metrics"]["grade"] or "-", r["metrics"]["grade_p99"] or "-", fmt(r["metrics"]["tcp_goodput_mbit_s"])]
+                for r in ok(recs, "latency")])
+    L += ["", "Grade of the added latency: A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, else F.", "",
+          "## Overload", "", "![overload](%s)" % pngs[4], ""]
+    L += table(["implementation", "offered x", "offered Mbit/s", "forwarded pps", "loss %", "unaccounted", "where"],
+               [[label(r), r["params"]["offered_x"], fmt(r["metrics"]["offered_mbit_s"]), fmt(r["metrics"]["forwarded_pps"], "%.0f"),
+                 fmt(r["metrics"]["loss_percent"], "%.2f"), fmt(r["metrics"]["unaccounted"], "%s"),
+                 ", ".join("%s %d" % kv for kv in (r["metrics"]["loss_by_place"] or {}).items()) or "-"]
+                for r in ok(recs, "overload")])
+    bad = [r for r in recs if r["status"] != "ok"]
+    if bad:
+        L += ["", "## Not measured", ""]
+        L += table(["implementation", "scenario", "status", "why"],
+                   [[r["impl"], r["scenario"], r["status"], r.get("reason") or r.get("error") or ""] for r in bad])
+    return L
+
+
+def to_html(lines, title):
+    out, i = ["<!doctype html><meta charset=utf-8><title>%s</title>" % html.escape(title),
+              "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:13px}"
+              "td,th{border:1px solid #ccc;padding:2px 6px}img{max-width:100%}</style>"], 0
+
+    def inline(t):
+        t = html.escape(t)
+        parts = t.split("**")
+        t = "".join(p if k % 2 == 0 else "<b>%s</b>" % p for k, p in enumerate(parts))
+        parts = t.split("`")
+        return "".join(p if k % 2 == 0 else "<code>%s</code>" % p for k, p in enumerate(parts))
+    while i < len(lines):
+        ln = lines[i]
+        if ln.startswith("#"):
+            n = len(ln) - len(ln.lstrip("#"))
+            out.append("<h%d>%s</h%d>" % (n, inline(ln[n:].strip()), n))
+        elif ln.startswith("!["):
+            src = ln[ln.index("(") + 1:-1]
+            out.append('<p><img src="%s" alt="%s"></p>' % (html.escape(src), html.escape(src)))
+        elif ln.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
+            out.append("<table><tr>" + "".join("<th>%s</th>" % inline(c) for c in cells[0]) + "</tr>")
+            out += ["<tr>" + "".join("<td>%s</td>" % inline(c) for c in r) + "</tr>" for r in cells[2:]]
+            out.append("</table>")
+            continue
+        elif ln.startswith("- "):
+            out.append("<ul>")
+            while i < len(lines) and lines[i].startswith("- "):
+                out.append("<li>%s</li>" % inline(lines[i][2:]))
+                i += 1
+            out.append("</ul>")
+            continue
+        elif ln.strip():
+            out.append("<p>%s</p>" % inline(ln))
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    out = argv[0]
+    doc = json.load(open(os.path.join(out, "results.json")))
+    recs = doc["records"]
+    pngs = [plot_throughput(recs, out),
+            plot_heatmaps(recs, out, "video_loss_percent", "No-drop matrix: video (UDP) loss %", "nodrop_udp_loss.png", "Reds"),
+            plot_heatmaps(recs, out, "tcp_goodput_mbit_s", "No-drop matrix: TCP goodput Mbit/s", "nodrop_tcp_goodput.png", "Greens"),
+            plot_latency(recs, out), plot_overload(recs, out)]
+    lines = report_lines(doc, pngs)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out, "report.html"), "w") as f:
+        f.write(to_html(lines, lines[0].lstrip("# ")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

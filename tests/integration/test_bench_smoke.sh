@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/run.sh --smoke keeps working: it runs every implementation x scenario once at tiny
+# scale and this checks what it wrote (not the numbers):
+#   * results.json parses under the strict reader (no NaN/Infinity), has the schema's keys, and
+#     a record for every implementation x scenario, each ok, skipped with a reason, or an error
+#     with its message; every ok record has the metrics its scenario promises;
+#   * tunless, wireguard-go, boringtun and openvpn each have at least one ok record per scenario
+#     (kernel WireGuard may be skipped where the module does not load);
+#   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
+#   * no namespace of the run is left behind.
+# Needs root, the build (tunlessd, tl-delayline), scripts/setup.sh's packages.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../../scripts/env.sh"
+OUT=$(mktemp -d /tmp/tl-bench-smoke.XXXXXX)
+# Kept when something failed (or BENCH_SMOKE_KEEP=1), to look at.
+trap '[ "${BENCH_SMOKE_KEEP:-}${KEEP:-}" ] && echo "# output kept in $OUT" || rm -rf "$OUT"' EXIT
+PY=python3
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
+
+before=$(ip netns list | awk '$1 ~ /^bn[0-9]+-/ { print $1 }' | sort)
+# No TL_LAB_LOCK: this test already runs under the lab lock.
+env -u TL_LAB_LOCK timeout 600 "$TUNLESS_ROOT/bench/run.sh" --smoke -o "$OUT" >"$OUT/run.log" 2>&1
+rc=$?
+P=0 F=0
+if [ $rc -eq 0 ]; then P=$((P + 1)); echo "ok bench/run.sh --smoke exits 0"; else
+	F=$((F + 1)); echo "not ok bench/run.sh --smoke exits 0 (rc $rc)"
+	tail -n 30 "$OUT/run.log" | sed 's/^/#   /'
+fi
+after=$(ip netns list | awk '$1 ~ /^bn[0-9]+-/ { print $1 }' | sort)
+if [ "$before" = "$after" ]; then P=$((P + 1)); echo "ok no namespace left behind"; else
+	F=$((F + 1)); echo "not ok namespaces left behind: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+fi
+
+$PY - "$OUT" "$P" "$F" <<'EOF'
+import json, os, sys
+out = sys.argv[1]
+passed, failed = int(sys.argv[2]), int(sys.argv[3])
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok", what)
+    else:
+        failed += 1
+        print("not ok", what)
+def nonfinite(x):
+    raise ValueError("non-finite number %s" % x)
+try:
+    doc = json.load(open(os.path.join(out, "results.json")), parse_constant=nonfinite)
+except (OSError, ValueError) as e:
+    check(False, "results.json parses without NaN/Infinity (%s)" % e)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1)
+check(True, "results.json parses without NaN/Infinity")
+check(doc.get("schema") == "tunless-bench/1", "schema tunless-bench/1")
+for k in ("profile", "date", "machine", "versions", "settings", "implementations", "records", "summary"):
+    check(k in doc, "results.json has '%s'" % k)
+check(all(k in doc["machine"] for k in ("kernel", "cpu", "cores")), "machine: kernel, cpu, cores")
+IMPLS = ("tunless", "wireguard-go", "boringtun", "openvpn", "kernel-wg")
+SCENS = ("throughput", "latency", "overload", "nodrop")
+NEED = {"throughput": ("gbit_s", "cpu_percent_per_gbit_s"),
+        "latency": ("idle_p50_ms", "load_p99_ms", "grade", "tcp_goodput_mbit_s"),
+        "overload": ("forwarded_pps", "loss_percent", "unaccounted", "loss_by_place"),
+        "nodrop": ("tcp_goodput_mbit_s", "tcp_retransmits", "video_loss_percent", "located", "unaccounted", "loss_by_place")}
+recs = doc["records"]
+for r in recs:
+    if not all(k in r for k in ("impl", "mode", "scenario", "params", "status", "metrics", "samples")):
+        check(False, "record has every key: %s" % json.dumps(r)[:200])
+        break
+    if r["status"] == "ok" and not all(k in r["metrics"] for k in NEED[r["scenario"]]):
+        check(False, "%s %s record has %s" % (r["impl"], r["scenario"], NEED[r["scenario"]]))
+        break
+else:
+    check(True, "every record has its keys, every ok record its scenario's metrics")
+for impl in IMPLS:
+    for s in SCENS:
+        rs = [r for r in recs if r["impl"] == impl and r["scenario"] == s]
+        explained = all(r["status"] == "ok" or (r.get("reason") or r.get("error")) for r in rs)
+        okc = sum(r["status"] == "ok" for r in rs)
+        must = impl != "kernel-wg"
+        check(rs and explained and (okc > 0 or not must),
+              "%s x %s: %d record(s), %d ok%s" % (impl, s, len(rs), okc,
+                  "" if okc or not rs else " (%s)" % (rs[0].get("reason") or rs[0].get("error"))))
+pngs = [f for f in os.listdir(out) if f.endswith(".png")]
+check(len(pngs) >= 4 and all(open(os.path.join(out, f), "rb").read(8) == b"\x89PNG\r\n\x1a\n" for f in pngs),
+      "%d PNG plots" % len(pngs))
+md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(out, "report.md")) else ""
+ht = open(os.path.join(out, "report.html")).read() if os.path.exists(os.path.join(out, "report.html")) else ""
+check(all(f in md and f in ht for f in pngs) and "<img" in ht, "report.md and report.html show every plot")
+check("unaccounted" in md and "grade" in md.lower(), "the report states unaccounted loss and the latency grades")
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
+EOF
+py=$?
+[ $rc -eq 0 ] && [ $py -eq 0 ] && [ $F -eq 0 ] || { KEEP=1; exit 1; }
