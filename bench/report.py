@@ -71,7 +71,8 @@ def plot_throughput(recs, out):
     ax2.set_yscale("log")
     ax2.set_xticks([j + 0.4 - w / 2 for j in range(len(tests))])
     ax2.set_xticklabels(tests)
-    ax1.legend(fontsize=8, ncol=3)
+    if ax1.get_legend_handles_labels()[0]:
+        ax1.legend(fontsize=8, ncol=3)
     ax1.set_title("Throughput host to host (gwa -> gwb) and the VPN's CPU per Gbit/s")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "throughput.png"), dpi=90)
@@ -125,7 +126,8 @@ def plot_latency(recs, out):
     ax.set_ylabel("CDF")
     ax.set_title("Latency under load: 4 TCP flows through the bottleneck")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "latency_cdf.png"), dpi=90)
     plt.close(fig)
@@ -143,7 +145,8 @@ def plot_overload(recs, out):
     ax.set_ylabel("forwarded packets/s")
     ax.set_title("Overload: offered vs forwarded")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "overload.png"), dpi=90)
     plt.close(fig)
