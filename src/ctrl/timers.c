@@ -135,6 +135,31 @@ static void zero_keys_check(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 	pc->last_session_ns = 0;
 }
 
+/* A worker asks for a handshake when the peer has no usable session or its session is due
+ * for a rekey: a wish left from before the handshake that just completed is stale. A wish
+ * waits out the rate limit (a response just sent: the initiator's first data is on its
+ * way); one made while a handshake is under way is served by that handshake. */
+static bool handshake_due(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_keypair *kp = atomic_load(&pc->dp->current);
+
+	return !tl_keypair_can_send(&dev->dp, kp, now) ||
+	       (kp->initiator && tl_age_ns(now, kp->birth_ns) >= dev->dp.limits.rekey_after_time_ns) ||
+	       atomic_load(&kp->send_counter) >= dev->dp.limits.rekey_after_messages;
+}
+
+static void wanted_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	if (!pc->hs_first_attempt_ns && handshake_due(dev, pc, now)) {
+		if (handshake_recent(dev, pc, now))
+			return;
+		atomic_store(&pc->dp->want_handshake, false);
+		tl_handshake_initiate(dev, pc, now);
+		return;
+	}
+	atomic_store(&pc->dp->want_handshake, false);
+}
+
 static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	if (atomic_exchange(&pc->dp->next_confirmed, false)) {
@@ -145,12 +170,8 @@ static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t n
 			atomic_store(&pc->dp->want_handshake, false);
 	}
 	tl_session_expire(dev, pc, now);
-	/* A wish for a handshake waits out the rate limit (a response just sent: the
-	 * initiator's first data is on its way). */
-	if (atomic_load(&pc->dp->want_handshake) &&
-	    (pc->hs_first_attempt_ns || !handshake_recent(dev, pc, now)) &&
-	    atomic_exchange(&pc->dp->want_handshake, false) && !pc->hs_first_attempt_ns)
-		tl_handshake_initiate(dev, pc, now);
+	if (atomic_load(&pc->dp->want_handshake))
+		wanted_handshake(dev, pc, now);
 	handshake_retry(dev, pc, now);
 	new_handshake_check(dev, pc, now);
 	keepalive_check(dev, pc, now);

@@ -210,6 +210,28 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* A worker asked for a rekey while our initiation was under way (it still sent with the
+ * old session): once the new session is current, that wish is stale and no further
+ * handshake follows. */
+static void test_stale_rekey_wish(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct sent s = { 0 };
+	uint64_t end;
+
+	CHECK(setup(&h, &r, &pc, 6), "setup and session");
+	atomic_store(&pc->dp->want_handshake, true);
+	for (end = h.now + 8 * S; h.now < end;) {
+		h.now += TICK;
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+	}
+	CHECK(s.initiations == 0, "stale wish with a fresh session: %u initiations in 8 s, want 0", s.initiations);
+	tl_ch_teardown(&h);
+}
+
 /* A staged inner IPv4 packet with ECN codepoint ecn, from our host to the peer's network. */
 static bool stage_ip4(struct tl_ch *h, struct tl_peer_ctrl *pc, uint8_t ecn)
 {
@@ -273,6 +295,7 @@ int main(int argc, char **argv)
 	test_responder_waits(true);
 	test_responder_waits(false);
 	test_staged_ecn();
+	test_stale_rekey_wish();
 	tl_ch_eal_fini();
 	return check_report();
 }
