@@ -333,8 +333,8 @@ static void render_pipeline(struct tl_device *dev, struct tl_uapi_buf *b, const 
 		{ "tunless_checksums_completed_total", "LAN packets whose TCP/UDP checksum the sender's kernel left partial (veth tx checksum offload) and tunless completed." },
 		{ "tunless_fragmented_packets_total", "LAN IPv4 packets without DF above the tunnel MTU that tunless fragmented." },
 		{ "tunless_fragments_total", "IPv4 fragments made of them." },
-		{ "tunless_handshakes_sent_total", "Handshake initiations and responses sent." },
-		{ "tunless_handshakes_received_total", "Handshake messages received and processed." },
+		{ "tunless_handshakes_sent_total", "Handshake initiations sent (responses are not counted here)." },
+		{ "tunless_handshakes_received_total", "Handshake initiations and responses received and accepted." },
 		{ "tunless_cookies_sent_total", "Cookie replies sent (under load)." },
 	};
 	const uint64_t v[] = { sum->to_ctrl, sum->consumed, sum->staged, sum->unstaged, sum->from_ctrl,
