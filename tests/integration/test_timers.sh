@@ -151,10 +151,17 @@ rekey_run() {
 	out=$(hl_iperf tcp a b 10.77.0.2 2>&1; hl_iperf tcp a b 10.77.0.2 -R 2>&1; hl_iperf tcp a b 10.77.0.2 2>&1;
 		hl_iperf tcp a b 10.77.0.2 -R 2>&1)
 	hl_note "$tag: iperf3 TCP: $(printf '%s' "$out" | tr '\n' ' ')"
-	hs=$(hl_peer_get "$A" handshakes) sent=$(tl_stat handshakes_sent)
 	# One handshake at the first ping, then one each time the session is 4 s old (the next
-	# packet sent triggers it; a pause between iperf3 runs may delay one).
+	# packet sent triggers it; a pause between iperf3 runs may delay one). The traffic has
+	# stopped, but the last initiation may still await its response: read the counters
+	# once they agree, or after 3 s. A retried initiation keeps them apart for good (the
+	# one it replaced never completes).
 	age=$((($(date +%s%N) - t0) / 1000000))
+	for _ in $(seq 30); do
+		hs=$(hl_peer_get "$A" handshakes) sent=$(tl_stat handshakes_sent)
+		[ "$hs" = "$sent" ] && break
+		sleep 0.1
+	done
 	lo=$((1 + age / 4000 - 1)) hi=$((1 + (age + 3999) / 4000))
 	hl_note "$tag: $hs handshakes completed in $age ms (rekey_after_time 4 s: $lo..$hi expected), initiations sent $sent"
 	hl_check "$tag: handshakes as the rekey interval predicts ($lo..$hi, got $hs)" between "$hs" "$lo" "$hi"
