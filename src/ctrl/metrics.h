@@ -49,6 +49,8 @@ enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role);
  * counts are exact (a bound B counts the packets that waited less than B ns). */
 #define TL_METRICS_SOJOURN_BOUNDS 47
 uint64_t tl_metrics_sojourn_bound(unsigned i);
+/* Sum of the sojourn times in seconds, estimated from the histogram's bucket midpoints. */
+double tl_metrics_sojourn_sum_seconds(const struct tl_aqm_stats *s);
 /* Packets delivered with a sojourn below tl_metrics_sojourn_bound(i), for every i, and the
  * total (the +Inf bucket). */
 uint64_t tl_metrics_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_METRICS_SOJOURN_BOUNDS]);
