@@ -22,11 +22,14 @@
 #include "dataplane/drop.h"
 #include "dataplane/qparams.h"
 
-#define TL_MAX_WORKERS 16
+#define TL_MAX_WORKERS 64
 #define TL_MAX_PEERS 4096
 #define TL_BURST 32
 
 enum tl_port_role { TL_PORT_WAN, TL_PORT_LAN, TL_PORT_MAX };
+
+/* The two directions of the crypto stage: LAN -> WAN (seal) and WAN -> LAN (open). */
+enum tl_dir { TL_DIR_ENCAP, TL_DIR_DECAP, TL_DIR_MAX };
 
 /* Protocol limits in nanoseconds / messages, fixed at start. */
 struct tl_dp_limits {
@@ -151,6 +154,12 @@ struct tl_counters {
 	uint64_t busy_polls, idle_polls;
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
+	/* The crypto stage (crypto_stage.h): jobs and packets this worker sealed or opened, for
+	 * any queue owner; packets of this owner's queues in jobs now (a gauge); rounds this
+	 * owner had packets but no free job, so it stopped reading (backpressure). */
+	uint64_t crypto_jobs, crypto_pkts;
+	uint64_t inflight[TL_DIR_MAX];
+	uint64_t crypto_full[TL_DIR_MAX];
 } __rte_cache_aligned;
 
 /* Reads a counter of another thread: its owner is the only writer (aligned 64-bit stores),
@@ -197,6 +206,9 @@ struct tl_lanfib;
 /* Everything the dataplane needs, built by the control plane before workers start. */
 struct tl_dp {
 	unsigned n_workers;
+	/* Queue pairs of each port (both ports the same): worker q < n_queues owns RX/TX queue q
+	 * of both ports and their egress queues; every worker takes crypto jobs. */
+	unsigned n_queues;
 	_Atomic uint16_t listen_port;       /* tl_dp_listen_port; changed at run time by `wg set` */
 	uint16_t mtu;
 	bool host_mode;

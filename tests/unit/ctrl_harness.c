@@ -60,6 +60,7 @@ static void dp_params(struct tl_ch *h)
 	const struct tl_cfg_timers *t = &h->cfg.timers;
 
 	dp->n_workers = 1;
+	dp->n_queues = 1;
 	dp->listen_port = h->cfg.listen_port;
 	dp->mtu = h->cfg.mtu;
 	dp->host_mode = true;

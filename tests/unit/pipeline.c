@@ -69,6 +69,7 @@ static void ports_info(struct tl_dp *dp, const struct tl_pl_opts *o)
 static void dp_init(struct tl_dp *dp, const struct tl_pl_opts *o)
 {
 	dp->n_workers = 1;
+	dp->n_queues = 1;
 	dp->listen_port = TL_PL_LISTEN_PORT;
 	dp->mtu = TL_PL_MTU;
 	dp->host_mode = true;
