@@ -25,6 +25,9 @@
 #define TL_MAX_WORKERS 64
 #define TL_MAX_PEERS 4096
 #define TL_BURST 32
+/* Crypto jobs (bursts) one queue owner may have in flight per direction: packets beyond the
+ * egress and RX rings that the port pools are sized for. */
+#define TL_JOBS_PER_OWNER 64
 
 enum tl_port_role { TL_PORT_WAN, TL_PORT_LAN, TL_PORT_MAX };
 
@@ -221,6 +224,7 @@ struct tl_dp {
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
 	struct rte_ring *neigh_req;          /* tl_neigh_key elements: next hops to resolve (MP/SC) */
+	struct rte_ring *crypto_ring;        /* crypto jobs waiting for a worker (MP/MC) */
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */

@@ -68,6 +68,9 @@ struct tl_worker {
 	struct tl_egress eg[TL_PORT_MAX];        /* the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
+	/* Queue owners: this worker's crypto jobs in flight per direction, in submission order
+	 * (SP/SC, the owner only; NULL on a worker that owns no queue). */
+	struct rte_ring *jobs_order[TL_DIR_MAX];
 	struct tl_counters cnt;
 	/* ICMP errors this worker may still send: a token bucket (TL_ICMP_RATE per second,
 	 * TL_ICMP_BURST deep), refilled at icmp_tb_ns. */
