@@ -9,6 +9,7 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/ratelimit.h"
+#include "dataplane/encap.h"
 #include "dataplane/packet.h"
 
 #define TL_UNDER_LOAD_HOLD_NS TL_NS

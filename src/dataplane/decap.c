@@ -1,5 +1,6 @@
 /* WAN -> LAN: WireGuard datagrams. Handshake messages go to the control plane; data
- * messages are authenticated, replay-checked, source-checked and delivered. */
+ * messages are checked and handed to the crypto stage, opened there by any worker, and
+ * finished here in arrival order: replay-checked, source-checked and delivered. */
 #include <string.h>
 #include <sys/socket.h>
 
@@ -9,7 +10,7 @@
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
-#include "dataplane/worker.h"
+#include "dataplane/decap.h"
 
 static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 {
@@ -143,53 +144,33 @@ static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
 	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
-static void data_in(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_outer *o)
+/* A data message: its keypair, the checks that need the untouched frame (a move of the
+ * endpoint needs an intact UDP checksum), then a copy of the key into the job. */
+static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
 	uint32_t clen = m->data_len - sizeof(*hdr) - TL_AEAD_TAG_LEN;
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
-	struct tl_peer *peer;
-	enum tl_drop r;
-	bool fresh, moved;
+	struct tl_cs_pkt *p;
+	bool moved;
 
 	if (!kp)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
-	peer = kp->peer;
-	moved = moves_endpoint(peer, o);
+	moved = moves_endpoint(kp->peer, o);
 	if (moved && tl_pkt_outer_udp_check(m, o) != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_bad_checksum);
 	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
 	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
-	if (tl_dp_aead_open(w->aead, kp->recv_key, ctr, hdr->payload, clen, hdr->payload + clen) != 0)
-		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_auth_failed);
-	rte_spinlock_lock(&kp->replay_lock);
-	fresh = tl_replay_check(&kp->replay, ctr, w->dp->limits.reject_after_messages);
-	rte_spinlock_unlock(&kp->replay_lock);
-	if (!fresh)
-		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_replay);
-	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
-	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
-	atomic_fetch_add_explicit(&peer->stats.rx_packets, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp)
-		atomic_store_explicit(&peer->next_confirmed, true, memory_order_release);
-	if (moved)
-		roam(peer, o);
-	rte_pktmbuf_adj(m, sizeof(*hdr));
-	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);
-	if (clen == 0) {                      /* keepalive */
-		w->cnt.consumed++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	atomic_store_explicit(&peer->last_rx_data_ns, w->now_ns, memory_order_relaxed);
-	r = deliver(w, t, peer, m, o->ecn);
-	if (r != TL_DROP_MAX)
-		tl_drop_rx(w, TL_PORT_WAN, m, r);
+	p = tl_cs_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
+	p->moved = moved;
+	p->kp = kp;
+	p->kp_birth = kp->birth_ns;
+	p->o = *o;
 }
 
-static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
+static void decap_one(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m)
 {
 	struct tl_outer o;
 	uint32_t type;
@@ -202,17 +183,74 @@ static void decap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	if (type == TL_MSG_DATA)
-		return data_in(w, t, m, &o);
+		return data_in(w, j, m, &o);
 	r = tl_pkt_outer_udp_check(m, &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
 	to_ctrl(w, m, o.hdr_len);
 }
 
-void tl_decap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
+void tl_decap_burst(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf **pkts, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		decap_one(w, j, pkts[i]);
+}
+
+/* The keypair may have retired while the packet was being opened: it is looked up again
+ * and must be the very one whose key opened it. */
+static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_cs_pkt *p, uint32_t index)
+{
+	struct tl_keypair *kp = index_lookup(w->dp, index);
+
+	return kp && kp == p->kp && kp->birth_ns == p->kp_birth ? kp : NULL;
+}
+
+static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_cs_pkt *p)
+{
+	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
+	struct tl_keypair *kp;
+	struct tl_peer *peer;
+	enum tl_drop r;
+	bool fresh;
+
+	if (!p->ok)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_auth_failed);
+	kp = still_current(w, p, hdr->receiver);
+	if (!kp)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
+	peer = kp->peer;
+	rte_spinlock_lock(&kp->replay_lock);
+	fresh = tl_replay_check(&kp->replay, p->counter, w->dp->limits.reject_after_messages);
+	rte_spinlock_unlock(&kp->replay_lock);
+	if (!fresh)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_replay);
+	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&peer->stats.rx_packets, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp)
+		atomic_store_explicit(&peer->next_confirmed, true, memory_order_release);
+	if (p->moved)
+		roam(peer, &p->o);
+	rte_pktmbuf_adj(m, sizeof(*hdr));
+	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);
+	if (p->len == 0) {                    /* keepalive */
+		w->cnt.consumed++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	atomic_store_explicit(&peer->last_rx_data_ns, w->now_ns, memory_order_relaxed);
+	r = deliver(w, t, peer, m, p->o.ecn);
+	if (r != TL_DROP_MAX)
+		tl_drop_rx(w, TL_PORT_WAN, m, r);
+}
+
+bool tl_decap_finish_job(struct tl_worker *w, struct tl_cs_job *j)
 {
 	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
 
-	for (unsigned i = 0; i < n; i++)
-		decap_one(w, t, pkts[i]);
+	for (; j->next < j->n; j->next++) {
+		w->cnt.inflight[TL_DIR_DECAP]--;
+		finish_one(w, t, j->m[j->next], &j->p[j->next]);
+	}
+	return true;
 }

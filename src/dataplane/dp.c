@@ -73,7 +73,11 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, socket);
 	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 						 socket);
-	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool ? 0 : -1;
+	/* Room for every job of every possible queue owner: submitting never fails. */
+	dp->crypto_ring = rte_ring_create("tl_crypto", dp->n_workers * TL_DIR_MAX * TL_JOBS_PER_OWNER, socket,
+					  RING_F_EXACT_SZ);
+	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring ?
+		       0 : -1;
 }
 
 /* Retired keypairs are already reclaimed (the index table deletes synchronously); the ones
@@ -91,12 +95,13 @@ void tl_dp_free(struct tl_dp *dp)
 	rte_hash_free(dp->neigh_table);
 	rte_ring_free(dp->hs_ring);
 	rte_ring_free(dp->neigh_req);
+	rte_ring_free(dp->crypto_ring);   /* the jobs belong to their owners */
 	rte_mempool_free(dp->ctrl_pool);
 	rte_mempool_free(dp->hs_pool);
 	rte_mempool_free(dp->stage_pool);
 	rte_free(dp->qsbr);
 	dp->index_table = dp->neigh_table = NULL;
-	dp->hs_ring = dp->neigh_req = NULL;
+	dp->hs_ring = dp->neigh_req = dp->crypto_ring = NULL;
 	dp->ctrl_pool = dp->hs_pool = dp->stage_pool = NULL;
 	dp->qsbr = NULL;
 }

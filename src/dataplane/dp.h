@@ -205,6 +205,7 @@ static inline void tl_mac_unpack(uint8_t mac[6], uintptr_t v)
 }
 
 struct tl_lanfib;
+struct tl_worker;
 
 /* Everything the dataplane needs, built by the control plane before workers start. */
 struct tl_dp {
@@ -225,6 +226,11 @@ struct tl_dp {
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
 	struct rte_ring *neigh_req;          /* tl_neigh_key elements: next hops to resolve (MP/SC) */
 	struct rte_ring *crypto_ring;        /* crypto jobs waiting for a worker (MP/MC) */
+	struct tl_worker *worker[TL_MAX_WORKERS];   /* set by tl_worker_init: whom to wake */
+	_Atomic unsigned n_blocked;          /* workers blocked in poll() now */
+	/* Each port's shaper bucket, shared by its egress queues: the virtual time of the next
+	 * send slot (CLOCK_MONOTONIC ns). */
+	_Atomic uint64_t shaper_next[TL_PORT_MAX];
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */

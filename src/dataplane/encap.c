@@ -1,6 +1,7 @@
 /* LAN -> WAN: cryptokey routing on the inner destination, then the WAN egress queue;
- * encryption and outer headers when the queue releases the packet, so that the AQM sees
- * inner headers and only packets that will be sent use nonces. */
+ * nonce and outer headers when the queue releases the packet (so that the AQM sees inner
+ * headers and only packets that will be sent use nonces), then sealing in the crypto
+ * stage, by any worker. */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,8 +12,8 @@
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
+#include "dataplane/encap.h"
 #include "dataplane/route.h"
-#include "dataplane/worker.h"
 
 /* Fragments of one packet at most: a single-segment frame (2 KB) at the smallest MTU. */
 #define TL_MAX_FRAGMENTS 8
@@ -24,8 +25,18 @@ static struct tl_peer *route_lookup(const struct tl_table *t, const struct tl_in
 	return id < TL_MAX_PEERS ? t->peers[id] : NULL;
 }
 
-enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_peer *peer,
-			  struct tl_keypair *kp, struct rte_mbuf *m, uint8_t ecn, uint64_t now_ns)
+/* What the crypto stage seals in a frame tl_encap_frame built. */
+struct tl_seal {
+	uint64_t counter;
+	uint16_t off, len;                /* plaintext (padded) from data start; the tag follows */
+	bool v6;                          /* outer IPv6: its UDP checksum comes after sealing */
+};
+
+/* Builds the frame around the IP packet the mbuf holds, all but the sealing: padding and
+ * room for the tag, the message header with the next nonce, the outer headers; counts it
+ * in the peer's stamps and statistics. TL_DROP_MAX and *s, or a drop reason. */
+static enum tl_drop encap_frame(struct tl_dp *dp, struct tl_peer *peer, struct tl_keypair *kp, struct rte_mbuf *m,
+				uint8_t ecn, uint64_t now_ns, struct tl_seal *s)
 {
 	uint32_t len = m->data_len, padded = RTE_ALIGN_CEIL(len, TL_PADDING_MULTIPLE);
 	struct tl_msg_data *hdr;
@@ -48,16 +59,18 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	if (!tail)
 		return TL_DROP_oversized;
 	memset(tail, 0, padded - len);
-	if (tl_dp_aead_seal(aead, kp->send_key, ctr, rte_pktmbuf_mtod(m, uint8_t *), padded, tail + padded - len) != 0)
-		return TL_DROP_encrypt_failed;   /* the buffer may hold plaintext: never sent */
 	hdr = (struct tl_msg_data *)rte_pktmbuf_prepend(m, sizeof(*hdr));
 	if (!hdr)
 		return TL_DROP_oversized;
 	hdr->type = rte_cpu_to_le_32(TL_MSG_DATA);
 	hdr->receiver = kp->remote_index;
 	hdr->counter = rte_cpu_to_le_64(ctr);
-	if (tl_pkt_push_outer(m, &dp->port[TL_PORT_WAN], &ep, tl_dp_listen_port(dp), ecn) != 0)
+	if (tl_pkt_push_outer_nocsum(m, &dp->port[TL_PORT_WAN], &ep, tl_dp_listen_port(dp), ecn) != 0)
 		return TL_DROP_oversized;
+	s->counter = ctr;
+	s->len = (uint16_t)padded;
+	s->off = (uint16_t)(m->data_len - padded - TL_AEAD_TAG_LEN);
+	s->v6 = ep.family == AF_INET6;
 	atomic_fetch_add_explicit(&peer->stats.tx_bytes, m->data_len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.tx_packets, 1, memory_order_relaxed);
 	atomic_store_explicit(&peer->last_tx_any_ns, now_ns, memory_order_relaxed);
@@ -67,6 +80,23 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
 	if (ctr >= dp->limits.rekey_after_messages)
 		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
+	return TL_DROP_MAX;
+}
+
+enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_peer *peer,
+			  struct tl_keypair *kp, struct rte_mbuf *m, uint8_t ecn, uint64_t now_ns)
+{
+	struct tl_seal s;
+	enum tl_drop r = encap_frame(dp, peer, kp, m, ecn, now_ns, &s);
+	uint8_t *p;
+
+	if (r != TL_DROP_MAX)
+		return r;
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, s.off);
+	if (tl_dp_aead_seal(aead, kp->send_key, s.counter, p, s.len, p + s.len) != 0)
+		return TL_DROP_encrypt_failed;   /* the buffer may hold plaintext: never sent */
+	if (s.v6)
+		tl_pkt_outer_csum(m);
 	return TL_DROP_MAX;
 }
 
@@ -216,41 +246,32 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 /* The peer is looked up again: allowed IPs may have changed, or the peer gone, while the
  * packet was queued. The ECN field is read now, after the AQM may have marked CE, and
  * copied to the outer header (RFC 6040 normal mode). */
-bool tl_encap_dequeued(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m)
+void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, struct tl_cs_job *j)
 {
 	struct tl_keypair *kp;
 	struct tl_peer *peer;
+	struct tl_cs_pkt *p;
 	struct tl_inner in;
+	struct tl_seal s;
 	enum tl_drop r;
 
 	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
-	if (r != TL_DROP_MAX) {
-		tl_drop_deq(w, TL_PORT_WAN, m, r);
-		return false;
-	}
+	if (r != TL_DROP_MAX)
+		return tl_drop_deq(w, TL_PORT_WAN, m, r);
 	peer = route_lookup(t, &in);
-	if (!peer) {
-		tl_drop_deq(w, TL_PORT_WAN, m, TL_DROP_no_route);
-		return false;
-	}
+	if (!peer)
+		return tl_drop_deq(w, TL_PORT_WAN, m, TL_DROP_no_route);
 	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
-	if (!tl_keypair_can_send(w->dp, kp, w->now_ns)) {
-		stage(w, peer, m);
-		return false;
-	}
+	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
+		return stage(w, peer, m);
 	/* behind packets already staged: they leave first, in their order */
-	if (rte_ring_count(peer->staged) || endpoint_resolving(peer)) {
-		stage_for(w, peer, m, false);
-		return false;
-	}
-	r = tl_encap_one(w->dp, w->aead, peer, kp, m, in.ecn, w->now_ns);
-	if (r == TL_DROP_key_expired) {
-		stage(w, peer, m);
-		return false;
-	}
-	if (r != TL_DROP_MAX) {
-		tl_drop_deq(w, TL_PORT_WAN, m, r);
-		return false;
-	}
-	return true;
+	if (rte_ring_count(peer->staged) || endpoint_resolving(peer))
+		return stage_for(w, peer, m, false);
+	r = encap_frame(w->dp, peer, kp, m, in.ecn, w->now_ns, &s);
+	if (r == TL_DROP_key_expired)
+		return stage(w, peer, m);
+	if (r != TL_DROP_MAX)
+		return tl_drop_deq(w, TL_PORT_WAN, m, r);
+	p = tl_cs_add(j, m, kp, kp->send_key, s.counter, s.off, s.len);
+	p->v6_csum = s.v6;
 }

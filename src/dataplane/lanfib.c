@@ -13,7 +13,7 @@
 
 #include "dataplane/lanfib.h"
 #include "dataplane/packet.h"
-#include "dataplane/worker.h"
+#include "dataplane/lcore.h"
 
 void tl_lanfib_free(struct tl_lanfib *f)
 {

@@ -248,8 +248,8 @@ static void fill_udp(struct rte_udp_hdr *udp, uint16_t sport, uint16_t dport, ui
 	udp->dgram_cksum = 0;
 }
 
-int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
-		      uint16_t src_port, uint8_t ecn)
+static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+		      uint16_t src_port, uint8_t ecn, bool csum)
 {
 	uint16_t ulen = m->data_len + 8;
 	uint8_t *h;
@@ -289,9 +289,31 @@ int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		memcpy(ip->dst_addr, ep->ip, 16);
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		fill_udp(udp, src_port, ep->port, ulen);
-		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+		if (csum)
+			udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
 	}
 	return 0;
+}
+
+int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+		      uint16_t src_port, uint8_t ecn)
+{
+	return push_outer(m, wan, ep, src_port, ecn, true);
+}
+
+int tl_pkt_push_outer_nocsum(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+			     uint16_t src_port, uint8_t ecn)
+{
+	return push_outer(m, wan, ep, src_port, ecn, false);
+}
+
+void tl_pkt_outer_csum(struct rte_mbuf *m)
+{
+	struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, TL_ETH_LEN);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
 }
 
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family)

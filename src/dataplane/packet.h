@@ -55,6 +55,12 @@ bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in);
 int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
 		      uint16_t src_port, uint8_t ecn);
 
+/* The same, but an IPv6 frame's UDP checksum is left for tl_pkt_outer_csum, called once
+ * the payload is final (sealed). */
+int tl_pkt_push_outer_nocsum(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
+			     uint16_t src_port, uint8_t ecn);
+void tl_pkt_outer_csum(struct rte_mbuf *m);
+
 /* Prepends an Ethernet header for a decrypted IP packet. */
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family);
 

@@ -1,0 +1,367 @@
+/* Egress: each queue owner's egress queues, in front of its TX queues. The AQM decides
+ * what is dropped; the shaper, one token bucket per port shared by the port's queues,
+ * decides when; what the port does not take waits (at the head of the LAN queue, or in its
+ * crypto job on the WAN) for the next round: no tail drop, no loss. WAN packets are
+ * readied for sealing here and leave when their job is finished, in order. */
+#include <unistd.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring_peek_zc.h>
+
+#include "dataplane/egress.h"
+#include "dataplane/encap.h"
+
+/* ---- shaper: the port's bucket kept as the virtual time of its next send slot ----------- */
+
+static void shaper_set(struct tl_egress *e, const struct tl_shaper_params *sp)
+{
+	e->shaper = *sp;
+	if (!sp->rate_bps) {
+		e->ns_per_byte_q20 = 0;
+		return;
+	}
+	e->ns_per_byte_q20 = (uint64_t)(((unsigned __int128)8000000000ull << 20) / sp->rate_bps);
+	e->burst_ns = (uint64_t)(((unsigned __int128)tl_shaper_burst(sp) * e->ns_per_byte_q20) >> 20);
+	atomic_store_explicit(e->next_ns, 0, memory_order_relaxed);
+}
+
+static inline uint64_t wire_cost(const struct tl_egress *e, const struct rte_mbuf *m)
+{
+	return (uint64_t)(((unsigned __int128)(m->pkt_len + TL_WIRE_OVERHEAD) * e->ns_per_byte_q20) >> 20);
+}
+
+static inline void shaper_charge(struct tl_egress *e, const struct rte_mbuf *m)
+{
+	if (e->ns_per_byte_q20)
+		atomic_fetch_add_explicit(e->next_ns, wire_cost(e, m), memory_order_relaxed);
+}
+
+static inline void shaper_refund(struct tl_egress *e, const struct rte_mbuf *m)
+{
+	if (e->ns_per_byte_q20)
+		atomic_fetch_sub_explicit(e->next_ns, wire_cost(e, m), memory_order_relaxed);
+}
+
+/* May the queue send now? Refills the bucket up to its depth (any queue of the port may;
+ * a lost race means another one just did). */
+static inline bool shaper_open(struct tl_egress *e, uint64_t now)
+{
+	uint64_t next;
+
+	if (!e->ns_per_byte_q20)
+		return true;
+	next = atomic_load_explicit(e->next_ns, memory_order_relaxed);
+	if (next + e->burst_ns < now &&
+	    atomic_compare_exchange_strong_explicit(e->next_ns, &next, now - e->burst_ns, memory_order_relaxed,
+						    memory_order_relaxed))
+		next = now - e->burst_ns;
+	return next <= now;
+}
+
+/* ---- snapshots and the parameter mailbox ------------------------------------------------- */
+
+static void snapshot_publish(struct tl_worker *w, struct tl_egress *e)
+{
+	rte_seqlock_write_lock(&e->snap_lock);
+	tl_aqm_stats_get(e->aqm, &e->snap.aqm);
+	e->snap.params = e->params;
+	e->snap.shaper = e->shaper;
+	e->snap.tx_packets = e->tx_packets;
+	e->snap.tx_bytes = e->tx_bytes;
+	e->snap.backpressure = e->backpressure;
+	e->snap.shaper_waits = e->shaper_waits;
+	e->snap.stamp_ns = w->now_ns;
+	rte_seqlock_write_unlock(&e->snap_lock);
+	e->snap_ns = w->now_ns;
+}
+
+void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapshot *s)
+{
+	struct tl_egress *e = &w->eg[role];
+	uint32_t sn;
+
+	do {
+		sn = rte_seqlock_read_begin(&e->snap_lock);
+		*s = e->snap;
+	} while (rte_seqlock_read_retry(&e->snap_lock, sn));
+}
+
+/* Rules that depend on this dataplane rather than on the parameters alone. */
+static const char *queue_check(const struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
+			       const struct tl_shaper_params *sh)
+{
+	const char *err = aqm ? tl_aqm_params_check(aqm) : NULL;
+
+	if (!err && sh)
+		err = tl_shaper_params_check(sh);
+	if (!err && aqm && tl_aqm_capacity(aqm) > w->dp->queue_cap[role])
+		err = "limit: holds more packets than the port buffers were sized for at start "
+		      "(limit and memory_limit of the start configuration; restart to raise them)";
+	return err;
+}
+
+/* A parameter change waits in the mailbox (acquire: its fields are visible). */
+static inline bool request_posted(struct tl_egress *e)
+{
+	return atomic_load_explicit(&e->req_gen, memory_order_acquire) !=
+	       atomic_load_explicit(&e->done_gen, memory_order_relaxed);
+}
+
+/* Applies the posted request (owner thread, or any thread while the worker is stopped). */
+static void queue_apply(struct tl_worker *w, int role)
+{
+	struct tl_egress *e = &w->eg[role];
+	uint32_t gen = atomic_load_explicit(&e->req_gen, memory_order_acquire);
+	const char *err = queue_check(w, role, e->req_has_aqm ? &e->req_aqm : NULL,
+				      e->req_has_shaper ? &e->req_shaper : NULL);
+
+	if (!err && e->req_has_aqm) {
+		err = tl_aqm_set_params(e->aqm, &e->req_aqm);
+		if (!err)
+			e->params = e->req_aqm;
+	}
+	if (!err && e->req_has_shaper)
+		shaper_set(e, &e->req_shaper);
+	e->req_err = err;
+	snapshot_publish(w, e);
+	atomic_store_explicit(&e->done_gen, gen, memory_order_release);
+}
+
+const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
+				const struct tl_shaper_params *sh)
+{
+	struct tl_egress *e = &w->eg[role];
+	const char *err = queue_check(w, role, aqm, sh);
+	uint32_t gen;
+
+	if (err)
+		return err;
+	e->req_has_aqm = aqm != NULL;
+	e->req_has_shaper = sh != NULL;
+	if (aqm)
+		e->req_aqm = *aqm;
+	if (sh)
+		e->req_shaper = *sh;
+	gen = atomic_load_explicit(&e->req_gen, memory_order_relaxed) + 1;
+	atomic_store_explicit(&e->req_gen, gen, memory_order_release);
+	tl_worker_kick(w);
+	while (atomic_load_explicit(&e->done_gen, memory_order_acquire) != gen) {
+		if (!atomic_load_explicit(&w->running, memory_order_acquire)) {
+			w->now_ns = tl_now_ns();
+			queue_apply(w, role);
+			break;
+		}
+		usleep(50);
+	}
+	return e->req_err;
+}
+
+bool tl_egress_requests_pending(struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		if (request_posted(&w->eg[role]))
+			return true;
+	return false;
+}
+
+void tl_egress_housekeeping(struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++) {
+		struct tl_egress *e = &w->eg[role];
+
+		if (request_posted(e))
+			queue_apply(w, role);
+		else if (w->now_ns - e->snap_ns >= TL_QUEUE_SNAP_NS)
+			snapshot_publish(w, e);
+	}
+}
+
+void tl_worker_snapshot(struct tl_worker *w)
+{
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		snapshot_publish(w, &w->eg[role]);
+}
+
+int tl_egress_init(struct tl_worker *w, int role)
+{
+	struct tl_egress *e = &w->eg[role];
+	char name[32];
+
+	snprintf(name, sizeof(name), "aqm_w%u_%s", w->id, role == TL_PORT_WAN ? "wan" : "lan");
+	e->port_id = w->dp->port[role].port_id;
+	e->params = w->dp->aqm_init[role];
+	e->next_ns = &w->dp->shaper_next[role];
+	e->aqm = tl_aqm_create(name, &e->params, role == TL_PORT_WAN ? 0 : RTE_ETHER_HDR_LEN, (int)rte_socket_id());
+	if (!e->aqm)
+		return -1;
+	tl_aqm_attach_drops(e->aqm, w->cnt.drops);
+	shaper_set(e, &w->dp->shaper_init[role]);
+	rte_seqlock_init(&e->snap_lock);
+	snapshot_publish(w, e);
+	return 0;
+}
+
+/* ---- to the ports -------------------------------------------------------------------------- */
+
+/* Frames built by the control plane (handshakes, keepalives, staged packets) go out ahead
+ * of the queues; what the port refuses stays in the ring. They use the shaper's budget. */
+unsigned tl_egress_ctrl_flush(struct tl_worker *w)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	struct rte_ring_zc_data zc;
+	struct rte_mbuf **m;
+	unsigned n, sent;
+
+	n = rte_ring_dequeue_zc_burst_start(w->ctrl_tx, TL_BURST, &zc, NULL);
+	if (n == 0)
+		return 0;
+	m = (struct rte_mbuf **)zc.ptr1;          /* the contiguous part; the rest next round */
+	for (unsigned i = 0; i < zc.n1; i++)
+		shaper_charge(e, m[i]);
+	sent = rte_eth_tx_burst(e->port_id, w->queue, m, (uint16_t)zc.n1);
+	for (unsigned i = sent; i < zc.n1; i++)
+		shaper_refund(e, m[i]);
+	rte_ring_dequeue_zc_finish(w->ctrl_tx, sent);
+	w->cnt.from_ctrl += sent;
+	w->cnt.tx[TL_PORT_WAN] += sent;
+	return sent;
+}
+
+static void shaper_note_wait(struct tl_worker *w, struct tl_egress *e, unsigned n)
+{
+	if (n < TL_BURST && e->ns_per_byte_q20 && tl_aqm_backlog(e->aqm) && !shaper_open(e, w->now_ns))
+		e->shaper_waits++;
+}
+
+/* WAN: up to a burst the AQM releases and the shaper allows, readied for sealing into the
+ * open encapsulation job, which is submitted. Without a free job the queue waits. */
+static unsigned wan_take(struct tl_worker *w)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+	struct tl_cs_job *j = tl_cs_open(w, TL_DIR_ENCAP);
+	struct rte_mbuf *m[TL_BURST];
+	unsigned taken = 0, got;
+
+	while (j && j->n < TL_BURST && shaper_open(e, w->now_ns)) {
+		/* Without a shaper a whole burst at once; with one, packet by packet. */
+		got = tl_aqm_dequeue_burst(e->aqm, m, e->ns_per_byte_q20 ? 1 : TL_BURST - j->n, w->now_ns);
+		if (got == 0)
+			break;
+		taken += got;
+		for (unsigned i = 0; i < got; i++) {
+			unsigned before = j->n;
+
+			tl_encap_prepare(w, t, m[i], j);
+			if (j->n > before)
+				shaper_charge(e, j->m[before]);
+		}
+		if (!e->ns_per_byte_q20)
+			break;
+	}
+	tl_cs_submit(w, TL_DIR_ENCAP);
+	shaper_note_wait(w, e, taken);
+	return taken;
+}
+
+bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	unsigned k = 0, sent;
+
+	if (!j->checked) {
+		/* A failed seal may have left plaintext in the buffer: never sent. */
+		for (unsigned i = 0; i < j->n; i++) {
+			if (j->p[i].ok) {
+				j->m[k++] = j->m[i];
+				continue;
+			}
+			w->cnt.inflight[TL_DIR_ENCAP]--;
+			tl_drop_deq(w, TL_PORT_WAN, j->m[i], TL_DROP_encrypt_failed);
+		}
+		j->n = (uint16_t)k;
+		j->checked = true;
+	}
+	if (j->next == j->n)
+		return true;
+	sent = rte_eth_tx_burst(e->port_id, w->queue, j->m + j->next, (uint16_t)(j->n - j->next));
+	for (unsigned i = 0; i < sent; i++)
+		e->tx_bytes += j->m[j->next + i]->pkt_len;
+	e->tx_packets += sent;
+	w->cnt.tx[TL_PORT_WAN] += sent;
+	w->cnt.inflight[TL_DIR_ENCAP] -= sent;
+	j->next = (uint16_t)(j->next + sent);
+	if (j->next < j->n) {
+		e->backpressure++;
+		w->cnt.backpressure[TL_PORT_WAN]++;
+		return false;
+	}
+	return true;
+}
+
+/* LAN: one burst to the port; what it does not take returns to the head of the queue, in
+ * order. Returns how many were offered. */
+static unsigned lan_burst(struct tl_worker *w)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_LAN];
+	struct rte_mbuf *out[TL_BURST];
+	unsigned n = 0, got, sent;
+
+	while (n < TL_BURST && shaper_open(e, w->now_ns)) {
+		got = tl_aqm_dequeue_burst(e->aqm, out + n, e->ns_per_byte_q20 ? 1 : TL_BURST - n, w->now_ns);
+		if (got == 0)
+			break;
+		for (unsigned i = n; i < n + got; i++)
+			shaper_charge(e, out[i]);
+		n += got;
+		if (!e->ns_per_byte_q20)
+			break;
+	}
+	shaper_note_wait(w, e, n);
+	if (n == 0)
+		return 0;
+	sent = rte_eth_tx_burst(e->port_id, w->queue, out, (uint16_t)n);
+	for (unsigned i = 0; i < sent; i++)
+		e->tx_bytes += out[i]->pkt_len;
+	e->tx_packets += sent;
+	w->cnt.tx[TL_PORT_LAN] += sent;
+	if (sent < n) {
+		for (unsigned i = sent; i < n; i++)
+			shaper_refund(e, out[i]);
+		tl_aqm_requeue_head(e->aqm, out + sent, n - sent);
+		e->backpressure++;
+		w->cnt.backpressure[TL_PORT_LAN]++;
+		return sent;
+	}
+	return n;
+}
+
+unsigned tl_egress_flush(struct tl_worker *w, int role)
+{
+	unsigned total = 0, n;
+
+	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {
+		n = role == TL_PORT_WAN ? wan_take(w) : lan_burst(w);
+		total += n;
+		if (n < TL_BURST)
+			break;
+	}
+	return total;
+}
+
+uint64_t tl_egress_shaper_wait_ns(const struct tl_worker *w)
+{
+	uint64_t wait = 0;
+
+	for (int role = 0; role < TL_PORT_MAX; role++) {
+		const struct tl_egress *e = &w->eg[role];
+		uint64_t next = atomic_load_explicit(e->next_ns, memory_order_relaxed);
+
+		if (e->ns_per_byte_q20 && tl_aqm_backlog(e->aqm) && next > w->now_ns) {
+			uint64_t d = next - w->now_ns;
+
+			wait = wait ? RTE_MIN(wait, d) : d;
+		}
+	}
+	return wait;
+}
