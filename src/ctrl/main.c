@@ -22,6 +22,7 @@
 #include "ctrl/accounting.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
+#include "ctrl/eal.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
@@ -30,17 +31,10 @@
 #include "ctrl/uapi.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/route.h"
-#include "dataplane/runtime.h"
 
 #define TL_TICK_NS (5ull * 1000000ull)
 #define TL_CTRL_IDLE_US 1000
-/* Everything but the port pools: control pools (~60 MB), hashes and rings, and two IPv4
- * routing tables (64 MB each: a new table is built before the old one is freed). */
-#define TL_EAL_BASE_MB 512
-
 static volatile sig_atomic_t g_stop;
-static bool g_eal_up;
-static char g_runtime_dir[4096];
 
 static void on_signal(int sig)
 {
@@ -54,60 +48,6 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   configuration (see docs/config.md)\n"
 		   "  -v, --verbose       debug logging\n"
 		   "  -t, --check         validate the configuration and exit\n");
-}
-
-/* --lcores: every lcore may float over every CPU this process may use, so that two
- * instances (or a benchmark) on a small machine share the CPUs instead of pinning. */
-static void lcores_arg(char *out, size_t len, unsigned n_workers)
-{
-	cpu_set_t set;
-	int first = -1, last = -1;
-	size_t off = 0;
-
-	CPU_ZERO(&set);
-	sched_getaffinity(0, sizeof(set), &set);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set)) {
-			if (first < 0)
-				first = c;
-			last = c;
-		}
-	for (unsigned l = 0; l <= n_workers && off < len; l++)
-		off += (size_t)snprintf(out + off, len - off, "%s%u@(%d-%d)", l ? "," : "", l, first, last);
-}
-
-static int eal_start(struct tl_device *dev, const char *argv0)
-{
-	char prefix[64], lcores[512], mem[32];
-	char *args[64];
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "tunless-%s", dev->cfg->name);
-	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers);
-	args[n++] = (char *)argv0;
-	args[n++] = "--no-huge";
-	args[n++] = "-m";
-	snprintf(mem, sizeof(mem), "%u", tl_ports_memory_mb(dev) + TL_EAL_BASE_MB);
-	args[n++] = mem;
-	args[n++] = "--file-prefix";
-	args[n++] = prefix;
-	args[n++] = "--lcores";
-	args[n++] = lcores;
-	args[n++] = "--no-pci";
-	for (size_t i = 0; i < dev->cfg->n_eal_args && n < 62; i++)
-		args[n++] = dev->cfg->eal_args[i];
-	args[n] = NULL;
-	if (rte_eal_init(n, args) < 0) {
-		if (rte_errno == EALREADY || rte_errno == 0)
-			tl_log_err("EAL: cannot start: is another tunlessd named '%s' running? (%s is in use)",
-				   dev->cfg->name, prefix);
-		else
-			tl_log_err("EAL: %s", rte_strerror(rte_errno));
-		return -1;
-	}
-	g_eal_up = true;
-	tl_runtime_dir_save(g_runtime_dir, sizeof(g_runtime_dir));
-	return 0;
 }
 
 static void dp_params(struct tl_device *dev)
@@ -269,7 +209,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 	dp_params(dev);
 	if (dev->dp.host_mode && tl_host_setup(dev, err, sizeof(err)) != 0)
 		goto fail;
-	if (eal_start(dev, argv0) != 0)
+	if (tl_eal_start(dev, argv0) != 0)
 		return -1;
 	if (tl_device_objects_create(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot allocate dataplane objects: %s", rte_strerror(rte_errno));
@@ -392,9 +332,6 @@ int main(int argc, char **argv)
 	if (dev.nl)
 		tl_nl_close(dev.nl);
 	tl_config_free(dev.cfg);
-	if (g_eal_up) {
-		rte_eal_cleanup();
-		tl_runtime_dir_remove(g_runtime_dir);
-	}
+	tl_eal_stop();
 	return rc;
 }

@@ -1,0 +1,84 @@
+/* The daemon's EAL (eal.h): arguments from the configuration, start, stop and the removal
+ * of the runtime directory EAL leaves behind. */
+#include <sched.h>
+#include <stdio.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "ctrl/device.h"
+#include "ctrl/eal.h"
+#include "ctrl/log.h"
+#include "dataplane/runtime.h"
+
+/* Everything but the port pools: control pools (~60 MB), hashes and rings, and two IPv4
+ * routing tables (64 MB each: a new table is built before the old one is freed). */
+#define TL_EAL_BASE_MB 512
+/* "NN@(first-last)," per lcore: room for the control lcore and TL_MAX_WORKERS workers. */
+#define TL_LCORES_ARG_LEN (24 * (TL_MAX_WORKERS + 1))
+
+static bool g_eal_up;
+static char g_runtime_dir[4096];
+
+/* --lcores: every lcore may float over every CPU this process may use, so that two
+ * instances (or a benchmark) on a small machine share the CPUs instead of pinning. */
+static void lcores_arg(char *out, size_t len, unsigned n_workers)
+{
+	cpu_set_t set;
+	int first = -1, last = -1;
+	size_t off = 0;
+
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof(set), &set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		}
+	for (unsigned l = 0; l <= n_workers && off < len; l++)
+		off += (size_t)snprintf(out + off, len - off, "%s%u@(%d-%d)", l ? "," : "", l, first, last);
+}
+
+int tl_eal_start(struct tl_device *dev, const char *argv0)
+{
+	char prefix[64], lcores[TL_LCORES_ARG_LEN], mem[32];
+	char *args[64];
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "tunless-%s", dev->cfg->name);
+	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers);
+	args[n++] = (char *)argv0;
+	args[n++] = "--no-huge";
+	args[n++] = "-m";
+	snprintf(mem, sizeof(mem), "%u", tl_ports_memory_mb(dev) + TL_EAL_BASE_MB);
+	args[n++] = mem;
+	args[n++] = "--file-prefix";
+	args[n++] = prefix;
+	args[n++] = "--lcores";
+	args[n++] = lcores;
+	args[n++] = "--no-pci";
+	for (size_t i = 0; i < dev->cfg->n_eal_args && n < 62; i++)
+		args[n++] = dev->cfg->eal_args[i];
+	args[n] = NULL;
+	if (rte_eal_init(n, args) < 0) {
+		if (rte_errno == EALREADY || rte_errno == 0)
+			tl_log_err("EAL: cannot start: is another tunlessd named '%s' running? (%s is in use)",
+				   dev->cfg->name, prefix);
+		else
+			tl_log_err("EAL: %s", rte_strerror(rte_errno));
+		return -1;
+	}
+	g_eal_up = true;
+	tl_runtime_dir_save(g_runtime_dir, sizeof(g_runtime_dir));
+	return 0;
+}
+
+void tl_eal_stop(void)
+{
+	if (!g_eal_up)
+		return;
+	rte_eal_cleanup();
+	tl_runtime_dir_remove(g_runtime_dir);
+	g_eal_up = false;
+}
