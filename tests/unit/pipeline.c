@@ -68,7 +68,7 @@ static void ports_info(struct tl_dp *dp, const struct tl_pl_opts *o)
 
 static void dp_init(struct tl_dp *dp, const struct tl_pl_opts *o)
 {
-	dp->n_workers = 1;
+	dp->n_workers = o->workers > 1 ? RTE_MIN(o->workers, (unsigned)TL_PL_MAX_WORKERS) : 1;
 	dp->n_queues = 1;
 	dp->listen_port = TL_PL_LISTEN_PORT;
 	dp->mtu = TL_PL_MTU;
@@ -130,6 +130,13 @@ static int setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
 	rte_rcu_qsbr_thread_register(pl->dp.qsbr, 0);
 	rte_rcu_qsbr_thread_online(pl->dp.qsbr, 0);
 	pl->online = true;
+	for (unsigned i = 1; i < pl->dp.n_workers; i++) {
+		pl->n_xw = i;            /* tl_worker_fini undoes a partial tl_worker_init */
+		if (tl_worker_init(&pl->xw[i - 1], i, &pl->dp) != 0) {
+			printf("harness crypto worker %u: %s\n", i, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -158,6 +165,8 @@ void tl_pl_teardown(struct tl_pl *pl)
 		rte_rcu_qsbr_thread_offline(pl->dp.qsbr, 0);
 		rte_rcu_qsbr_thread_unregister(pl->dp.qsbr, 0);
 	}
+	for (unsigned i = 0; i < pl->n_xw; i++)
+		tl_worker_fini(&pl->xw[i]);
 	if (pl->worker_up)
 		tl_worker_fini(&pl->w);
 	for (int role = 0; role < TL_PORT_MAX; role++)

@@ -45,13 +45,16 @@
 #define TL_PL_MAX_KEYPAIRS 32
 #define TL_PL_MAX_ROUTES 32
 #define TL_PL_RING_SIZE 4096
+#define TL_PL_MAX_WORKERS 4
 
 extern const uint8_t TL_PL_WAN_MAC[6], TL_PL_LAN_MAC[6], TL_PL_HOST_MAC[6];
 extern const uint8_t TL_PL_WAN_IP4[4], TL_PL_WAN_IP6[16];
 
 struct tl_pl {
 	struct tl_dp dp;
-	struct tl_worker w;
+	struct tl_worker w;                  /* worker 0: owns the port queues */
+	struct tl_worker xw[TL_PL_MAX_WORKERS - 1];   /* workers 1..: crypto jobs only */
+	unsigned n_xw;
 	struct rte_ring *rx[TL_PORT_MAX];    /* what a port receives: tests enqueue here */
 	struct rte_ring *tx[TL_PORT_MAX];    /* what a port transmitted: tl_pl_collect */
 	struct rte_mempool *pool;            /* port buffers: frames tests craft */
@@ -74,6 +77,8 @@ void tl_pl_eal_fini(void);
 struct tl_pl_opts {
 	bool no_ip4, no_ip6;                 /* the WAN port lacks that family */
 	uint32_t aqm_limit;                  /* 0 = default */
+	unsigned workers;                    /* 0 or 1: worker 0 only; more: pl->xw[], which
+					      * the test drives (tl_cs_work), any thread */
 };
 
 /* One dataplane with WAN and LAN net_ring ports and worker 0, registered and online in
