@@ -112,10 +112,13 @@ void tl_worker_fini(struct tl_worker *w)
  * every job is in flight (the frames wait in the port's ring). src NULL: the port. */
 static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 {
-	struct tl_cs_job *j = tl_cs_open(w, TL_DIR_DECAP);
 	struct rte_mbuf *pkts[TL_BURST];
+	struct tl_cs_job *j;
 	unsigned n;
 
+	if (src && rte_ring_empty(src))
+		return 0;
+	j = tl_cs_open(w, TL_DIR_DECAP);
 	if (!j)
 		return 0;
 	if (src) {
