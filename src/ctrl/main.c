@@ -98,7 +98,7 @@ static int workers_init(struct tl_device *dev)
 			break;
 		if (tl_worker_init(&dev->workers[w], w, &dev->dp) != 0)
 			return -1;
-		for (int p = 0; p < TL_PORT_MAX; p++)
+		for (int p = 0; p < TL_PORT_MAX && w < dev->dp.n_queues; p++)
 			if (dev->ports[p].started && dev->ports[p].af_xdp)
 				dev->workers[w].wake_fd[p] = dev->ports[p].xsk_fd[w];
 		dev->worker_lcores[w++] = lcore;
