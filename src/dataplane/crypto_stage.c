@@ -72,12 +72,14 @@ struct tl_cs_job *tl_cs_open(struct tl_worker *w, int dir)
 
 	if (j)
 		return j;
-	if (rte_ring_sc_dequeue(w->jobs_free[dir], (void **)&j) != 0) {
+	if (rte_ring_count(w->jobs_order[dir]) >= tl_cs_inflight_max(w->dp) ||
+	    rte_ring_sc_dequeue(w->jobs_free[dir], (void **)&j) != 0) {
 		w->cnt.crypto_full[dir]++;
 		return NULL;
 	}
 	j->n = j->next = j->n_keys = 0;
 	j->checked = false;
+	j->key_gen = atomic_load_explicit(&w->dp->key_gen, memory_order_acquire);
 	atomic_store_explicit(&j->done, false, memory_order_relaxed);
 	w->job_open[dir] = j;
 	return j;
@@ -144,6 +146,9 @@ static void job_run(struct tl_worker *w, struct tl_cs_job *j)
 			p->ok = tl_dp_aead_open(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len) == 0;
 		}
 	}
+	/* A keypair retired since the job was made: its key must not stay in the context. */
+	if (j->key_gen != atomic_load_explicit(&w->dp->key_gen, memory_order_acquire))
+		tl_dp_aead_forget(w->aead);
 	w->cnt.crypto_jobs++;
 	w->cnt.crypto_pkts += j->n;
 	atomic_store_explicit(&j->done, true, memory_order_release);

@@ -13,10 +13,12 @@
  *
  * Nothing of RCU-protected memory (peers, keypairs) crosses rounds inside a job: the keys
  * are copied in (and wiped when the job is finished) and decapsulation looks its keypair
- * up again when it finishes. Every queue is bounded: an owner has TL_JOBS_PER_OWNER jobs
- * per direction; without a free one it stops reading its RX queue (decapsulation) or
- * dequeuing its egress queue (encapsulation), so that pressure reaches the port's ring or
- * the AQM. The shared ring holds every job there is, so submitting never fails. */
+ * up again when it finishes. Every queue is bounded: an owner has at most
+ * tl_cs_inflight_max() jobs in flight per direction (enough to keep every worker busy, few
+ * enough that packets do not wait long outside the AQM's sight); without a free one it stops
+ * reading its RX queue (decapsulation) or dequeuing its egress queue (encapsulation), so
+ * that pressure reaches the port's ring or the AQM. The shared ring holds every job there
+ * is, so submitting never fails. */
 #ifndef TL_CRYPTO_STAGE_H
 #define TL_CRYPTO_STAGE_H
 
@@ -44,6 +46,7 @@ struct tl_cs_job {
 	uint16_t next;                    /* owner: packets finished so far */
 	bool checked;                     /* owner: failed seals taken out */
 	uint16_t n_keys;
+	uint64_t key_gen;                 /* dp->key_gen when the job was opened */
 	struct tl_worker *owner;
 	struct rte_mbuf *m[TL_BURST];
 	struct tl_cs_pkt p[TL_BURST];
@@ -55,6 +58,13 @@ struct tl_cs_job {
  * jobs not finished (the workers have stopped) and wipes every key copy. */
 int tl_cs_owner_init(struct tl_worker *w);
 void tl_cs_owner_fini(struct tl_worker *w);
+
+/* Jobs one owner may have in flight per direction: two per worker and two more, at most
+ * TL_JOBS_PER_OWNER. */
+static inline unsigned tl_cs_inflight_max(const struct tl_dp *dp)
+{
+	return RTE_MIN(2 * dp->n_workers + 2, (unsigned)TL_JOBS_PER_OWNER);
+}
 
 /* The job of direction dir being filled, taking a free one if needed; NULL when every
  * job is in flight (counted in crypto_full: the caller stops reading). */
