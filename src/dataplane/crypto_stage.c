@@ -116,6 +116,8 @@ static void kick_one(struct tl_dp *dp)
 	}
 }
 
+static void job_run(struct tl_worker *w, struct tl_cs_job *j);
+
 void tl_cs_submit(struct tl_worker *w, int dir)
 {
 	struct tl_cs_job *j = w->job_open[dir];
@@ -126,10 +128,19 @@ void tl_cs_submit(struct tl_worker *w, int dir)
 	w->cnt.inflight[dir] += j->n;
 	/* Neither can fail: the FIFO holds all of the owner's jobs, the shared ring all jobs. */
 	rte_ring_sp_enqueue(w->jobs_order[dir], j);
+	if (w->dp->n_workers == 1) {
+		/* Nobody else could take it: done and finished now, as if there were no stage.
+		 * Finishing a burst where it was read keeps the ports' rhythm: frames leave and
+		 * packets are delivered before the next RX burst is read. */
+		job_run(w, j);
+		tl_cs_complete(w, dir);
+		return;
+	}
 	rte_ring_mp_enqueue(w->dp->crypto_ring, j);
 	atomic_thread_fence(memory_order_seq_cst);   /* pairs with the fence in idle_block() */
 	if (atomic_load_explicit(&w->dp->n_blocked, memory_order_relaxed))
 		kick_one(w->dp);
+	tl_cs_complete(w, dir);   /* earlier jobs other workers have done meanwhile */
 }
 
 static void job_run(struct tl_worker *w, struct tl_cs_job *j)
