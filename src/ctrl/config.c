@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <sched.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,7 +105,7 @@ struct tl_raw_config {
 	int64_t *mtu;
 	char **addresses;
 	unsigned addresses_count;
-	int64_t *workers;
+	char *workers;
 	int64_t *staged_packets;
 	struct tl_raw_ports *ports;
 	struct tl_raw_peer *peers;
@@ -216,7 +217,7 @@ static const cyaml_schema_field_t tl_schema_config_fields[] = {
 	TL_OINT("mtu", struct tl_raw_config, mtu),
 	CYAML_FIELD_SEQUENCE("addresses", TL_OPT, struct tl_raw_config, addresses,
 			     &tl_schema_string, 0, CYAML_UNLIMITED),
-	TL_OINT("workers", struct tl_raw_config, workers),
+	TL_OSTR("workers", struct tl_raw_config, workers),
 	TL_OINT("staged_packets", struct tl_raw_config, staged_packets),
 	CYAML_FIELD_MAPPING_PTR("ports", CYAML_FLAG_POINTER, struct tl_raw_config, ports,
 				tl_schema_ports_fields),
@@ -1391,6 +1392,42 @@ static int tl_cfg_identity(struct tl_cfg_ctx *c, const struct tl_raw_config *raw
 			     cfg->private_key, &present);
 }
 
+unsigned tl_cfg_workers_auto(void)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (n <= 1)
+		return 1;
+	return n - 1 > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : (unsigned)(n - 1);
+}
+
+/* workers: an integer 1..64, or auto. */
+static int tl_cfg_workers(struct tl_cfg_ctx *c, const char *text, unsigned *out)
+{
+	char *end;
+	long long v;
+
+	if (!text) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(text, "auto")) {
+		*out = tl_cfg_workers_auto();
+		return 0;
+	}
+	errno = 0;
+	v = strtoll(text, &end, 0);
+	if (end == text || *end || errno)
+		return tl_cfg_fail(c, "workers", "'" TL_CFG_SHOW "' is not an integer (nor auto)", text);
+	if (v < 1 || v > TL_CFG_WORKERS_MAX)
+		return tl_cfg_fail(c, "workers", "%lld is out of range 1..%d", v, TL_CFG_WORKERS_MAX);
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			  struct tl_config *cfg)
 {
@@ -1398,9 +1435,8 @@ static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 
 	if (tl_cfg_u16(c, "listen_port", raw->listen_port, 1, 65535, 51820, &cfg->listen_port) ||
 	    tl_cfg_u16(c, "mtu", raw->mtu, 576, 9000, 1420, &cfg->mtu) ||
-	    tl_cfg_int(c, "workers", raw->workers, 1, 64, 1, &v))
+	    tl_cfg_workers(c, raw->workers, &cfg->workers))
 		return -1;
-	cfg->workers = (unsigned)v;
 	if (tl_cfg_int(c, "staged_packets", raw->staged_packets, 1, 4096, 128, &v))
 		return -1;
 	cfg->staged_packets = (size_t)v;

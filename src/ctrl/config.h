@@ -84,7 +84,7 @@ struct tl_config {
 	uint16_t mtu;                    /* tunnel MTU, default 1420 */
 	struct tl_prefix *addresses;     /* host mode: on the host end of the veth */
 	size_t n_addresses;
-	unsigned workers;                /* default 1 */
+	unsigned workers;                /* default 1; auto: tl_cfg_workers_auto() */
 	struct tl_cfg_port wan;          /* required */
 	struct tl_cfg_port lan;          /* gateway mode: required; host mode: must be absent */
 	struct tl_cfg_peer *peers;
@@ -128,5 +128,11 @@ int tl_ip_parse(struct tl_ip *ip, const char *s);
 void tl_prefix_clear_host_bits(struct tl_prefix *p);
 const char *tl_prefix_error(const char *s);
 const char *tl_sockaddr_error(const char *s);
+
+/* The most workers a configuration may ask for (the dataplane's TL_MAX_WORKERS). */
+#define TL_CFG_WORKERS_MAX 64
+
+/* workers: auto: every CPU this process may use but one (the control lcore's), at least 1. */
+unsigned tl_cfg_workers_auto(void);
 
 #endif

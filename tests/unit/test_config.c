@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,25 @@ static void test_full(void)
 	tl_config_free(cfg);
 }
 
+/* workers: auto is every CPU this process may use but the control lcore's; the ports'
+ * queue pairs default to the workers. */
+static void test_workers_auto(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/configs/good/workers_auto.yaml");
+	cpu_set_t set;
+	unsigned want = 1;
+
+	if (!cfg)
+		return;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1)
+		want = (unsigned)CPU_COUNT(&set) - 1;
+	want = want > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : want;
+	CHECK(cfg->workers == want && tl_cfg_workers_auto() == want, "workers: auto = %u, want %u", cfg->workers,
+	      want);
+	CHECK(cfg->wan.queues == cfg->workers, "queues default to the workers (%u)", cfg->wan.queues);
+	tl_config_free(cfg);
+}
+
 static void test_key_files(void)
 {
 	struct tl_config *cfg = load_ok("tests/unit/configs/good/keyfile.yaml");
@@ -464,6 +484,7 @@ int main(void)
 	test_host_a();
 	test_gateway_a();
 	test_full();
+	test_workers_auto();
 	test_key_files();
 	test_key_file_modes();
 	test_bad();
