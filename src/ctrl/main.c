@@ -61,7 +61,7 @@ static void dp_params(struct tl_device *dev)
 	struct tl_dp *dp = &dev->dp;
 
 	dp->n_workers = c->workers;
-	dp->n_queues = c->workers;
+	dp->n_queues = c->workers;   /* until the ports say how many they have (tl_ports_setup) */
 	atomic_init(&dp->listen_port, c->listen_port);
 	dp->mtu = c->mtu;
 	dp->host_mode = c->mode == TL_MODE_HOST;

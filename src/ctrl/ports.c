@@ -7,8 +7,11 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
@@ -31,7 +34,8 @@
 static unsigned rx_pool_size(const struct tl_device *dev)
 {
 	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
-	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4;
+	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4 +
+	       TL_DIR_MAX * TL_JOBS_PER_OWNER * TL_BURST;   /* the queue owner's crypto jobs */
 }
 
 unsigned tl_ports_memory_mb(const struct tl_device *dev)
@@ -88,6 +92,34 @@ static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint
 	pc->af_xdp = true;
 	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
 	return 0;
+}
+
+/* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
+ * interface has no combined channels (veth, most virtual NICs). */
+static unsigned af_xdp_offer(const char *iface)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned n = 1;
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.max_combined > 0 && ch.combined_count > 0)
+		n = ch.combined_count;
+	close(fd);
+	return n;
+}
+
+static unsigned pmd_offer(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return 1;
+	return RTE_MAX(1u, RTE_MIN((unsigned)info.max_rx_queues, (unsigned)info.max_tx_queues));
 }
 
 static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint16_t *port_id, char *err,
@@ -176,10 +208,20 @@ static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, 
 static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint16_t queues, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
 	int socket = rte_eth_dev_socket_id(port_id);
 
 	if (socket < 0)
 		socket = (int)rte_socket_id();
+	/* Several queues on a NIC: RSS spreads flows over them (outer 5-tuples on the WAN,
+	 * inner ones on the LAN). An AF_XDP port's queues are the interface's channels,
+	 * whose spreading the kernel driver already set. */
+	if (queues > 1 && !dev->ports[role].af_xdp && rte_eth_dev_info_get(port_id, &info) == 0) {
+		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
+		if (conf.rx_adv_conf.rss_conf.rss_hf)
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	}
 	if (rte_eth_dev_configure(port_id, queues, queues, &conf) != 0) {
 		snprintf(err, errlen, "ports.%s: cannot configure %u queues", role_name(role), queues);
 		return -1;
@@ -241,26 +283,49 @@ static void source_addr(void *arg, int family, const uint8_t *addr)
 	}
 }
 
-static int port_open(struct tl_device *dev, int role, const char *iface_override, char *err, size_t errlen)
+static const char *port_iface(struct tl_device *dev, int role)
 {
-	const struct tl_cfg_port *cfg = port_cfg(dev, role);
-	struct tl_port_info *pi = &dev->dp.port[role];
-	uint16_t queues = dev->cfg->workers, port_id;
-	struct rte_ether_addr mac;
-	const char *iface = iface_override ? iface_override : cfg->iface;
-	int r;
+	return role == TL_PORT_LAN && dev->dp.host_mode ? dev->dp_if : port_cfg(dev, role)->iface;
+}
 
-	if (iface_override || cfg->driver == TL_DRIVER_AF_XDP)
-		r = af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen);
-	else
-		r = pmd_probe(dev, role, cfg->devargs, &port_id, err, errlen);
-	if (r != 0 || queues_setup(dev, role, port_id, queues, err, errlen) != 0)
+static bool port_is_af_xdp(struct tl_device *dev, int role)
+{
+	return (role == TL_PORT_LAN && dev->dp.host_mode) || port_cfg(dev, role)->driver == TL_DRIVER_AF_XDP;
+}
+
+/* A PMD port is probed here; an AF_XDP port is opened with its queue count later. */
+static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *err, size_t errlen)
+{
+	uint16_t port_id;
+
+	if (port_is_af_xdp(dev, role)) {
+		*offer = af_xdp_offer(port_iface(dev, role));
+		return 0;
+	}
+	if (pmd_probe(dev, role, port_cfg(dev, role)->devargs, &port_id, err, errlen) != 0)
+		return -1;
+	dev->dp.port[role].port_id = port_id;
+	*offer = pmd_offer(port_id);
+	return 0;
+}
+
+static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
+{
+	struct tl_port_info *pi = &dev->dp.port[role];
+	uint16_t port_id = pi->port_id;
+	struct rte_ether_addr mac;
+	const char *iface = port_iface(dev, role);
+	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
+
+	if (port_is_af_xdp(dev, role) && af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen) != 0)
+		return -1;
+	if (queues_setup(dev, role, port_id, queues, err, errlen) != 0)
 		return -1;
 	pi->port_id = port_id;
 	rte_eth_macaddr_get(port_id, &mac);
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
-	if (!iface_override)
+	if (!host_lan)
 		iface_addrs(iface, source_addr, pi);
 	return 0;
 }
@@ -321,12 +386,27 @@ int tl_listen_port_set(struct tl_device *dev, uint16_t port)
 
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 {
-	for (int r = 0; r < TL_PORT_MAX; r++)
+	unsigned offer[TL_PORT_MAX], q = dev->dp.n_workers;
+
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		const struct tl_cfg_port *cfg = port_cfg(dev, r);
+
 		dev->ports[r].maps = (struct tl_xdp_maps){ -1, -1, -1, -1 };
-	if (port_open(dev, TL_PORT_WAN, NULL, err, errlen) != 0)
-		return -1;
-	if (port_open(dev, TL_PORT_LAN, dev->dp.host_mode ? dev->dp_if : NULL, err, errlen) != 0)
-		return -1;
+		for (unsigned i = 0; i < TL_MAX_WORKERS; i++)
+			dev->ports[r].xsk_fd[i] = -1;
+		if (port_offer(dev, r, &offer[r], err, errlen) != 0)
+			return -1;
+		q = RTE_MIN(q, offer[r]);
+		if (cfg->present && cfg->queues)
+			q = RTE_MIN(q, (unsigned)cfg->queues);
+	}
+	/* Both ports have the same queue pairs: worker i < q owns queue i of each. */
+	dev->dp.n_queues = q;
+	for (int r = 0; r < TL_PORT_MAX; r++)
+		if (port_open(dev, r, (uint16_t)q, err, errlen) != 0)
+			return -1;
+	tl_log_info("%u queue pair(s) per port (wan offers %u, lan %u): %u queue owner(s), %u worker(s) seal and open",
+		    q, offer[TL_PORT_WAN], offer[TL_PORT_LAN], q, dev->dp.n_workers);
 	if (xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0)
 		return -1;
 	if (!dev->dp.port[TL_PORT_WAN].has_ip4 && !dev->dp.port[TL_PORT_WAN].has_ip6)
