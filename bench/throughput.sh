@@ -10,8 +10,9 @@
 # implementation, one iperf3 TCP stream for -t seconds. No CPU pinning: both sides and iperf3
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
-# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-o out.json] [-i impl,impl,...]
+# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-o out.json] [-i impl,impl,...]
 #   impl: wggo, boringtun, tunless (default: all three; tunless is skipped if not built)
+#   -w: tunless's workers on each end: a number (default 1) or auto (every CPU but one)
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
 
@@ -25,17 +26,23 @@ DURATION=10
 STREAMS=1
 REVERSE=
 IMPLS=wggo,boringtun,tunless
+WORKERS=1
 OUT=
-while getopts "t:P:Ro:i:h" o; do
+while getopts "t:P:Rw:o:i:h" o; do
 	case $o in
 	t) DURATION=$OPTARG ;;
 	P) STREAMS=$OPTARG ;;
 	R) REVERSE=-R ;;
+	w) WORKERS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
-	*) sed -n '2,16p' "$0"; exit 2 ;;
+	*) sed -n '2,17p' "$0"; exit 2 ;;
 	esac
 done
+case $WORKERS in
+auto | [1-9] | [1-9][0-9]) ;;
+*) echo "bench/throughput.sh: -w: '$WORKERS' is not a number of workers or auto" >&2; exit 2 ;;
+esac
 STAMP=$(date +%Y-%m-%d)
 OUT=${OUT:-$ROOT/docs/results/throughput-$STAMP.json}
 TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
@@ -204,11 +211,12 @@ run_tunless() {
 		say "tunless: skipped ($TUNLESSD not built: meson setup build && ninja -C build)"
 		return
 	fi
-	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown) workers=$WORKERS"
 	bench_lab || { record_error tunless "$v" "lab setup failed"; return; }
 	for ns in a b; do
 		cfg=$LAB_DIR/host-$ns.yaml
-		sed -e "s/^name: .*/name: bt$$$ns/" "$ROOT/configs/host-$ns.yaml" >"$cfg"
+		sed -e "s/^name: .*/name: bt$$$ns/" -e '/^workers:/d' "$ROOT/configs/host-$ns.yaml" >"$cfg"
+		echo "workers: $WORKERS" >>"$cfg"
 		lab_bg "$ns" "$LAB_DIR/tunless-$ns.log" "$TUNLESSD" -c "$cfg"
 	done
 	if lab_wait_ping a 10.77.0.2 30; then
@@ -223,7 +231,7 @@ run_tunless() {
 report() {
 	local txt=${OUT%.json}.txt
 	mkdir -p "$(dirname "$OUT")"
-	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" <<'EOF' | tee "$txt"
+	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" <<'EOF' | tee "$txt"
 import json, os, platform, subprocess, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 by = {r["impl"]: r for r in rows}
@@ -237,13 +245,14 @@ doc = {
     "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
     "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "duration_s": float(sys.argv[3]),
     "streams": int(sys.argv[4]), "direction": "b -> a" if sys.argv[5] else "a -> b",
+    "tunless_workers": sys.argv[6],
     "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
     "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
     "results": rows, "ratios": {k: v for k, v in ratios.items() if v is not None},
 }
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
-print("TCP throughput, %s, %gs, %d stream(s), %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], platform.release(), os.cpu_count()))
+print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], platform.release(), os.cpu_count()))
 print("%-12s %-26s %9s %8s %8s %6s  %s" % ("impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
     if "error" in r:
