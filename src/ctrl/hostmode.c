@@ -52,7 +52,11 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 	snprintf(dev->dp_if, sizeof(dev->dp_if), "%.11s-dp", dev->cfg->name);
 	if (tl_nl_link_delete(dev->nl, dev->host_if) == 0)
 		tl_log_info("host: removed %s left over from an earlier run", dev->host_if);
-	r = tl_nl_veth_create(dev->nl, dev->host_if, dev->dp_if, dev->cfg->workers);
+	/* One queue pair: net_af_xdp (DPDK 22.11) opens one AF_XDP socket on a veth, and a frame
+	 * the host sent on a second TX queue would arrive on an RX queue without a socket, where
+	 * the XDP program can only pass it to the kernel. The crypto is spread over every
+	 * worker behind that one queue. */
+	r = tl_nl_veth_create(dev->nl, dev->host_if, dev->dp_if, 1);
 	if (r == 0)
 		r = tl_nl_link_set(dev->nl, dev->dp_if, 1, mtu, -1);
 	if (r == 0)

@@ -113,6 +113,24 @@ static unsigned af_xdp_offer(const char *iface)
 	return n;
 }
 
+/* RX queues the kernel has for iface (0: unknown). */
+static unsigned kernel_rx_queues(const char *iface)
+{
+	char path[128];
+	DIR *d;
+	struct dirent *e;
+	unsigned n = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", iface);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "rx-", 3);
+	closedir(d);
+	return n;
+}
+
 static unsigned pmd_offer(uint16_t port_id)
 {
 	struct rte_eth_dev_info info;
@@ -317,8 +335,16 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	const char *iface = port_iface(dev, role);
 	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
 
-	if (port_is_af_xdp(dev, role) && af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen) != 0)
-		return -1;
+	if (port_is_af_xdp(dev, role)) {
+		unsigned rxq = kernel_rx_queues(iface);
+
+		if (af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen) != 0)
+			return -1;
+		if (rxq > queues)
+			tl_log_info("%s: %s has %u RX queues and tunless reads %u: frames on the others go to the "
+				    "kernel's stack, not to tunless (ethtool -L %s combined %u, or one queue on a veth)",
+				    role_name(role), iface, rxq, queues, iface, queues);
+	}
 	if (queues_setup(dev, role, port_id, queues, err, errlen) != 0)
 		return -1;
 	pi->port_id = port_id;
