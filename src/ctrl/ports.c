@@ -38,12 +38,43 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 	       TL_DIR_MAX * TL_JOBS_PER_OWNER * TL_BURST;   /* the queue owner's crypto jobs */
 }
 
+/* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
+ * interface has no combined channels (veth, most virtual NICs). */
+static unsigned af_xdp_offer(const char *iface)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned n = 1;
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.max_combined > 0 && ch.combined_count > 0)
+		n = ch.combined_count;
+	close(fd);
+	return n;
+}
+
+/* Both ports get the same queue pairs, at most the workers, ports.*.queues and an AF_XDP
+ * port's channels, which the kernel tells before the EAL starts (a PMD's are known only once
+ * probed). The EAL memory is sized for that bound. */
 unsigned tl_ports_memory_mb(const struct tl_device *dev)
 {
 	uint64_t per_mbuf = RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64;   /* + pool header */
-	uint64_t queues = (uint64_t)TL_PORT_MAX * dev->cfg->workers;   /* one RX queue per worker */
+	unsigned q = dev->dp.n_workers;
 
-	return (unsigned)((queues * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		const struct tl_cfg_port *cfg = r == TL_PORT_WAN ? &dev->cfg->wan : &dev->cfg->lan;
+		bool host_lan = r == TL_PORT_LAN && dev->dp.host_mode;
+
+		if (cfg->present && cfg->queues)
+			q = RTE_MIN(q, (unsigned)cfg->queues);
+		if (host_lan || cfg->driver == TL_DRIVER_AF_XDP)
+			q = RTE_MIN(q, af_xdp_offer(host_lan ? dev->dp_if : cfg->iface));
+	}
+	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
 }
 
 static const char *role_name(int role)
@@ -92,25 +123,6 @@ static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint
 	pc->af_xdp = true;
 	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
 	return 0;
-}
-
-/* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
- * interface has no combined channels (veth, most virtual NICs). */
-static unsigned af_xdp_offer(const char *iface)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned n = 1;
-
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.max_combined > 0 && ch.combined_count > 0)
-		n = ch.combined_count;
-	close(fd);
-	return n;
 }
 
 /* RX queues the kernel has for iface (0: unknown). */
