@@ -20,6 +20,7 @@
 #define CTL_MAX_ARGS 64
 #define WATCH_MAX_QUEUES 64
 #define WATCH_MAX_DROPS 64
+#define WATCH_MAX_WORKERS 64
 
 enum out_mode { OUT_HUMAN, OUT_YAML, OUT_JSON };
 
@@ -600,6 +601,8 @@ struct watch_state {
 	char drop_names[WATCH_MAX_DROPS][48];
 	uint64_t drops[WATCH_MAX_DROPS];
 	size_t n_drops;
+	uint64_t crypto_pkts[WATCH_MAX_WORKERS], crypto_jobs[WATCH_MAX_WORKERS];
+	uint64_t backpressure[WATCH_MAX_WORKERS][2];
 };
 
 static double mono_s(void)
@@ -644,6 +647,47 @@ static void watch_queues(yaml_document_t *d, yaml_node_t *queues, struct watch_s
 		       ystr(d, q, "sojourn_p99_us", "0"), pps, rate, ystr(d, drops, "aqm_codel", "0"),
 		       ystr(d, drops, "aqm_overlimit", "0"), ystr(d, q, "ecn_marks", "0"));
 	}
+}
+
+/* "<encap>/<decap>" of a map with those two keys. */
+static void watch_dirs(char *out, size_t len, yaml_document_t *d, yaml_node_t *m)
+{
+	if (!m)
+		snprintf(out, len, "-");
+	else
+		snprintf(out, len, "%s/%s", ystr(d, m, "encap", "0"), ystr(d, m, "decap", "0"));
+}
+
+static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *workers, struct watch_state *s, double dt)
+{
+	printf("\n%s queue pair(s) per port; crypto ring %s of %s jobs waiting\n", ystr(d, dev, "queue_pairs", "?"),
+	       ystr(d, dev, "crypto_ring", "?"), ystr(d, dev, "crypto_ring_capacity", "?"));
+	printf("%2s %5s %6s %11s %9s %11s %9s %13s\n", "W", "OWNER", "BUSY%", "CRYPTO PPS", "JOBS/S", "INFLIGHT", "FIFO",
+	       "BACKPRESS/S");
+	for (size_t i = 0; i < ylen(workers) && i < WATCH_MAX_WORKERS; i++) {
+		yaml_node_t *w = yitem(d, workers, i), *bp = yget(d, w, "crypto_backpressure");
+		uint64_t pk = yu64(d, w, "crypto_packets"), jb = yu64(d, w, "crypto_jobs");
+		uint64_t be = bp ? yu64(d, bp, "encap") : 0, bd = bp ? yu64(d, bp, "decap") : 0;
+		char pps[24] = "-", jps[24] = "-", bps[32] = "-", infl[48], fifo[48];
+
+		if (s->have && dt > 0) {
+			snprintf(pps, sizeof(pps), "%.0f", (double)(pk - s->crypto_pkts[i]) / dt);
+			snprintf(jps, sizeof(jps), "%.0f", (double)(jb - s->crypto_jobs[i]) / dt);
+			if (bp)
+				snprintf(bps, sizeof(bps), "%.0f/%.0f", (double)(be - s->backpressure[i][0]) / dt,
+					 (double)(bd - s->backpressure[i][1]) / dt);
+		}
+		s->crypto_pkts[i] = pk;
+		s->crypto_jobs[i] = jb;
+		s->backpressure[i][0] = be;
+		s->backpressure[i][1] = bd;
+		watch_dirs(infl, sizeof(infl), d, yget(d, w, "inflight"));
+		watch_dirs(fifo, sizeof(fifo), d, yget(d, w, "job_fifo"));
+		printf("%2s %5s %6.1f %11s %9s %11s %9s %13s\n", ystr(d, w, "id", "?"),
+		       !strcmp(ystr(d, w, "owner", "false"), "true") ? "yes" : "no",
+		       strtod(ystr(d, w, "busy_percent", "0"), NULL), pps, jps, infl, fifo, bps);
+	}
+	printf("(INFLIGHT, FIFO and BACKPRESS/S: encap/decap)\n");
 }
 
 static void watch_drops(yaml_document_t *d, yaml_node_t *drops, struct watch_state *s)
@@ -711,6 +755,7 @@ static int watch(const char *path, double interval, long count, enum out_mode mo
 		       ystr(&r.doc, dev, "name", "?"), ystr(&r.doc, dev, "mode", "?"), ystr(&r.doc, dev, "peers", "?"),
 		       interval, n + 1, count ? "" : ", Ctrl-C to stop");
 		watch_queues(&r.doc, yget(&r.doc, res, "queues"), &s, t - s.t);
+		watch_workers(&r.doc, dev, yget(&r.doc, res, "workers"), &s, t - s.t);
 		watch_drops(&r.doc, yget(&r.doc, res, "drops"), &s);
 		fflush(stdout);
 		s.have = true;
@@ -766,7 +811,8 @@ static int help_main(int argc, char **argv)
 			*p = '_';
 	if (!strcmp(name, "watch")) {
 		printf("tunlessctl watch [-i SECONDS] [--count N]\n\nRefreshes, in place, per-queue depth, sojourn "
-		       "p50/p99, throughput (from deltas) and drops by reason (deltas and totals).\n");
+		       "p50/p99, throughput (from deltas), per-worker busy %%, crypto rate, jobs in flight and "
+		       "backpressure, the crypto ring's depth, and drops by reason (deltas and totals).\n");
 		return CTL_OK;
 	}
 	op = tl_cspec_op(g_spec, name);

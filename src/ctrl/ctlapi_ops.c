@@ -62,6 +62,7 @@ static void peer_label(char *out, size_t len, const struct tl_peer_ctrl *pc)
 static void show_device(struct tl_device *dev, struct tl_yw *w)
 {
 	uint64_t up = dev->ctlapi ? (tl_now_ns() - dev->ctlapi->start_ns) / TL_NS : 0;
+	unsigned cap;
 
 	tl_yw_key(w, "device");
 	tl_yw_map(w);
@@ -72,6 +73,9 @@ static void show_device(struct tl_device *dev, struct tl_yw *w)
 	tl_yw_ku64(w, "listen_port", tl_dp_listen_port(&dev->dp));
 	tl_yw_ku64(w, "mtu", dev->dp.mtu);
 	tl_yw_ku64(w, "workers", dev->dp.n_workers);
+	tl_yw_ku64(w, "queue_pairs", dev->dp.n_queues);
+	tl_yw_ku64(w, "crypto_ring", tl_metrics_crypto_ring(dev, &cap));
+	tl_yw_ku64(w, "crypto_ring_capacity", cap);
 	tl_yw_ku64(w, "peers", dev->n_peers);
 	tl_yw_ku64(w, "uptime_s", up);
 	tl_yw_end_map(w);
@@ -235,7 +239,7 @@ static void show_queues(struct tl_device *dev, struct tl_yw *w)
 	tl_yw_key(w, "queues");
 	tl_yw_seq(w);
 	for (int r = 0; r < TL_PORT_MAX; r++)
-		for (unsigned i = 0; dev->ports[r].started && i < dev->dp.n_workers; i++) {
+		for (unsigned i = 0; dev->ports[r].started && i < dev->dp.n_queues; i++) {   /* owners' */
 			tl_worker_queue_read(&dev->workers[i], r, s);
 			show_queue(w, r, i, s);
 		}
@@ -243,8 +247,19 @@ static void show_queues(struct tl_device *dev, struct tl_yw *w)
 	free(s);
 }
 
+static void show_dirs(struct tl_yw *w, const char *key, const uint64_t v[TL_DIR_MAX])
+{
+	tl_yw_key(w, key);
+	tl_yw_map(w);
+	for (int d = 0; d < TL_DIR_MAX; d++)
+		tl_yw_ku64(w, tl_metrics_dir_names[d], v[d]);
+	tl_yw_end_map(w);
+}
+
 static void show_workers(struct tl_device *dev, struct tl_yw *w)
 {
+	struct tl_crypto_view v;
+
 	tl_yw_key(w, "workers");
 	tl_yw_seq(w);
 	for (unsigned i = 0; i < dev->dp.n_workers; i++) {
@@ -256,6 +271,15 @@ static void show_workers(struct tl_device *dev, struct tl_yw *w)
 		tl_yw_num(w, dev->ctlapi ? dev->ctlapi->load[i].busy_percent : 0.0);
 		tl_yw_ku64(w, "busy_polls", c->busy_polls);
 		tl_yw_ku64(w, "idle_polls", c->idle_polls);
+		tl_metrics_crypto_view(dev, i, &v);
+		tl_yw_kbool(w, "owner", v.owner);
+		tl_yw_ku64(w, "crypto_jobs", v.jobs);
+		tl_yw_ku64(w, "crypto_packets", v.pkts);
+		if (v.owner) {
+			show_dirs(w, "inflight", v.inflight);
+			show_dirs(w, "job_fifo", (uint64_t[TL_DIR_MAX]){ v.fifo[TL_DIR_ENCAP], v.fifo[TL_DIR_DECAP] });
+			show_dirs(w, "crypto_backpressure", v.full);
+		}
 		tl_yw_end_map(w);
 	}
 	tl_yw_end_seq(w);

@@ -309,7 +309,7 @@ static void render_sojourn(struct tl_device *dev, struct tl_uapi_buf *b, struct 
 
 	family(b, name, "histogram", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).");
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		for (unsigned w = 0; w < dev->dp.n_queues; w++) {
 			const struct tl_aqm_stats *s = &m->snap[p][w].aqm;
 			uint64_t total = tl_metrics_sojourn_cumulative(s, cum);
 
@@ -323,18 +323,19 @@ static void render_sojourn(struct tl_device *dev, struct tl_uapi_buf *b, struct 
 		}
 }
 
+/* Egress queues are the queue owners' (worker w < n_queues). */
 static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct tl_metrics *m)
 {
 	static const char *drop_name = "tunless_queue_aqm_drops_total";
 	char l[64];
 
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		for (unsigned w = 0; w < dev->dp.n_workers; w++)
+		for (unsigned w = 0; w < dev->dp.n_queues; w++)
 			tl_worker_queue_read(&dev->workers[w], p, &m->snap[p][w]);
 	for (size_t f = 0; f < RTE_DIM(queue_families); f++) {
 		family(b, queue_families[f].name, queue_families[f].type, queue_families[f].help);
 		for (int p = 0; p < TL_PORT_MAX; p++)
-			for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+			for (unsigned w = 0; w < dev->dp.n_queues; w++) {
 				double v = queue_families[f].v(&m->snap[p][w]);
 
 				queue_labels(l, sizeof(l), p, w);
@@ -346,7 +347,7 @@ static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct t
 	}
 	family(b, drop_name, "counter", "Packets the egress AQM dropped, by reason (aqm_codel, aqm_overlimit).");
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		for (unsigned w = 0; w < dev->dp.n_queues; w++) {
 			queue_labels(l, sizeof(l), p, w);
 			P(b, "%s{%s,reason=\"%s\"} %" PRIu64 "\n", drop_name, l, tl_drop_names[TL_DROP_aqm_codel],
 			  m->snap[p][w].aqm.drops_codel);
@@ -355,7 +356,7 @@ static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct t
 		}
 	family(b, "tunless_queue_flows", "gauge", "Active flows of the egress queue, by DRR list (new, old).");
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		for (unsigned w = 0; w < dev->dp.n_workers; w++) {
+		for (unsigned w = 0; w < dev->dp.n_queues; w++) {
 			queue_labels(l, sizeof(l), p, w);
 			P(b, "tunless_queue_flows{%s,list=\"new\"} %u\n", l, (unsigned)m->snap[p][w].aqm.flows_new);
 			P(b, "tunless_queue_flows{%s,list=\"old\"} %u\n", l, (unsigned)m->snap[p][w].aqm.flows_old);
@@ -364,6 +365,45 @@ static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct t
 }
 
 /* ---- workers ------------------------------------------------------------------------------- */
+
+/* The crypto stage: what each worker sealed and opened, each owner's jobs in flight and
+ * backpressure, and the shared ring's depth. */
+static void render_crypto(struct tl_device *dev, struct tl_uapi_buf *b)
+{
+	struct tl_crypto_view v[TL_MAX_WORKERS];
+	unsigned n = dev->dp.n_workers, cap, depth = tl_metrics_crypto_ring(dev, &cap);
+
+	for (unsigned w = 0; w < n; w++)
+		tl_metrics_crypto_view(dev, w, &v[w]);
+	family(b, "tunless_queue_pairs", "gauge", "Queue pairs per port; worker i below this number owns queue pair i of both ports.");
+	sample_u64(b, "tunless_queue_pairs", "", dev->dp.n_queues);
+	family(b, "tunless_crypto_ring_jobs", "gauge", "Crypto jobs waiting in the shared ring for a worker.");
+	P(b, "tunless_crypto_ring_jobs %u\n", depth);
+	family(b, "tunless_crypto_ring_capacity_jobs", "gauge", "Capacity of the shared crypto ring (every job there is).");
+	P(b, "tunless_crypto_ring_capacity_jobs %u\n", cap);
+	family(b, "tunless_worker_crypto_jobs_total", "counter", "Crypto jobs (bursts of one owner and direction) this worker sealed or opened.");
+	for (unsigned w = 0; w < n; w++)
+		P(b, "tunless_worker_crypto_jobs_total{worker=\"%u\"} %" PRIu64 "\n", w, v[w].jobs);
+	family(b, "tunless_worker_crypto_packets_total", "counter", "Packets this worker sealed or opened, for any queue owner.");
+	for (unsigned w = 0; w < n; w++)
+		P(b, "tunless_worker_crypto_packets_total{worker=\"%u\"} %" PRIu64 "\n", w, v[w].pkts);
+	family(b, "tunless_worker_inflight_packets", "gauge", "Packets of this owner's queues in crypto jobs now, by direction.");
+	for (unsigned w = 0; w < n; w++)
+		for (int d = 0; v[w].owner && d < TL_DIR_MAX; d++)
+			P(b, "tunless_worker_inflight_packets{worker=\"%u\",dir=\"%s\"} %" PRIu64 "\n", w,
+			  tl_metrics_dir_names[d], v[w].inflight[d]);
+	family(b, "tunless_worker_job_fifo_jobs", "gauge", "Jobs this owner submitted and has not finished yet, by direction.");
+	for (unsigned w = 0; w < n; w++)
+		for (int d = 0; v[w].owner && d < TL_DIR_MAX; d++)
+			P(b, "tunless_worker_job_fifo_jobs{worker=\"%u\",dir=\"%s\"} %u\n", w, tl_metrics_dir_names[d],
+			  v[w].fifo[d]);
+	family(b, "tunless_worker_crypto_backpressure_total", "counter",
+	       "Rounds this owner had packets but no free crypto job, so it stopped reading (or dequeuing) them.");
+	for (unsigned w = 0; w < n; w++)
+		for (int d = 0; v[w].owner && d < TL_DIR_MAX; d++)
+			P(b, "tunless_worker_crypto_backpressure_total{worker=\"%u\",dir=\"%s\"} %" PRIu64 "\n", w,
+			  tl_metrics_dir_names[d], v[w].full[d]);
+}
 
 static void render_workers(struct tl_device *dev, struct tl_uapi_buf *b)
 {
@@ -391,7 +431,7 @@ static void render_workers(struct tl_device *dev, struct tl_uapi_buf *b)
 	for (unsigned w = 0; w < dev->dp.n_workers; w++) {
 		P(b, "tunless_worker_polls_total{worker=\"%u\",state=\"busy\"} %" PRIu64 "\n", w, dev->workers[w].cnt.busy_polls);
 		P(b, "tunless_worker_polls_total{worker=\"%u\",state=\"idle\"} %" PRIu64 "\n", w, dev->workers[w].cnt.idle_polls);
-	}
+	}	render_crypto(dev, b);
 }
 
 /* ---- peers --------------------------------------------------------------------------------- */

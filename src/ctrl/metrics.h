@@ -56,5 +56,19 @@ double tl_metrics_sojourn_sum_seconds(const struct tl_aqm_stats *s);
 uint64_t tl_metrics_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_METRICS_SOJOURN_BOUNDS]);
 
 extern const char *const tl_metrics_port_names[TL_PORT_MAX];   /* "wan", "lan" */
+extern const char *const tl_metrics_dir_names[TL_DIR_MAX];     /* "encap", "decap" */
+
+/* A worker's part in the crypto stage: whether it owns queue pairs; jobs and packets it
+ * sealed or opened (for any owner); an owner's packets in jobs now, rounds it found no free
+ * job (backpressure) and jobs in its FIFO (submitted, not yet finished), per direction. */
+struct tl_crypto_view {
+	bool owner;
+	uint64_t jobs, pkts;
+	uint64_t inflight[TL_DIR_MAX], full[TL_DIR_MAX];
+	unsigned fifo[TL_DIR_MAX];
+};
+void tl_metrics_crypto_view(const struct tl_device *dev, unsigned w, struct tl_crypto_view *v);
+/* Jobs waiting in the shared crypto ring for a worker, and the ring's capacity. */
+unsigned tl_metrics_crypto_ring(const struct tl_device *dev, unsigned *capacity);
 
 #endif

@@ -120,3 +120,27 @@ double tl_metrics_sojourn_sum_seconds(const struct tl_aqm_stats *s)
 	}
 	return sum / 1e9;
 }
+
+const char *const tl_metrics_dir_names[TL_DIR_MAX] = { "encap", "decap" };
+
+void tl_metrics_crypto_view(const struct tl_device *dev, unsigned w, struct tl_crypto_view *v)
+{
+	const struct tl_worker *wk = &dev->workers[w];
+	const struct tl_counters *c = &wk->cnt;
+
+	memset(v, 0, sizeof(*v));
+	v->owner = wk->owner;
+	v->jobs = tl_cnt_read(&c->crypto_jobs);
+	v->pkts = tl_cnt_read(&c->crypto_pkts);
+	for (int d = 0; d < TL_DIR_MAX; d++) {
+		v->inflight[d] = tl_cnt_read(&c->inflight[d]);
+		v->full[d] = tl_cnt_read(&c->crypto_full[d]);
+		v->fifo[d] = wk->owner && wk->jobs_order[d] ? rte_ring_count(wk->jobs_order[d]) : 0;
+	}
+}
+
+unsigned tl_metrics_crypto_ring(const struct tl_device *dev, unsigned *capacity)
+{
+	*capacity = dev->dp.crypto_ring ? rte_ring_get_capacity(dev->dp.crypto_ring) : 0;
+	return dev->dp.crypto_ring ? rte_ring_count(dev->dp.crypto_ring) : 0;
+}

@@ -170,6 +170,7 @@ static int cmd_lanfib(const char *cmd, const char *params, struct rte_tel_data *
 static int cmd_device(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	char key[45];
+	unsigned cap;
 
 	(void)cmd;
 	(void)params;
@@ -183,6 +184,9 @@ static int cmd_device(const char *cmd, const char *params, struct rte_tel_data *
 	rte_tel_data_add_dict_u64(d, "listen_port", tl_dp_listen_port(&g_dev->dp));
 	rte_tel_data_add_dict_u64(d, "mtu", g_dev->dp.mtu);
 	rte_tel_data_add_dict_u64(d, "workers", g_dev->dp.n_workers);
+	rte_tel_data_add_dict_u64(d, "queue_pairs", g_dev->dp.n_queues);
+	rte_tel_data_add_dict_u64(d, "crypto_ring", tl_metrics_crypto_ring(g_dev, &cap));
+	rte_tel_data_add_dict_u64(d, "crypto_ring_capacity", cap);
 	rte_tel_data_add_dict_u64(d, "peers", g_dev->n_peers);
 	return 0;
 }
@@ -247,7 +251,7 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 	(void)params;
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		for (unsigned w = 0; w < g_dev->dp.n_workers; w++) {
+		for (unsigned w = 0; w < g_dev->dp.n_queues; w++) {   /* the queue owners' */
 			snprintf(id, sizeof(id), "%s/%u", tl_metrics_port_names[p], w);
 			rte_tel_data_add_array_string(d, id);
 		}
@@ -276,7 +280,7 @@ static int queue_id_parse(const char *params, int *role, unsigned *worker)
 		return -EINVAL;
 	errno = 0;
 	w = strtoul(params + n + 1, &end, 10);
-	if (errno || *end || w >= g_dev->dp.n_workers)
+	if (errno || *end || w >= g_dev->dp.n_queues)
 		return -EINVAL;
 	*worker = (unsigned)w;
 	return 0;
@@ -361,6 +365,7 @@ static void add_worker(struct rte_tel_data *d, unsigned w)
 	const struct tl_counters *c = &g_dev->workers[w].cnt;
 	struct rte_tel_data *x = rte_tel_data_alloc();
 	uint64_t drops = 0, busy = tl_cnt_read(&c->busy_ns), loop = tl_cnt_read(&c->loop_ns);
+	struct tl_crypto_view cv;
 	char name[24];
 
 	if (!x)
@@ -384,6 +389,18 @@ static void add_worker(struct rte_tel_data *d, unsigned w)
 	rte_tel_data_add_dict_u64(x, "busy_ns", busy);
 	rte_tel_data_add_dict_u64(x, "loop_ns", loop);
 	rte_tel_data_add_dict_u64(x, "busy_percent", loop ? (busy * 100 + loop / 2) / loop : 0);
+	tl_metrics_crypto_view(g_dev, w, &cv);
+	rte_tel_data_add_dict_u64(x, "owner", cv.owner);
+	rte_tel_data_add_dict_u64(x, "crypto_jobs", cv.jobs);
+	rte_tel_data_add_dict_u64(x, "crypto_pkts", cv.pkts);
+	for (int dir = 0; dir < TL_DIR_MAX; dir++) {
+		snprintf(name, sizeof(name), "inflight_%s", tl_metrics_dir_names[dir]);
+		rte_tel_data_add_dict_u64(x, name, cv.inflight[dir]);
+		snprintf(name, sizeof(name), "crypto_full_%s", tl_metrics_dir_names[dir]);
+		rte_tel_data_add_dict_u64(x, name, cv.full[dir]);
+		snprintf(name, sizeof(name), "fifo_%s", tl_metrics_dir_names[dir]);
+		rte_tel_data_add_dict_u64(x, name, cv.fifo[dir]);
+	}
 	snprintf(name, sizeof(name), "worker%u", w);
 	rte_tel_data_add_dict_container(d, name, x, 0);
 }

@@ -300,9 +300,10 @@ watch_out=$(ctl watch -i 0.5 --count 2 2>&1)
 hl_check "watch --count 2 exits 0" ctl watch -i 0.3 --count 2
 watch_ok() {
 	[ "$(printf '%s' "$watch_out" | grep -o $'\033\[2J' | wc -l)" = 2 ] &&
-		grep -q 'TX RATE' <<<"$watch_out" && grep -q 'DROP REASON' <<<"$watch_out"
+		grep -q 'TX RATE' <<<"$watch_out" && grep -q 'DROP REASON' <<<"$watch_out" &&
+		grep -q 'CRYPTO PPS' <<<"$watch_out" && grep -q 'crypto ring 0 of' <<<"$watch_out"
 }
-hl_check "watch: refreshed twice in place, queues and drops" watch_ok
+hl_check "watch: refreshed twice in place, queues, workers and drops" watch_ok
 hl_check "docs/control-api.md equals tunlessctl help --markdown" \
 	sh -c "'$CTL' help --markdown | diff -u '$TUNLESS_ROOT/docs/control-api.md' -"
 
