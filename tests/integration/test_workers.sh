@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# One tunnel carried by several workers (`workers: 2`, then `workers: 3`). On a veth the daemon
+# opens one queue pair: worker 0 owns it, every worker seals and opens packets (the crypto
+# stage), and the owner finishes them in arrival order. Fresh labs (lab.sh):
+#
+#   host pair   ${P}-a tunlessd (configs/host-a.yaml + workers: W) <── veth ──> ${P}-b wg0
+#   gateways    client ── gwa [tunless W, WAN shaper R] ── WAN ── gwb [tunless W] ── server
+#
+# Per W:
+#   interop   wireguard-go and boringtun-cli: handshake, ping v4/v6, iperf3 TCP both ways (at
+#             most 200 Mbit/s: this test is about order and accounting, not speed).
+#   order     a sequence-numbered UDP stream (seqflow.py) a -> b (tunless encrypts) and b -> a
+#             (tunless decrypts): the receiver sees every datagram, none out of order. A TCP
+#             stream each way: the sender's kernel detected no reordering (nstat
+#             TcpExtTCPSACKReorder/TCPTSReorder/TCPRenoReorder stay 0: they count segments the
+#             sender first took for lost and then saw arrive late, i.e. reordering on the
+#             path, not loss; retransmissions are printed).
+#   conserve  tunless dropped nothing, and /tunless/conservation balances exactly once quiet
+#             (packets in crypto jobs count as queued until their owner finishes them).
+#   rekey     short timers (rekey every 4 s, tunless initiates) under two 12 s streams, one each
+#             way: >= 2 new handshakes, every datagram delivered in order, no drop.
+#   shaper    gateways with W workers, gwa's WAN shaped to R = 50 Mbit/s, a UDP stream at 2R:
+#             the wire rate the server receives (datagrams x 1330 B on the wire) is R +- 5 %
+#             (not R/W: the bucket is the port's, shared by its queues), the AQM is the only
+#             place that dropped, conservation exact on both gateways.
+# Needs root, tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh), wg, iperf3, nstat,
+# ethtool, python3. Output: "ok ..."/"not ok ...", then "N passed, N failed".
+# WORKERS_LIST="2" runs one worker count only; WORKERS_ONLY="host rekey shaper" picks parts.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../scripts/env.sh
+. "$HERE/../../scripts/env.sh"
+# shellcheck source=lab.sh
+. "$HERE/lab.sh"
+# shellcheck source=hostlib.sh
+. "$HERE/hostlib.sh"
+
+P=tw$$
+A=$HL_NAME_A
+GWA=${P}ga
+GWB=${P}gb
+T0=$SECONDS
+SEQFLOW="$HERE/seqflow.py"
+TEL=$TUNLESS_ROOT/scripts/tl-telemetry
+RATE=50000000
+WORKERS_LIST=${WORKERS_LIST:-2 3}
+
+hl_need_bins "$HL_TUNLESSD" "$WG_GO" "$BORINGTUN"
+# boringtun-cli runs one thread here: with several, a TCP flow that a retransmission timeout
+# rehashes onto another TUN queue is served by another thread, and boringtun itself can
+# reorder it; this test is about tunless's order.
+export WG_THREADS=1
+hl_need_cmds wg iperf3 nstat ethtool python3
+
+ge() { [ "$1" -ge "$2" ] 2>/dev/null; }
+check_out() { # check_out <desc> cmd...: hl_check that also notes what cmd printed
+	local d=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then hl_ok "$d"; else hl_nok "$d"; fi
+	[ -z "$out" ] || hl_note "  $out"
+	return $rc
+}
+
+new_host_lab() {
+	lab_init "$P"
+	HL_LOGS=()
+	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$A"
+	lab_host_pair
+	lab_exec a ethtool -K veth-a tx off >/dev/null
+	lab_exec b ethtool -K veth-b tx off >/dev/null
+}
+
+end_lab() {
+	local n
+	for n in "${!HL_PID[@]}"; do [ -z "${HL_PID[$n]}" ] || hl_tunless_stop "$n" KILL 2; done
+	lab_cleanup
+	rm -rf "/var/run/dpdk/tunless-$A" "/var/run/dpdk/tunless-$GWA" "/var/run/dpdk/tunless-$GWB"
+}
+
+# start_a <W> [timers-flow]: tunlessd on a with W workers.
+start_a() {
+	hl_config "$LAB_DIR/a.yaml" host-a "" "" "${2:-}"
+	printf 'workers: %s\n' "$1" >>"$LAB_DIR/a.yaml"
+	hl_tunless_start a "$LAB_DIR/a.yaml" "$LAB_DIR/tunless-a.log"
+}
+
+drops_json() { "$TEL" "$1" /tunless/drops; }
+# no_drops <name>: every drop reason 0.
+no_drops() {
+	drops_json "$1" | python3 -c '
+import json, sys
+d = {k: v for k, v in json.load(sys.stdin).items() if v}
+print("drops:", d or "none")
+sys.exit(1 if d else 0)'
+}
+# balance_zero <name>: both ports balance exactly, nothing in flight.
+balance_zero() {
+	"$TEL" "$1" /tunless/conservation | python3 -c '
+import json, sys
+b = json.load(sys.stdin)
+print(json.dumps(b))
+sys.exit(1 if any(v["balance"] != 0 for v in b.values()) else 0)'
+}
+workers_up() { # workers_up <name> <W>: the device reports W workers
+	[ "$(hl_tel "$1" /tunless/device --get workers)" = "$2" ]
+}
+# crypto_view <name> <W> <min-packets>: one queue pair (a veth), worker 0 its owner, the others
+# not; the workers sealed and opened at least <min-packets> together; nothing in flight, no
+# job waiting (quiet). Prints each worker's share.
+crypto_view() {
+	python3 - "$(hl_tel "$1" /tunless/device)" "$(hl_tel "$1" /tunless/workers)" "$2" "$3" <<'EOF'
+import json, sys
+dev, ws, n, least = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+w = [ws["worker%d" % i] for i in range(n)]
+print("queue pairs %d, crypto ring %d; crypto packets by worker: %s; backpressure (encap/decap) of the owner: %d/%d"
+      % (dev["queue_pairs"], dev["crypto_ring"], [x["crypto_pkts"] for x in w], w[0]["crypto_full_encap"],
+         w[0]["crypto_full_decap"]))
+ok = (len(ws) == n and dev["queue_pairs"] == 1 and dev["crypto_ring"] == 0 and w[0]["owner"] == 1
+      and all(x["owner"] == 0 for x in w[1:]) and sum(x["crypto_pkts"] for x in w) >= least
+      and all(x[k] == 0 for x in w for k in ("inflight_encap", "inflight_decap", "fifo_encap", "fifo_decap")))
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# seq_start <tag> <recv-ns> <recv-ip> <port>: a seqflow receiver in the background.
+declare -A SEQ_PID=()
+seq_start() {
+	local tag=$1 ns=$2 ip=$3 port=$4
+	rm -f "$LAB_DIR/seq-$tag.ready"
+	lab_bg "$ns" "$LAB_DIR/seq-$tag.json" python3 "$SEQFLOW" recv --bind "$ip" --port "$port" --idle 3 \
+		--max-seconds 60 --ready "$LAB_DIR/seq-$tag.ready"
+	SEQ_PID[$tag]=$LAB_LAST_PID
+	lab_wait_for 5 test -e "$LAB_DIR/seq-$tag.ready"
+}
+# seq_send <tag> <send-ns> <dst-ip> <port> <count> <pps>: the stream; output in seq-<tag>.sent.
+seq_send() {
+	lab_exec "$2" python3 "$SEQFLOW" send --dst "$3" --port "$4" --count "$5" --pps "$6" >"$LAB_DIR/seq-$1.sent"
+}
+# seq_result <tag> <count>: waits for the receiver (if a child of this shell); ok if all
+# <count> arrived, once, in order.
+seq_result() {
+	wait "${SEQ_PID[$1]}" 2>/dev/null
+	python3 - "$LAB_DIR/seq-$1.json" "$2" <<'EOF'
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+except (ValueError, IndexError):
+    print("no result from the receiver:", open(sys.argv[1]).read()[-300:]); sys.exit(1)
+n = int(sys.argv[2])
+print("received %(received)d (unique %(unique)d), reordered %(reordered)d, duplicates %(duplicates)d, lost %(lost)d" % r,
+      "of", n)
+sys.exit(0 if r["unique"] == n and r["reordered"] == 0 and r["duplicates"] == 0 else 1)
+EOF
+}
+# seq_check <tag> <send-ns> <recv-ns> <recv-ip> <count> <pps>
+seq_check() {
+	local tag=$1
+	seq_start "$tag" "$3" "$4" 5301 || { echo "receiver did not start"; return 1; }
+	seq_send "$tag" "$2" "$4" 5301 "$5" "$6"
+	seq_result "$tag" "$5"
+}
+
+# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: a 3 s TCP stream at
+# 200 Mbit/s; the sender's kernel saw no reordering and retransmitted nothing.
+REORDER_KEYS="TcpExtTCPSACKReorder TcpExtTCPTSReorder TcpExtTCPRenoReorder TcpRetransSegs"
+tcp_counters() { # tcp_counters <ns>: absolute values of REORDER_KEYS, "name value" lines
+	# shellcheck disable=SC2086
+	lab_exec "$1" nstat -az $REORDER_KEYS | awk '$1 ~ /^Tcp/ { print $1, $2 }'
+}
+tcp_no_reorder() {
+	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv c0 c1
+	c0=$(tcp_counters "$snd")
+	lab_bg "$s" "$LAB_DIR/iperf-tcp-server.log" iperf3 -s -1 -B "$ip" -p 5202
+	srv=$LAB_LAST_PID
+	lab_wait_for 5 sh -c "ip netns exec $(lab_ns "$s") ss -Hltn 'sport = :5202' | grep -q ."
+	timeout 20 ip netns exec "$(lab_ns "$c")" iperf3 -c "$ip" -p 5202 -t 3 -b 200M $rev >/dev/null 2>&1 ||
+		{ echo "iperf3 failed"; kill "$srv" 2>/dev/null; return 1; }
+	wait "$srv" 2>/dev/null
+	c1=$(tcp_counters "$snd")
+	python3 - "$c0" "$c1" <<'EOF'
+import sys
+a, b = (dict((l.split()[0], int(l.split()[1])) for l in t.splitlines() if l.strip()) for t in sys.argv[1:3])
+d = {k: b[k] - a.get(k, 0) for k in b}
+print(" ".join("%s +%d" % kv for kv in sorted(d.items())))
+# Retransmissions are noted, not judged: a kernel-TUN peer may drop in its own TUN queue
+# (tunless's drops are checked on their own).
+sys.exit(0 if len(d) == 4 and not any(v for k, v in d.items() if k != "TcpRetransSegs") else 1)
+EOF
+}
+
+# ---- host mode: interop, order, conservation ----------------------------------------------------
+host_run() {
+	local W=$1 impl=$2 tag="W=$1 $2"
+	new_host_lab
+	if ! start_a "$W" || ! hl_peer_start b "$impl"; then
+		hl_nok "$tag: tunlessd and $impl start"
+		end_lab
+		return
+	fi
+	hl_check "$tag: tunless runs $W workers" workers_up "$A" "$W"
+	hl_check "$tag: ping v4 a -> b (handshake)" lab_wait_ping a 10.77.0.2 10
+	hl_check "$tag: tunless has a session" hl_has_session "$A"
+	hl_check "$tag: ping v6 a -> b" hl_ping a fd77::2
+	hl_check "$tag: ping v4 b -> a" hl_ping b 10.77.0.1
+	check_out "$tag: TCP a -> b: the sender saw no reordering" \
+		tcp_no_reorder a a b 10.77.0.2
+	check_out "$tag: TCP b -> a: the sender saw no reordering" \
+		tcp_no_reorder b a b 10.77.0.2 -R
+	check_out "$tag: 20000 numbered datagrams a -> b (tunless seals): all, in order" \
+		seq_check "ab-$W-$impl" a b 10.77.0.2 20000 8000
+	check_out "$tag: 20000 numbered datagrams b -> a (tunless opens): all, in order" \
+		seq_check "ba-$W-$impl" b a 10.77.0.1 20000 8000
+	check_out "$tag: tunless dropped nothing" no_drops "$A"
+	check_out "$tag: conservation exact once quiet (nothing left in crypto jobs)" \
+		lab_wait_for 10 balance_zero "$A"
+	check_out "$tag: telemetry: one owner, $W workers sealed and opened >= 40000 packets, none in flight" \
+		crypto_view "$A" "$W" 40000
+	hl_tunless_stop "$A" TERM 5
+	if [ "$HL_TL_RC" = 0 ]; then hl_ok "$tag: exits 0 on SIGTERM"; else hl_nok "$tag: exits 0 on SIGTERM ($HL_TL_RC)"; fi
+	end_lab
+}
+
+# ---- rekey under load ---------------------------------------------------------------------------
+rekey_run() {
+	local W=$1 tag="W=$1 rekey" hs0 hs1
+	new_host_lab
+	if ! start_a "$W" "{rekey_after_time: 4, reject_after_time: 8, rekey_attempt_time: 6, rekey_timeout: 2, keepalive_timeout: 2}" ||
+		! hl_peer_start b wggo; then
+		hl_nok "$tag: tunlessd and wireguard-go start"
+		end_lab
+		return
+	fi
+	hl_check "$tag: ping a -> b (handshake)" lab_wait_ping a 10.77.0.2 10
+	hs0=$(hl_peer_get "$A" handshakes)
+	seq_start "rk-ab-$W" b 10.77.0.2 5301
+	seq_start "rk-ba-$W" a 10.77.0.1 5302
+	# 12 s each way at 2000 datagrams/s: three rekey periods.
+	seq_send "rk-ab-$W" a 10.77.0.2 5301 24000 2000 &
+	local s1=$!
+	seq_send "rk-ba-$W" b 10.77.0.1 5302 24000 2000
+	wait "$s1"
+	# The receivers are children of this shell, not of check_out's subshell: wait here.
+	wait "${SEQ_PID[rk-ab-$W]}" "${SEQ_PID[rk-ba-$W]}" 2>/dev/null
+	hs1=$(hl_peer_get "$A" handshakes)
+	hl_note "$tag: handshakes $hs0 -> $hs1 during the streams"
+	hl_check "$tag: >= 2 handshakes during 12 s of traffic (rekey_after_time 4 s)" ge "$((${hs1:-0} - ${hs0:-0}))" 2
+	check_out "$tag: a -> b: all 24000, in order, across the rekeys" seq_result "rk-ab-$W" 24000
+	check_out "$tag: b -> a: all 24000, in order, across the rekeys" seq_result "rk-ba-$W" 24000
+	check_out "$tag: tunless dropped nothing (no authentic packet refused)" no_drops "$A"
+	check_out "$tag: conservation exact once quiet" lab_wait_for 10 balance_zero "$A"
+	end_lab
+}
+
+# ---- gateways: one shaper rate with W workers ----------------------------------------------------
+shaper_run() {
+	local W=$1 tag="W=$1 shaper" x d0 d1
+	lab_init "$P"
+	HL_LOGS=("$LAB_DIR/gwa.log" "$LAB_DIR/gwb.log")
+	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$GWA /var/run/dpdk/tunless-$GWB"
+	sed -e "s/^name: gwa\$/name: $GWA/" -e '/^workers:/d' \
+		-e "s/wan: {iface: wan-a}/wan: {iface: wan-a, shaper: {rate_bps: $RATE}}/" \
+		"$TUNLESS_ROOT/configs/gateway-a.yaml" >"$LAB_DIR/gateway-a.yaml"
+	sed -e "s/^name: gwb\$/name: $GWB/" -e '/^workers:/d' "$TUNLESS_ROOT/configs/gateway-b.yaml" >"$LAB_DIR/gateway-b.yaml"
+	for x in a b; do printf 'workers: %s\n' "$W" >>"$LAB_DIR/gateway-$x.yaml"; done
+	if ! grep -q "rate_bps: $RATE" "$LAB_DIR/gateway-a.yaml"; then
+		hl_nok "$tag: shaper set in gateway-a.yaml"
+		end_lab
+		return
+	fi
+	lab_gateway
+	for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b; do
+		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null
+	done
+	lab_bg gwa "$LAB_DIR/gwa.log" "$HL_TUNLESSD" -c "$LAB_DIR/gateway-a.yaml"
+	lab_bg gwb "$LAB_DIR/gwb.log" "$HL_TUNLESSD" -c "$LAB_DIR/gateway-b.yaml"
+	if ! lab_wait_for 30 grep -q ': up:' "$LAB_DIR/gwa.log" || ! lab_wait_for 30 grep -q ': up:' "$LAB_DIR/gwb.log" ||
+		! lab_wait_ping client 10.2.0.2 20; then
+		hl_nok "$tag: gateways up, tunnel answers"
+		end_lab
+		return
+	fi
+	hl_check "$tag: gwa runs $W workers" workers_up "$GWA" "$W"
+	drops_json "$GWA" >"$LAB_DIR/d0.json"
+	# R on the wire is R / (1330 * 8) datagrams of 1200 B per second: 1200 + 8 UDP + 20 IP,
+	# padded to 1232, + 32 WireGuard + 8 UDP + 20 IP + 14 Ethernet + 24 framing (FCS,
+	# preamble, gap), as the shaper counts. Offer twice that for 5 s.
+	local pps=$((RATE / (1330 * 8))) n
+	n=$((2 * pps * 5))
+	rm -f "$LAB_DIR/seq-shape.ready"
+	lab_bg server "$LAB_DIR/seq-shape.json" python3 "$SEQFLOW" recv --bind 10.2.0.2 --port 5301 --idle 3 \
+		--ready "$LAB_DIR/seq-shape.ready"
+	SEQ_PID[shape]=$LAB_LAST_PID
+	lab_wait_for 5 test -e "$LAB_DIR/seq-shape.ready"
+	lab_exec client python3 "$SEQFLOW" send --dst 10.2.0.2 --port 5301 --count "$n" --pps "$((2 * pps))" >/dev/null
+	wait "${SEQ_PID[shape]}" 2>/dev/null
+	drops_json "$GWA" >"$LAB_DIR/d1.json"
+	check_out "$tag: the server receives R = $RATE bit/s on the wire +- 5 % (not R/$W, not ${W}R)" \
+		python3 - "$LAB_DIR/seq-shape.json" "$RATE" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+rate = float(sys.argv[2])
+wire = r.get("mid_pps", 0) * 1330 * 8
+print("received %d datagrams, %.0f/s in the middle of the stream = %.2f Mbit/s on the wire (%.1f %% of R), reordered %d"
+      % (r["unique"], r.get("mid_pps", 0), wire / 1e6, 100 * wire / rate, r["reordered"]))
+sys.exit(0 if abs(wire - rate) <= 0.05 * rate and r["reordered"] == 0 else 1)
+EOF
+	check_out "$tag: gwa dropped only in the AQM" python3 - "$LAB_DIR/d0.json" "$LAB_DIR/d1.json" <<'EOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+print("drop deltas:", d)
+d.pop("aqm_codel", 0)
+d.pop("aqm_overlimit", 0)
+sys.exit(1 if d else 0)
+EOF
+	check_out "$tag: gwb dropped nothing" no_drops "$GWB"
+	check_out "$tag: gwa conservation exact once quiet" lab_wait_for 10 balance_zero "$GWA"
+	check_out "$tag: gwb conservation exact once quiet" lab_wait_for 10 balance_zero "$GWB"
+	end_lab
+}
+
+trap 'end_lab' EXIT
+want() { [ -z "${WORKERS_ONLY:-}" ] || [[ " $WORKERS_ONLY " == *" $1 "* ]]; }
+for W in $WORKERS_LIST; do
+	want host && [ "${WORKERS_PEERS:-wggo boringtun}" != boringtun ] && host_run "$W" wggo
+	want host && [ "${WORKERS_PEERS:-wggo boringtun}" != wggo ] && host_run "$W" boringtun
+	want rekey && rekey_run "$W"
+	want shaper && shaper_run "$W"
+done
+trap - EXIT
+hl_check "no ${P}-* namespace left" test -z "$(lab_leftovers "$P")"
+hl_note "runtime $((SECONDS - T0)) s"
+hl_finish
