@@ -14,6 +14,9 @@
 #   hl_tel <name> <command> [--get key.sub]   DPDK telemetry of instance <name>
 #   hl_peer_start <ns> <wggo|boringtun> [endpoint] [psk-file]    the side-b peer as wg0
 #   hl_iperf <tcp|udp> <client-ns> <server-ns> <server-ip> [-R]    one 3 s iperf3 run
+#   hl_check_out <desc> cmd...   hl_check that also prints what cmd printed as a note
+#   hl_host_lab <prefix>         a fresh host-pair lab (lab_host_pair), transmit checksums off
+#   hl_end_lab [signal=KILL]     stop every daemon started here, tear the lab down
 
 HL_PASS=0
 HL_FAIL=0
@@ -52,6 +55,15 @@ hl_check() {
 	if "$@" >/dev/null 2>&1; then hl_ok "$d"; else hl_nok "$d"; fi
 }
 hl_note() { printf '# %s\n' "$*"; }
+hl_check_out() {
+	local d=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then hl_ok "$d"; else hl_nok "$d"; fi
+	[ -z "$out" ] || hl_note "  $out"
+	return $rc
+}
 hl_finish() {
 	printf '%d passed, %d failed\n' "$HL_PASS" "$HL_FAIL"
 	[ "$HL_FAIL" -eq 0 ]
@@ -238,4 +250,22 @@ print("%d received, %d lost of %d (%.2f%% loss; receiver's UDP RcvbufErrors +%d)
       % (total - lost, lost, total, s.get("lost_percent", 0), rcvbuf))
 sys.exit(0 if total - lost > 0 and lost - rcvbuf <= 0.005 * total else 1)
 EOF
+}
+
+# hl_host_lab <prefix>: a fresh lab with the host pair; frames the kernel sends to the AF_XDP
+# ports carry finished checksums. The instances' DPDK runtime dirs go with the lab.
+hl_host_lab() {
+	lab_init "$1"
+	HL_LOGS=()
+	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$HL_NAME_A /var/run/dpdk/tunless-$HL_NAME_B"
+	lab_host_pair
+	lab_exec a ethtool -K veth-a tx off >/dev/null
+	lab_exec b ethtool -K veth-b tx off >/dev/null
+}
+
+# hl_end_lab [signal=KILL]: stops every tunlessd started with hl_tunless_start, then the lab.
+hl_end_lab() {
+	local n
+	for n in "${!HL_PID[@]}"; do [ -z "${HL_PID[$n]}" ] || hl_tunless_stop "$n" "${1:-KILL}" 2; done
+	lab_cleanup
 }

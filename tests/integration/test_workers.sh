@@ -53,30 +53,10 @@ export WG_THREADS=1
 hl_need_cmds wg iperf3 nstat ethtool python3
 
 ge() { [ "$1" -ge "$2" ] 2>/dev/null; }
-check_out() { # check_out <desc> cmd...: hl_check that also notes what cmd printed
-	local d=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ]; then hl_ok "$d"; else hl_nok "$d"; fi
-	[ -z "$out" ] || hl_note "  $out"
-	return $rc
-}
-
-new_host_lab() {
-	lab_init "$P"
-	HL_LOGS=()
-	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$A"
-	lab_host_pair
-	lab_exec a ethtool -K veth-a tx off >/dev/null
-	lab_exec b ethtool -K veth-b tx off >/dev/null
-}
-
+new_host_lab() { hl_host_lab "$P"; }
 end_lab() {
-	local n
-	for n in "${!HL_PID[@]}"; do [ -z "${HL_PID[$n]}" ] || hl_tunless_stop "$n" KILL 2; done
-	lab_cleanup
-	rm -rf "/var/run/dpdk/tunless-$A" "/var/run/dpdk/tunless-$GWA" "/var/run/dpdk/tunless-$GWB"
+	hl_end_lab KILL
+	rm -rf "/var/run/dpdk/tunless-$GWA" "/var/run/dpdk/tunless-$GWB"
 }
 
 # start_a <W> [timers-flow]: tunlessd on a with W workers.
@@ -204,18 +184,18 @@ host_run() {
 	hl_check "$tag: tunless has a session" hl_has_session "$A"
 	hl_check "$tag: ping v6 a -> b" hl_ping a fd77::2
 	hl_check "$tag: ping v4 b -> a" hl_ping b 10.77.0.1
-	check_out "$tag: TCP a -> b: the sender saw no reordering" \
+	hl_check_out "$tag: TCP a -> b: the sender saw no reordering" \
 		tcp_no_reorder a a b 10.77.0.2
-	check_out "$tag: TCP b -> a: the sender saw no reordering" \
+	hl_check_out "$tag: TCP b -> a: the sender saw no reordering" \
 		tcp_no_reorder b a b 10.77.0.2 -R
-	check_out "$tag: 20000 numbered datagrams a -> b (tunless seals): all, in order" \
+	hl_check_out "$tag: 20000 numbered datagrams a -> b (tunless seals): all, in order" \
 		seq_check "ab-$W-$impl" a b 10.77.0.2 20000 8000
-	check_out "$tag: 20000 numbered datagrams b -> a (tunless opens): all, in order" \
+	hl_check_out "$tag: 20000 numbered datagrams b -> a (tunless opens): all, in order" \
 		seq_check "ba-$W-$impl" b a 10.77.0.1 20000 8000
-	check_out "$tag: tunless dropped nothing" no_drops "$A"
-	check_out "$tag: conservation exact once quiet (nothing left in crypto jobs)" \
+	hl_check_out "$tag: tunless dropped nothing" no_drops "$A"
+	hl_check_out "$tag: conservation exact once quiet (nothing left in crypto jobs)" \
 		lab_wait_for 10 balance_zero "$A"
-	check_out "$tag: telemetry: one owner, $W workers sealed and opened >= 40000 packets, none in flight" \
+	hl_check_out "$tag: telemetry: one owner, $W workers sealed and opened >= 40000 packets, none in flight" \
 		crypto_view "$A" "$W" 40000
 	hl_tunless_stop "$A" TERM 5
 	if [ "$HL_TL_RC" = 0 ]; then hl_ok "$tag: exits 0 on SIGTERM"; else hl_nok "$tag: exits 0 on SIGTERM ($HL_TL_RC)"; fi
@@ -246,10 +226,10 @@ rekey_run() {
 	hs1=$(hl_peer_get "$A" handshakes)
 	hl_note "$tag: handshakes $hs0 -> $hs1 during the streams"
 	hl_check "$tag: >= 2 handshakes during 12 s of traffic (rekey_after_time 4 s)" ge "$((${hs1:-0} - ${hs0:-0}))" 2
-	check_out "$tag: a -> b: all 24000, in order, across the rekeys" seq_result "rk-ab-$W" 24000
-	check_out "$tag: b -> a: all 24000, in order, across the rekeys" seq_result "rk-ba-$W" 24000
-	check_out "$tag: tunless dropped nothing (no authentic packet refused)" no_drops "$A"
-	check_out "$tag: conservation exact once quiet" lab_wait_for 10 balance_zero "$A"
+	hl_check_out "$tag: a -> b: all 24000, in order, across the rekeys" seq_result "rk-ab-$W" 24000
+	hl_check_out "$tag: b -> a: all 24000, in order, across the rekeys" seq_result "rk-ba-$W" 24000
+	hl_check_out "$tag: tunless dropped nothing (no authentic packet refused)" no_drops "$A"
+	hl_check_out "$tag: conservation exact once quiet" lab_wait_for 10 balance_zero "$A"
 	end_lab
 }
 
@@ -296,7 +276,7 @@ shaper_run() {
 	lab_exec client python3 "$SEQFLOW" send --dst 10.2.0.2 --port 5301 --count "$n" --pps "$((2 * pps))" >/dev/null
 	wait "${SEQ_PID[shape]}" 2>/dev/null
 	drops_json "$GWA" >"$LAB_DIR/d1.json"
-	check_out "$tag: the server receives R = $RATE bit/s on the wire +- 5 % (not R/$W, not ${W}R)" \
+	hl_check_out "$tag: the server receives R = $RATE bit/s on the wire +- 5 % (not R/$W, not ${W}R)" \
 		python3 - "$LAB_DIR/seq-shape.json" "$RATE" <<'EOF'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
@@ -306,7 +286,7 @@ print("received %d datagrams, %.0f/s in the middle of the stream = %.2f Mbit/s o
       % (r["unique"], r.get("mid_pps", 0), wire / 1e6, 100 * wire / rate, r["reordered"]))
 sys.exit(0 if abs(wire - rate) <= 0.05 * rate and r["reordered"] == 0 else 1)
 EOF
-	check_out "$tag: gwa dropped only in the AQM" python3 - "$LAB_DIR/d0.json" "$LAB_DIR/d1.json" <<'EOF'
+	hl_check_out "$tag: gwa dropped only in the AQM" python3 - "$LAB_DIR/d0.json" "$LAB_DIR/d1.json" <<'EOF'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 d = {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
@@ -315,9 +295,9 @@ d.pop("aqm_codel", 0)
 d.pop("aqm_overlimit", 0)
 sys.exit(1 if d else 0)
 EOF
-	check_out "$tag: gwb dropped nothing" no_drops "$GWB"
-	check_out "$tag: gwa conservation exact once quiet" lab_wait_for 10 balance_zero "$GWA"
-	check_out "$tag: gwb conservation exact once quiet" lab_wait_for 10 balance_zero "$GWB"
+	hl_check_out "$tag: gwb dropped nothing" no_drops "$GWB"
+	hl_check_out "$tag: gwa conservation exact once quiet" lab_wait_for 10 balance_zero "$GWA"
+	hl_check_out "$tag: gwb conservation exact once quiet" lab_wait_for 10 balance_zero "$GWB"
 	end_lab
 }
 
