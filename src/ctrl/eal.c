@@ -12,8 +12,11 @@
 #include "dataplane/runtime.h"
 
 /* Everything but the port pools: control pools (~60 MB), hashes and rings, and two IPv4
- * routing tables (64 MB each: a new table is built before the old one is freed). */
-#define TL_EAL_BASE_MB 512
+ * routing tables (64 MB each, contiguous: a new table is built before the old one is
+ * freed). With 512 MB, test_wg_uapi's syncconf failed to build the new tables (LPM memory
+ * allocation failed) once the port pools also held the owner's crypto jobs; it passes with
+ * 768 MB. */
+#define TL_EAL_BASE_MB 768
 /* "NN@(first-last)," per lcore: room for the control lcore and TL_MAX_WORKERS workers. */
 #define TL_LCORES_ARG_LEN (24 * (TL_MAX_WORKERS + 1))
 

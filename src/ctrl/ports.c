@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "ctrl/device.h"
+#include "dataplane/crypto_stage.h"
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
 #include "ctrl/udpsock.h"
@@ -35,7 +36,7 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 {
 	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
 	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4 +
-	       TL_DIR_MAX * TL_JOBS_PER_OWNER * TL_BURST;   /* the queue owner's crypto jobs */
+	       TL_DIR_MAX * tl_cs_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
 }
 
 /* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
@@ -62,7 +63,8 @@ static unsigned af_xdp_offer(const char *iface)
  * probed). The EAL memory is sized for that bound. */
 unsigned tl_ports_memory_mb(const struct tl_device *dev)
 {
-	uint64_t per_mbuf = RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64;   /* + pool header */
+	/* A pool's object as the mempool lays it out (header, mbuf, data room, padding). */
+	uint64_t per_mbuf = rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0, NULL);
 	unsigned q = dev->dp.n_workers;
 
 	for (int r = 0; r < TL_PORT_MAX; r++) {
