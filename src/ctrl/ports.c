@@ -63,8 +63,7 @@ static unsigned af_xdp_offer(const char *iface)
  * probed). The EAL memory is sized for that bound. */
 unsigned tl_ports_memory_mb(const struct tl_device *dev)
 {
-	/* A pool's object as the mempool lays it out (header, mbuf, data room, padding). */
-	uint64_t per_mbuf = rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 0, NULL);
+	uint64_t per_mbuf = RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64;   /* + pool header */
 	unsigned q = dev->dp.n_workers;
 
 	for (int r = 0; r < TL_PORT_MAX; r++) {

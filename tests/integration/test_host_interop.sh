@@ -36,27 +36,9 @@ T0=$SECONDS
 
 want() { [ -z "${HOST_INTEROP_ONLY:-}" ] || [[ " $HOST_INTEROP_ONLY " == *" $1 "* ]]; }
 
-# check_out <desc> cmd...: like hl_check, and prints what cmd printed as a note.
-check_out() {
-	local d=$1 out rc
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ]; then hl_ok "$d"; else hl_nok "$d"; fi
-	[ -z "$out" ] || hl_note "  $out"
-	return $rc
-}
+check_out() { hl_check_out "$@"; }
 
-new_lab() {
-	lab_init "$P"
-	HL_LOGS=()
-	# DPDK leaves its runtime dir (/var/run/dpdk/tunless-<name>) behind: ours, remove it.
-	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$A /var/run/dpdk/tunless-$B"
-	lab_host_pair
-	# Kernel-sent frames must reach the AF_XDP ports with finished checksums.
-	lab_exec a ethtool -K veth-a tx off >/dev/null
-	lab_exec b ethtool -K veth-b tx off >/dev/null
-}
+new_lab() { hl_host_lab "$P"; }   # DPDK runtime dirs of A and B go with the lab
 
 end_lab() {
 	local n

@@ -32,14 +32,7 @@ T0=$SECONDS
 
 want() { [ -z "${TIMERS_ONLY:-}" ] || [[ " $TIMERS_ONLY " == *" $1 "* ]]; }
 
-new_lab() {
-	lab_init "$P"
-	HL_LOGS=()
-	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$A"
-	lab_host_pair
-	lab_exec a ethtool -K veth-a tx off >/dev/null
-	lab_exec b ethtool -K veth-b tx off >/dev/null
-}
+new_lab() { hl_host_lab "$P"; }   # DPDK runtime dirs of A and B go with the lab
 
 end_lab() {
 	local n
