@@ -15,7 +15,7 @@
  * tables: an IPv4 and an IPv6 LPM of 64 MB each per table, and a new table is built while
  * older ones wait for the workers' quiescent state. With 512 MB, test_wg_uapi's syncconf
  * (tables rebuilt in quick succession) failed to allocate the new LPM once the port pools
- * held the crypto jobs too. With --no-huge the memory is only touched as it is used. */
+ * held the crypto jobs too. */
 #define TL_EAL_BASE_MB 1024
 /* "NN@(first-last)," per lcore: room for the control lcore and TL_MAX_WORKERS workers. */
 #define TL_LCORES_ARG_LEN (24 * (TL_MAX_WORKERS + 1))
