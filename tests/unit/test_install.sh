@@ -23,6 +23,7 @@ done
 for f in gateway-a.yaml gateway-b.yaml host-a.yaml host-b.yaml roadwarrior.conf; do
 	[ -f "$d$ex/$f" ]; check "$ex/$f installed" $?
 done
+[ -f "$d$prefix/lib/systemd/system/tunless@.service" ]; check "$prefix/lib/systemd/system/tunless@.service installed" $?
 [ ! -e "$d/etc" ] && [ ! -e "$d$prefix/etc" ]; check "nothing installed under etc" $?
 grep -qF "$bpf" "$d$sbin/tunlessd"; check "tunlessd has $bpf compiled in" $?
 out=$(env -u TUNLESS_BPF_DIR "$d$sbin/tunlessd" --check -c "$src/configs/host-a.yaml" 2>&1)
