@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/ctl.h"
+#include "cli/import.h"
 
 #define CTL_TIMEOUT_S 30
 #define CTL_MAX_ARGS 64
@@ -877,6 +878,8 @@ int main(int argc, char **argv)
 		ctl_usage(stderr, g_spec);
 		return CTL_USAGE;
 	}
+	if (!strcmp(argv[optind], "import"))
+		return ctl_import_main(argc - optind, argv + optind);
 	if (!strcmp(argv[optind], "help"))
 		return help_main(argc - optind - 1, argv + optind + 1);
 	if (!name && !sock)

@@ -27,6 +27,7 @@
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
 #include "ctrl/netlink.h"
+#include "ctrl/notify.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/uapi.h"
 #include "ctrl/udpsock.h"
@@ -39,12 +40,19 @@
 #define TL_CTRL_IDLE_US 1000
 #define TL_CTRL_QUIET_US 4000
 #define TL_CTRL_QUIET_NS (100ull * 1000000ull)
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_reload;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
+}
+
+/* SIGHUP: the control API's reload of the configuration file, from the control loop. */
+static void on_sighup(int sig)
+{
+	(void)sig;
+	g_reload = 1;
 }
 
 static void usage(FILE *f)
@@ -135,6 +143,12 @@ static void control_loop(struct tl_device *dev)
 		n += tl_ctlapi_poll(dev);
 		n += tl_metrics_poll(dev);
 		n += tl_lanfib_poll(dev, now);
+		if (g_reload) {
+			g_reload = 0;
+			tl_notify_reload(dev);
+			n++;
+		}
+		tl_notify_tick(dev, now);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
 			tl_neigh_resolve_endpoints(dev, now);
@@ -316,6 +330,8 @@ int main(int argc, char **argv)
 	tl_log_name = dev.cfg->name;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_sighup);
+	tl_notify_init();
 	signal(SIGPIPE, SIG_IGN);
 	TAILQ_INIT(&dev.peers);
 	pthread_mutex_init(&dev.lock, NULL);
@@ -332,8 +348,10 @@ int main(int argc, char **argv)
 			    dev.dp.host_mode ? "host" : "gateway", tl_dp_listen_port(&dev.dp), dev.cfg->n_peers,
 			    dev.dp.n_workers);
 		fflush(stderr);
+		tl_notify_ready(&dev);
 		control_loop(&dev);
 		tl_log_info("stopping");
+		tl_notify_stopping();
 	}
 	device_down(&dev);
 	if (dev.nl)

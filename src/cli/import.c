@@ -1,0 +1,461 @@
+/* tunlessctl import: a wg-quick configuration (INI) as an equivalent tunless host-mode YAML. */
+#include "cli/import.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <net/if.h>
+#include <sodium.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define IMP_MAX_LIST 256
+
+struct imp_peer {
+	char *public_key, *psk, *endpoint;
+	char *allowed[IMP_MAX_LIST];
+	int n_allowed, keepalive;
+	unsigned line;
+};
+
+struct imp {
+	const char *file;
+	char *private_key;
+	char *addresses[IMP_MAX_LIST];
+	int n_addresses, listen_port, mtu;
+	struct imp_peer *peers;
+	int n_peers;
+};
+
+static int imp_err(const char *file, unsigned line, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tunlessctl import: %s:%u: ", file, line);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static void imp_note(const char *file, unsigned line, const char *key, const char *why)
+{
+	fprintf(stderr, "tunlessctl import: %s:%u: %s not carried over: %s\n", file, line, key, why);
+}
+
+static char *imp_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static bool imp_key_ok(const char *b64)
+{
+	unsigned char k[32];
+	size_t n = 0;
+
+	return strlen(b64) == 44 &&
+	       sodium_base642bin(k, sizeof(k), b64, 44, NULL, &n, NULL, sodium_base64_VARIANT_ORIGINAL) == 0 && n == 32;
+}
+
+static bool imp_prefix_ok(const char *s)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	unsigned char a[16];
+	long len = -1;
+	int fam;
+
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		errno = 0;
+		len = strtol(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || *end)
+			return false;
+	}
+	fam = strchr(buf, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(fam, buf, a) != 1)
+		return false;
+	return len <= (fam == AF_INET ? 32 : 128) && (slash == NULL || len >= 0);
+}
+
+/* Splits a comma list into out[] (strdup'd, each checked as a prefix). */
+static int imp_list(const char *file, unsigned line, const char *key, char *val, char **out, int *n)
+{
+	for (char *tok = strtok(val, ","); tok; tok = strtok(NULL, ",")) {
+		char *t = imp_trim(tok);
+
+		if (!*t)
+			continue;
+		if (!imp_prefix_ok(t)) {
+			fprintf(stderr, "tunlessctl import: %s:%u: %s: '%s' is not an IP address or prefix\n", file, line, key, t);
+			return -1;
+		}
+		if (*n == IMP_MAX_LIST)
+			return imp_err(file, line, "%s: too many entries", key);
+		out[(*n)++] = strdup(t);
+	}
+	return 0;
+}
+
+static bool imp_endpoint_ok(const char *s)
+{
+	char buf[INET6_ADDRSTRLEN + 16], *port, *end;
+	unsigned char a[16];
+	long p;
+
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	if (buf[0] == '[') {
+		char *rb = strchr(buf, ']');
+
+		if (!rb || rb[1] != ':')
+			return false;
+		*rb = '\0';
+		port = rb + 2;
+		if (inet_pton(AF_INET6, buf + 1, a) != 1)
+			return false;
+	} else {
+		port = strrchr(buf, ':');
+		if (!port)
+			return false;
+		*port++ = '\0';
+		if (inet_pton(AF_INET, buf, a) != 1)
+			return false;
+	}
+	errno = 0;
+	p = strtol(port, &end, 10);
+	return !errno && end != port && !*end && p >= 1 && p <= 65535;
+}
+
+static int imp_int(const char *file, unsigned line, const char *key, const char *val, long lo, long hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || end == val || *end || v < lo || v > hi) {
+		fprintf(stderr, "tunlessctl import: %s:%u: %s: '%s' is not an integer in %ld..%ld\n", file, line, key, val, lo,
+			hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int imp_parse(FILE *f, struct imp *c)
+{
+	enum { NONE, IFACE, PEER } sec = NONE;
+	char buf[4096];
+	unsigned line = 0;
+	bool seen_iface = false;
+
+	while (fgets(buf, sizeof(buf), f)) {
+		char *s, *eq, *key, *val, *hash;
+		struct imp_peer *p;
+
+		line++;
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		s = imp_trim(buf);
+		if (!*s)
+			continue;
+		if (*s == '[') {
+			if (!strcasecmp(s, "[Interface]")) {
+				if (seen_iface)
+					return imp_err(c->file, line, "%s: a second [Interface] section", s);
+				sec = IFACE;
+				seen_iface = true;
+			} else if (!strcasecmp(s, "[Peer]")) {
+				p = realloc(c->peers, (size_t)(c->n_peers + 1) * sizeof(*p));
+				if (!p)
+					return imp_err(c->file, line, "%s", "out of memory");
+				c->peers = p;
+				memset(&p[c->n_peers], 0, sizeof(*p));
+				p[c->n_peers++].line = line;
+				sec = PEER;
+			} else {
+				return imp_err(c->file, line, "unknown section %s (wg-quick has [Interface] and [Peer])", s);
+			}
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq)
+			return imp_err(c->file, line, "'%s' is not 'Key = Value'", s);
+		*eq = '\0';
+		key = imp_trim(s);
+		val = imp_trim(eq + 1);
+		if (sec == NONE)
+			return imp_err(c->file, line, "%s outside of a section", key);
+		if (sec == IFACE) {
+			if (!strcasecmp(key, "PrivateKey")) {
+				if (!imp_key_ok(val))
+					return imp_err(c->file, line, "PrivateKey: '%s' is not a 32-byte base64 key", val);
+				free(c->private_key);
+				c->private_key = strdup(val);
+			} else if (!strcasecmp(key, "Address")) {
+				if (imp_list(c->file, line, key, val, c->addresses, &c->n_addresses))
+					return -1;
+			} else if (!strcasecmp(key, "ListenPort")) {
+				if (imp_int(c->file, line, key, val, 1, 65535, &c->listen_port))
+					return -1;
+			} else if (!strcasecmp(key, "MTU")) {
+				if (imp_int(c->file, line, key, val, 576, 9000, &c->mtu))
+					return -1;
+			} else if (!strcasecmp(key, "DNS")) {
+				imp_note(c->file, line, key, "tunless does not configure resolvers; set them with resolvconf or "
+					 "systemd-resolved");
+			} else if (!strcasecmp(key, "Table")) {
+				imp_note(c->file, line, key, "tunless adds no routes for allowed IPs; add them yourself");
+			} else if (!strcasecmp(key, "PreUp") || !strcasecmp(key, "PostUp") || !strcasecmp(key, "PreDown") ||
+				   !strcasecmp(key, "PostDown")) {
+				imp_note(c->file, line, key, "tunless runs no shell commands; use systemd ExecStartPre/ExecStartPost");
+			} else if (!strcasecmp(key, "SaveConfig")) {
+				imp_note(c->file, line, key, "the YAML file is the configuration; tunless does not rewrite it");
+			} else if (!strcasecmp(key, "FwMark")) {
+				imp_note(c->file, line, key, "tunless sends from its own dataplane, not through kernel sockets");
+			} else {
+				return imp_err(c->file, line, "unknown [Interface] key %s", key);
+			}
+			continue;
+		}
+		p = &c->peers[c->n_peers - 1];
+		if (!strcasecmp(key, "PublicKey")) {
+			if (!imp_key_ok(val))
+				return imp_err(c->file, line, "PublicKey: '%s' is not a 32-byte base64 key", val);
+			free(p->public_key);
+			p->public_key = strdup(val);
+		} else if (!strcasecmp(key, "PresharedKey")) {
+			if (!imp_key_ok(val))
+				return imp_err(c->file, line, "PresharedKey: '%s' is not a 32-byte base64 key", val);
+			free(p->psk);
+			p->psk = strdup(val);
+		} else if (!strcasecmp(key, "AllowedIPs")) {
+			if (imp_list(c->file, line, key, val, p->allowed, &p->n_allowed))
+				return -1;
+		} else if (!strcasecmp(key, "Endpoint")) {
+			if (imp_endpoint_ok(val)) {
+				free(p->endpoint);
+				p->endpoint = strdup(val);
+			} else {
+				imp_note(c->file, line, "Endpoint",
+					 "tunless takes IPv4:port or [IPv6]:port, not host names; resolve it and add it by hand");
+			}
+		} else if (!strcasecmp(key, "PersistentKeepalive")) {
+			if (!strcasecmp(val, "off"))
+				p->keepalive = 0;
+			else if (imp_int(c->file, line, key, val, 0, 65535, &p->keepalive))
+				return -1;
+		} else {
+			return imp_err(c->file, line, "unknown [Peer] key %s", key);
+		}
+	}
+	if (!seen_iface)
+		return imp_err(c->file, line, "%s", "no [Interface] section");
+	if (!c->private_key)
+		return imp_err(c->file, line, "%s", "[Interface] has no PrivateKey");
+	for (int i = 0; i < c->n_peers; i++)
+		if (!c->peers[i].public_key)
+			return imp_err(c->file, c->peers[i].line, "%s", "[Peer] has no PublicKey");
+	return 0;
+}
+
+/* YAML output through libyaml's emitter (it quotes what needs quoting). */
+static int emit_scalar(yaml_emitter_t *e, const char *s)
+{
+	yaml_event_t ev;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, -1, 1, 1, YAML_ANY_SCALAR_STYLE);
+	return yaml_emitter_emit(e, &ev) ? 0 : -1;
+}
+
+static int emit_int(yaml_emitter_t *e, int v)
+{
+	char b[16];
+
+	snprintf(b, sizeof(b), "%d", v);
+	return emit_scalar(e, b);
+}
+
+static int emit_ev(yaml_emitter_t *e, int kind, int flow)
+{
+	yaml_event_t ev;
+
+	switch (kind) {
+	case 0: yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE); break;
+	case 1: yaml_mapping_end_event_initialize(&ev); break;
+	case 2: yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE); break;
+	default: yaml_sequence_end_event_initialize(&ev); break;
+	}
+	return yaml_emitter_emit(e, &ev) ? 0 : -1;
+}
+
+static int emit_list(yaml_emitter_t *e, const char *key, char *const *v, int n)
+{
+	int rc = emit_scalar(e, key) | emit_ev(e, 2, 1);
+
+	for (int i = 0; i < n; i++)
+		rc |= emit_scalar(e, v[i]);
+	return rc | emit_ev(e, 3, 1);
+}
+
+static int imp_write_handler(void *data, unsigned char *buf, size_t size)
+{
+	return fwrite(buf, 1, size, data) == size;
+}
+
+static int imp_emit(FILE *out, const struct imp *c, const char *name, const char *wan)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	int rc = 0;
+
+	if (!yaml_emitter_initialize(&e))
+		return -1;
+	yaml_emitter_set_output(&e, imp_write_handler, out);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	rc |= !yaml_emitter_emit(&e, &ev);
+	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+	rc |= !yaml_emitter_emit(&e, &ev);
+	rc |= emit_ev(&e, 0, 0);
+	rc |= emit_scalar(&e, "name") | emit_scalar(&e, name);
+	rc |= emit_scalar(&e, "mode") | emit_scalar(&e, "host");
+	rc |= emit_scalar(&e, "private_key") | emit_scalar(&e, c->private_key);
+	if (c->listen_port)
+		rc |= emit_scalar(&e, "listen_port") | emit_int(&e, c->listen_port);
+	if (c->mtu)
+		rc |= emit_scalar(&e, "mtu") | emit_int(&e, c->mtu);
+	if (c->n_addresses)
+		rc |= emit_list(&e, "addresses", c->addresses, c->n_addresses);
+	rc |= emit_scalar(&e, "ports") | emit_ev(&e, 0, 0) | emit_scalar(&e, "wan") | emit_ev(&e, 0, 1);
+	rc |= emit_scalar(&e, "iface") | emit_scalar(&e, wan) | emit_ev(&e, 1, 1) | emit_ev(&e, 1, 0);
+	if (c->n_peers) {
+		rc |= emit_scalar(&e, "peers") | emit_ev(&e, 2, 0);
+		for (int i = 0; i < c->n_peers; i++) {
+			const struct imp_peer *p = &c->peers[i];
+
+			rc |= emit_ev(&e, 0, 0);
+			rc |= emit_scalar(&e, "public_key") | emit_scalar(&e, p->public_key);
+			if (p->psk)
+				rc |= emit_scalar(&e, "preshared_key") | emit_scalar(&e, p->psk);
+			if (p->endpoint)
+				rc |= emit_scalar(&e, "endpoint") | emit_scalar(&e, p->endpoint);
+			if (p->n_allowed)
+				rc |= emit_list(&e, "allowed_ips", p->allowed, p->n_allowed);
+			if (p->keepalive)
+				rc |= emit_scalar(&e, "persistent_keepalive") | emit_int(&e, p->keepalive);
+			rc |= emit_ev(&e, 1, 0);
+		}
+		rc |= emit_ev(&e, 3, 0);
+	}
+	rc |= emit_ev(&e, 1, 0);
+	yaml_document_end_event_initialize(&ev, 1);
+	rc |= !yaml_emitter_emit(&e, &ev);
+	yaml_stream_end_event_initialize(&ev);
+	rc |= !yaml_emitter_emit(&e, &ev);
+	rc |= !yaml_emitter_flush(&e);
+	yaml_emitter_delete(&e);
+	return rc ? -1 : 0;
+}
+
+static void imp_free(struct imp *c)
+{
+	free(c->private_key);
+	for (int i = 0; i < c->n_addresses; i++)
+		free(c->addresses[i]);
+	for (int i = 0; i < c->n_peers; i++) {
+		free(c->peers[i].public_key);
+		free(c->peers[i].psk);
+		free(c->peers[i].endpoint);
+		for (int j = 0; j < c->peers[i].n_allowed; j++)
+			free(c->peers[i].allowed[j]);
+	}
+	free(c->peers);
+}
+
+int ctl_import_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "wan", required_argument, NULL, 'w' },
+		{ 0 },
+	};
+	const char *out_path = NULL, *name = NULL, *wan = "eth0";
+	char name_buf[IF_NAMESIZE], *base, *dot, *copy;
+	struct imp c = { 0 };
+	FILE *in, *out;
+	int opt, rc;
+
+	optind = 0; /* glibc: start over (the caller parsed its own options with "+") */
+	while ((opt = getopt_long(argc, argv, "o:N:w:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out_path = optarg; break;
+		case 'N': name = optarg; break;
+		case 'w': wan = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1)
+		goto usage;
+	c.file = argv[optind];
+	if (sodium_init() < 0)
+		return 1;
+	in = fopen(c.file, "r");
+	if (!in) {
+		fprintf(stderr, "tunlessctl import: %s: %s\n", c.file, strerror(errno));
+		return 1;
+	}
+	rc = imp_parse(in, &c);
+	fclose(in);
+	if (rc) {
+		imp_free(&c);
+		return 1;
+	}
+	if (!name) {
+		/* wg-quick names the interface after the file: wg0.conf -> wg0 */
+		copy = strdup(c.file);
+		base = basename(copy);
+		dot = strrchr(base, '.');
+		if (dot && dot != base)
+			*dot = '\0';
+		snprintf(name_buf, sizeof(name_buf), "%s", base);
+		free(copy);
+		name = name_buf;
+	}
+	fprintf(stderr, "tunlessctl import: WAN port: %s (change ports.wan.iface, or pass --wan IFACE)\n", wan);
+	out = out_path ? fopen(out_path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "tunlessctl import: %s: %s\n", out_path, strerror(errno));
+		imp_free(&c);
+		return 1;
+	}
+	fprintf(out, "# imported from %s by tunlessctl import\n", c.file);
+	rc = imp_emit(out, &c, name, wan);
+	if (out_path && fclose(out) != 0)
+		rc = -1;
+	imp_free(&c);
+	if (rc) {
+		fprintf(stderr, "tunlessctl import: writing %s failed\n", out_path ? out_path : "stdout");
+		return 1;
+	}
+	return 0;
+usage:
+	fprintf(stderr, "usage: tunlessctl import WG_QUICK.conf [-o OUT.yaml] [--name NAME] [--wan IFACE]\n");
+	return 2;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""tunlessctl import: wg-quick's documented example configurations become host-mode YAML that
+tunlessd --check accepts, with the same keys, addresses, allowed IPs, endpoints, keepalives and
+preshared keys; what is not carried over is reported on stderr; bad input is refused.
+Usage: test_import.py TUNLESSCTL TUNLESSD DIR_WITH_CONFS"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ctl, daemon, confdir = sys.argv[1:4]
+failures = 0
+
+
+def check(what, ok, detail=''):
+    global failures
+    print(('ok   ' if ok else 'FAIL ') + what + (': ' + detail if detail and not ok else ''))
+    failures += 0 if ok else 1
+
+
+def wg_quick(path):
+    """The expected values, read the way wg-quick reads the file (repeated keys, comma lists)."""
+    iface, peers, cur = {'addr': []}, [], None
+    for line in open(path):
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith('['):
+            cur = iface if line.lower() == '[interface]' else {'allowed': []}
+            if cur is not iface:
+                peers.append(cur)
+            continue
+        k, v = (s.strip() for s in line.split('=', 1))
+        k = k.lower()
+        if k == 'address':
+            iface['addr'] += [a.strip() for a in v.split(',') if a.strip()]
+        elif k == 'allowedips':
+            cur['allowed'] += [a.strip() for a in v.split(',') if a.strip()]
+        else:
+            cur[k] = v
+    return iface, peers
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for name in sorted(os.listdir(confdir)):
+        if not name.endswith('.conf'):
+            continue
+        src = os.path.join(confdir, name)
+        out = os.path.join(tmp, name[:-5] + '.yaml')
+        r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+        check(f'{name}: import exits 0', r.returncode == 0, r.stderr)
+        if r.returncode:
+            continue
+        r2 = subprocess.run([daemon, '--check', '-c', out], capture_output=True, text=True)
+        check(f'{name}: tunlessd --check accepts the output', r2.returncode == 0, r2.stdout + r2.stderr)
+        y = yaml.safe_load(open(out))
+        iface, peers = wg_quick(src)
+        check(f'{name}: name from the file name', y['name'] == name[:-5][:15], y['name'])
+        check(f'{name}: host mode', y['mode'] == 'host')
+        check(f'{name}: private key', y['private_key'] == iface['privatekey'])
+        check(f'{name}: addresses', y.get('addresses', []) == iface['addr'], str(y.get('addresses')))
+        check(f'{name}: listen port', y.get('listen_port') == (int(iface['listenport']) if 'listenport' in iface else None))
+        check(f'{name}: mtu', y.get('mtu') == (int(iface['mtu']) if 'mtu' in iface else None))
+        check(f'{name}: peer count', len(y.get('peers', [])) == len(peers))
+        for i, (yp, p) in enumerate(zip(y.get('peers', []), peers)):
+            check(f'{name}: peer {i} public key', yp['public_key'] == p['publickey'])
+            check(f'{name}: peer {i} psk', yp.get('preshared_key') == p.get('presharedkey'))
+            check(f'{name}: peer {i} allowed ips', yp.get('allowed_ips', []) == p['allowed'], str(yp.get('allowed_ips')))
+            check(f'{name}: peer {i} keepalive', yp.get('persistent_keepalive', 0) == int(p.get('persistentkeepalive', 0)))
+            ep = p.get('endpoint')
+            numeric = ep is not None and (ep.startswith('[') or ep.split(':')[0].replace('.', '').isdigit())
+            if numeric:
+                check(f'{name}: peer {i} endpoint', yp.get('endpoint') == ep, str(yp.get('endpoint')))
+            elif ep:
+                check(f'{name}: peer {i} host-name endpoint left out and reported',
+                      'endpoint' not in yp and 'Endpoint not carried over' in r.stderr, r.stderr)
+        for key in ('DNS', 'SaveConfig', 'PostUp', 'PostDown', 'Table', 'FwMark'):
+            if key.lower() in iface:
+                check(f'{name}: {key} reported as not carried over', f'{key} not carried over' in r.stderr, r.stderr)
+
+    bad = {
+        'missing PrivateKey': ('[Interface]\nAddress = 10.0.0.1/24\n', 'no PrivateKey'),
+        'bad key': ('[Interface]\nPrivateKey = notakey=\n', "PrivateKey: 'notakey=' is not a 32-byte base64 key"),
+        'bad peer key': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\n'
+                         'PublicKey = AAAA\n', 'PublicKey'),
+        'peer without PublicKey': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\n'
+                                   'AllowedIPs = 10.0.0.2/32\n', 'has no PublicKey'),
+        'unknown section': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peers]\n',
+                            'unknown section [Peers]'),
+        'unknown key': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nListenPrt = 1\n',
+                        'unknown [Interface] key ListenPrt'),
+        'bad address': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n'
+                        'Address = 10.0.0.300/24\n', "'10.0.0.300/24' is not an IP address or prefix"),
+        'bad port': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nListenPort = 70000\n',
+                     'ListenPort'),
+    }
+    for what, (text, msg) in bad.items():
+        src = os.path.join(tmp, 'bad.conf')
+        out = os.path.join(tmp, 'bad.yaml')
+        open(src, 'w').write(text)
+        r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+        check(f'bad input, {what}: exit status != 0 and "{msg}"', r.returncode != 0 and msg in r.stderr,
+              f'rc={r.returncode} {r.stderr}')
+        check(f'bad input, {what}: no output written', not os.path.exists(out))
+    r = subprocess.run([ctl, 'import', os.path.join(tmp, 'absent.conf')], capture_output=True, text=True)
+    check('missing file: exit status != 0', r.returncode != 0 and 'absent.conf' in r.stderr, r.stderr)
+
+sys.exit(1 if failures else 0)
