@@ -51,5 +51,10 @@ void tl_ctlapi_close(struct tl_device *dev);
 /* One request (its text, terminator line included or not): validated against the spec, then
  * executed; the whole reply document is appended to out. ctlapi_ops.c */
 void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_ybuf *out);
+/* The show operation (ctlapi_show.c); its reply goes to w. */
+int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e);
+/* AQM and shaper parameters as show writes them (also in set's reply). */
+void tl_ctlapi_show_aqm(struct tl_yw *w, const struct tl_aqm_params *p);
+void tl_ctlapi_show_shaper(struct tl_yw *w, const struct tl_shaper_params *p);
 
 #endif
