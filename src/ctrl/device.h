@@ -127,6 +127,8 @@ extern void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
 
 /* handshake.c */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);
+/* Handles up to a burst of the messages waiting in the handshake ring; how many. */
+unsigned tl_handshake_poll(struct tl_device *dev, uint64_t now);
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len, uint64_t now);
 void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);

@@ -366,3 +366,18 @@ void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
 	}
 	rte_pktmbuf_free(m);
 }
+
+/* A message makes at most one frame (a response or a cookie reply), put on worker 0's
+ * control TX ring: take no more than it has room for. The rest waits in the handshake ring,
+ * which is what makes the control plane go under load, and the workers count what does not
+ * fit there (handshake_overload), rather than the control plane dropping its answers. */
+unsigned tl_handshake_poll(struct tl_device *dev, uint64_t now)
+{
+	struct rte_mbuf *msgs[TL_BURST];
+	unsigned room = RTE_MIN(rte_ring_free_count(ctrl_worker(dev)->ctrl_tx), (unsigned)TL_BURST);
+	unsigned n = rte_ring_sc_dequeue_burst(dev->dp.hs_ring, (void **)msgs, room, NULL);
+
+	for (unsigned i = 0; i < n; i++)
+		tl_handshake_rx(dev, msgs[i], now);
+	return n;
+}

@@ -129,15 +129,12 @@ static int workers_launch(struct tl_device *dev)
 
 static void control_loop(struct tl_device *dev)
 {
-	struct rte_mbuf *msgs[TL_BURST];
 	uint64_t last_tick = 0, last_gc = 0, last_work = 0;
 
 	while (!g_stop) {
 		uint64_t now = tl_now_ns();
-		unsigned n = rte_ring_sc_dequeue_burst(dev->dp.hs_ring, (void **)msgs, TL_BURST, NULL);
+		unsigned n = tl_handshake_poll(dev, now);
 
-		for (unsigned i = 0; i < n; i++)
-			tl_handshake_rx(dev, msgs[i], now);
 		n += tl_udpsock_poll(dev);
 		n += tl_uapi_poll(dev);
 		n += tl_ctlapi_poll(dev);

@@ -527,8 +527,8 @@ def flood(tgt, args, sock, dst, garbage_init):
     msgs = [garbage_init() for _ in range(F)]
     c4 = udp_socket(socket.AF_INET, B4, 40004)
     c4.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 20)
-    # a few more from another port, spread through the flood: those processed under load
-    # get a cookie reply while the control plane's TX ring still has room for it
+    # a few more from another port, spread through the flood: processed under load, each
+    # gets a cookie reply (the control plane waits for room in its TX ring to answer)
     LATE_AT = (600, 900, 1200, 1500)
     lates = [garbage_init() for _ in LATE_AT]
     d0, s0, v0 = tgt.drops(), tgt.stats(), veth_drops(args.wan_if)
@@ -576,6 +576,8 @@ def flood(tgt, args, sock, dst, garbage_init):
     check(cookies + dd.get("ctrl_backlog", 0) == dd["bad_mac2"],
           "flood: one cookie reply per bad_mac2, the rest counted (cookies_sent +%d + ctrl_backlog +%d == bad_mac2 +%d)"
           % (cookies, dd.get("ctrl_backlog", 0), dd["bad_mac2"]))
+    check(dd.get("ctrl_backlog", 0) == 0,
+          "flood: no answer dropped for a full control TX ring (ctrl_backlog +%d)" % dd.get("ctrl_backlog", 0))
     check(len(replies) + len(late_replies) == cookies,
           "flood: every cookie reply sent reached the flooder (%d + %d received, %d sent)" % (len(replies), len(late_replies), cookies))
 

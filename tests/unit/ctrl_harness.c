@@ -175,23 +175,31 @@ struct tl_peer_ctrl *tl_ch_peer_add(struct tl_ch *h, struct tl_ch_remote *r, uin
 	return tl_table_publish(dev) == 0 ? pc : NULL;
 }
 
-void tl_ch_deliver(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)
+struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)
 {
 	struct tl_endpoint us = { .family = AF_INET, .port = TL_CH_LISTEN_PORT, .mac_valid = true };
 	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
 	void *p;
 
 	if (!m)
-		return;
+		return NULL;
 	memcpy(us.ip, WAN_IP4, 4);
 	memcpy(us.mac, WAN_MAC, 6);
 	p = rte_pktmbuf_append(m, (uint16_t)len);
 	if (!p || tl_pkt_push_outer(m, &r->at, &us, r->port, 0) != 0) {
 		rte_pktmbuf_free(m);
-		return;
+		return NULL;
 	}
 	memcpy((uint8_t *)p, msg, len);
-	tl_handshake_rx(&h->dev, m, h->now);
+	return m;
+}
+
+void tl_ch_deliver(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)
+{
+	struct rte_mbuf *m = tl_ch_frame(h, r, msg, len);
+
+	if (m)
+		tl_handshake_rx(&h->dev, m, h->now);
 }
 
 int tl_ch_take(struct tl_ch *h, const struct tl_ch_remote *r, uint32_t type, void *out, size_t len)
