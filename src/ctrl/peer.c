@@ -36,15 +36,19 @@ static struct tl_peer *peer_dp_new(struct tl_device *dev, uint32_t id)
 {
 	char name[RTE_RING_NAMESIZE];
 	struct tl_peer *p = rte_zmalloc("tl_peer", sizeof(*p), RTE_CACHE_LINE_SIZE);
+	uint32_t count;
 
 	if (!p)
 		return NULL;
 	p->id = id;
 	rte_seqlock_init(&p->ep_lock);
-	snprintf(name, sizeof(name), "staged%u_%" PRIu64, id, dev->table_gen++);
-	p->staged = rte_ring_create(name, rte_align32pow2((uint32_t)dev->cfg->staged_packets + 1),
-				    (int)rte_socket_id(), 0);
-	if (!p->staged) {
+	/* The staged queue lives on the heap, not in a memzone of its own: a process has
+	 * RTE_MAX_MEMZONE (2560) of those, far fewer than a hub has peers. */
+	count = rte_align32pow2((uint32_t)dev->cfg->staged_packets + 1);
+	snprintf(name, sizeof(name), "staged%u", id);
+	p->staged = rte_zmalloc("tl_staged", (size_t)rte_ring_get_memsize(count), RTE_CACHE_LINE_SIZE);
+	if (!p->staged || rte_ring_init(p->staged, name, count, 0) != 0) {
+		rte_free(p->staged);
 		rte_free(p);
 		return NULL;
 	}
@@ -150,7 +154,7 @@ int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	tl_index_drop_peer(dev, pc);
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
 	tl_staged_drop(dev, pc, TL_DROP_peer_removed);
-	rte_ring_free(pc->dp->staged);
+	rte_free(pc->dp->staged);
 	rte_free(pc->dp);
 	tl_handshake_clear(&pc->hs);
 	tl_wipe(&pc->hs, sizeof(pc->hs));

@@ -128,7 +128,9 @@ void tl_ch_teardown(struct tl_ch *h)
 {
 	struct tl_device *dev = &h->dev;
 	struct tl_peer_ctrl *pc;
+
 	rte_rcu_qsbr_thread_unregister(dev->dp.qsbr, 0);
+	dev->dp.stop = true;          /* as the daemon stops: no table is rebuilt per removal */
 	while ((pc = TAILQ_FIRST(&dev->peers)))
 		if (tl_peer_remove(dev, pc) != 0)
 			break;

@@ -5,9 +5,12 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <rte_memzone.h>
+
 #include "check.h"
 #include "ctrl_harness.h"
 #include "ctrl/uapi.h"
+#include "dataplane/route.h"
 
 #define MS 1000000ull
 
@@ -135,6 +138,57 @@ out:
 	tl_ch_teardown(&h);
 }
 
+static void memzone_count(const struct rte_memzone *mz, void *arg)
+{
+	(void)mz;
+	(*(unsigned *)arg)++;
+}
+
+static unsigned memzones(void)
+{
+	unsigned n = 0;
+
+	rte_memzone_walk(memzone_count, &n);
+	return n;
+}
+
+/* A peer takes no DPDK memzone (there are RTE_MAX_MEMZONE of them, 2560, for the whole
+ * process): the device holds TL_MAX_PEERS peers, each routed, and removes them all. */
+static void test_peers_take_no_memzone(void)
+{
+	struct tl_ch h;
+	struct tl_prefix pf = { .ip = { .family = AF_INET }, .len = 32 };
+	struct tl_cfg_peer cfg = { .allowed_ips = &pf, .n_allowed_ips = 1 };
+	struct tl_table *t;
+	unsigned before, added = 0, routed = 0;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	before = memzones();
+	for (uint32_t i = 0; i < TL_MAX_PEERS; i++) {
+		uint8_t a[4] = { 10, 200, (uint8_t)(i >> 8), (uint8_t)i };
+
+		memset(cfg.public_key, 0x5a, sizeof(cfg.public_key));
+		memcpy(cfg.public_key, &i, sizeof(i));
+		memcpy(pf.ip.addr, a, 4);
+		if (tl_peer_add(&h.dev, &cfg) != 0)
+			break;
+		added++;
+	}
+	CHECK(added == TL_MAX_PEERS, "%u of %u peers added", added, TL_MAX_PEERS);
+	CHECK(memzones() == before, "no memzone per peer (%u before, %u after)", before, memzones());
+	CHECK(tl_table_publish(&h.dev) == 0, "table of %u peers published", added);
+	t = atomic_load(&h.dev.dp.table);
+	for (uint32_t i = 0; t && i < added; i++) {
+		uint8_t a[4] = { 10, 200, (uint8_t)(i >> 8), (uint8_t)i };
+		uint32_t id = tl_route_lookup(t, AF_INET, a);
+
+		routed += id < TL_MAX_PEERS && t->peers[id] != NULL;
+	}
+	CHECK(routed == added, "every peer's address routes to it (%u of %u)", routed, added);
+	tl_ch_teardown(&h);
+	CHECK(memzones() <= before, "teardown left no memzone behind");
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -142,6 +196,7 @@ int main(int argc, char **argv)
 		return 1;
 	test_remove_refused();
 	test_uapi_reports();
+	test_peers_take_no_memzone();
 	tl_ch_eal_fini();
 	return check_report();
 }
