@@ -980,17 +980,21 @@ static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_r
 		port->driver = TL_DRIVER_AF_XDP;
 	else if (!strcmp(raw->driver, "pmd"))
 		port->driver = TL_DRIVER_PMD;
+	else if (!strcmp(raw->driver, "udp") && !strcmp(path, "ports.wan"))
+		port->driver = TL_DRIVER_UDP;
+	else if (!strcmp(raw->driver, "udp"))
+		return tl_cfg_fail(c, f, "udp is a WAN port kind only (the LAN carries frames, not datagrams)");
 	else
-		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp or pmd", raw->driver);
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp, pmd or udp", raw->driver);
 	snprintf(f, sizeof(f), "%s.iface", path);
 	if (raw->iface && !tl_cfg_name_ok(raw->iface))
 		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not an interface name "
 				   "(1..15 characters of A-Z a-z 0-9 _ . -)", raw->iface);
-	if (!raw->iface && port->driver == TL_DRIVER_AF_XDP)
-		return tl_cfg_fail(c, f, "missing (required for driver af_xdp)");
+	if (!raw->iface && port->driver != TL_DRIVER_PMD)
+		return tl_cfg_fail(c, f, "missing (required for driver %s)", port->driver == TL_DRIVER_UDP ? "udp" : "af_xdp");
 	snprintf(port->iface, sizeof(port->iface), "%s", raw->iface ? raw->iface : "");
 	snprintf(f, sizeof(f), "%s.devargs", path);
-	if (raw->devargs && port->driver == TL_DRIVER_AF_XDP)
+	if (raw->devargs && port->driver != TL_DRIVER_PMD)
 		return tl_cfg_fail(c, f, "only for driver pmd");
 	if (!raw->devargs && port->driver == TL_DRIVER_PMD)
 		return tl_cfg_fail(c, f, "missing (required for driver pmd)");

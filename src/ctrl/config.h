@@ -32,7 +32,7 @@ struct tl_sockaddr {
 	uint16_t port;       /* host order */
 };
 
-enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD };
+enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD, TL_DRIVER_UDP };
 
 struct tl_cfg_port {
 	bool present;

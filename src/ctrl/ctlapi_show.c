@@ -112,7 +112,7 @@ static void show_ports(struct tl_device *dev, struct tl_yw *w)
 
 		if (!dev->ports[r].started)
 			continue;
-		rte_eth_stats_get(dev->dp.port[r].port_id, &st);
+		tl_port_stats(dev, r, &st);
 		tl_yw_map(w);
 		tl_yw_kstr(w, "port", tl_metrics_port_names[r]);
 		tl_yw_kstr(w, "iface", port_iface(dev, r));

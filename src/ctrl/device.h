@@ -143,9 +143,14 @@ void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now);
 int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask);
 
 /* ports.c */
+struct rte_eth_stats;
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
 void tl_ports_teardown(struct tl_device *dev);
 unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the EAL -m */
+/* A port's counters as rte_eth_stats, whatever its kind. 0, or -1 if it is not running. */
+int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st);
+/* The sockets a worker owning queue of port role polls when idle (which: 0, 1), or -1. */
+int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which);
 /* Moves the listen port at run time: the kernel's UDP sockets are bound to the new port
  * first (so a port in use changes nothing), then the WAN XDP steering, then the port the
  * workers accept and send from. 0, or an errno value (EINVAL: port 0; EADDRINUSE, ...)

@@ -107,8 +107,10 @@ static int workers_init(struct tl_device *dev)
 		if (tl_worker_init(&dev->workers[w], w, &dev->dp) != 0)
 			return -1;
 		for (int p = 0; p < TL_PORT_MAX && w < dev->dp.n_queues; p++)
-			if (dev->ports[p].started && dev->ports[p].af_xdp)
-				dev->workers[w].wake_fd[p] = dev->ports[p].xsk_fd[w];
+			if (dev->ports[p].started) {
+				dev->workers[w].wake_fd[p] = tl_port_wake_fd(dev, p, (uint16_t)w, 0);
+				dev->workers[w].wake_fd2[p] = tl_port_wake_fd(dev, p, (uint16_t)w, 1);
+			}
 		dev->worker_lcores[w++] = lcore;
 	}
 	if (w != dev->dp.n_workers) {

@@ -122,7 +122,7 @@ static void render_ports(struct tl_device *dev, struct tl_uapi_buf *b, const str
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		memset(&st[p], 0, sizeof(st[p]));
 		if (dev->ports[p].started)
-			rte_eth_stats_get(dev->dp.port[p].port_id, &st[p]);
+			tl_port_stats(dev, p, &st[p]);
 	}
 	family(b, "tunless_port_rx_packets_total", "counter", "Frames the workers took from the port (conservation: rx = tx + drops + in flight).");
 	for (int p = 0; p < TL_PORT_MAX; p++) {

@@ -60,6 +60,8 @@ void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const 
 {
 	struct tl_peer *p = pc->dp;
 
+	if (!mac && dev->dp.port[TL_PORT_WAN].fixed_peer_mac)
+		mac = dev->dp.port[TL_PORT_WAN].peer_mac;      /* a udp port: the kernel routes */
 	rte_seqlock_write_lock(&p->ep_lock);
 	p->ep.family = sa->ip.family;
 	memcpy(p->ep.ip, sa->ip.addr, sizeof(p->ep.ip));
@@ -70,7 +72,6 @@ void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const 
 	rte_seqlock_write_unlock(&p->ep_lock);
 	if (!mac)
 		pc->ep_resolve_ns = 0;   /* resolve at once */
-	(void)dev;
 }
 
 static int copy_cfg(struct tl_cfg_peer *dst, const struct tl_cfg_peer *src)

@@ -1,5 +1,6 @@
 /* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
- * interface with our XDP program (the default), or any DPDK PMD from its devargs. */
+ * interface with our XDP program (the default), or any DPDK PMD from its devargs; or, for
+ * the WAN only, the udp port kind: kernel UDP sockets on the listen port (udpport.h). */
 #include <dirent.h>
 #include <ifaddrs.h>
 #include <stdlib.h>
@@ -22,10 +23,17 @@
 #include "ctrl/log.h"
 #include "ctrl/netlink.h"
 #include "ctrl/udpsock.h"
+#include "dataplane/udpport.h"
 
 #define TL_RX_DESC 2048
 #define TL_TX_DESC 2048
 #define TL_POOL_CACHE 256
+/* Socket buffers of a udp port: 4 MiB each way, as WireGuard implementations ask for. */
+#define TL_UDP_SOCKBUF (4 << 20)
+
+/* The source MAC of the frames a udp port reads and the next hop of every endpoint on it:
+ * the kernel routes the datagrams, no MAC address is involved (locally administered). */
+static const uint8_t tl_udp_gw_mac[6] = { 0x02, 0x74, 0x6c, 0x00, 0x00, 0x01 };
 
 /* One RX pool per (port, queue). Its buffers end up in the egress queues of that queue's
  * worker (either port: ICMP errors return on the LAN), in the port's rings, in TX rings
@@ -324,6 +332,86 @@ static bool port_is_af_xdp(struct tl_device *dev, int role)
 	return (role == TL_PORT_LAN && dev->dp.host_mode) || port_cfg(dev, role)->driver == TL_DRIVER_AF_XDP;
 }
 
+static bool port_is_udp(struct tl_device *dev, int role)
+{
+	return role == TL_PORT_WAN && port_cfg(dev, role)->driver == TL_DRIVER_UDP;
+}
+
+/* A udp port: one socket per family and queue, each queue with its RX pool; the port's MAC
+ * is the interface's (any fixed one would do: frames never leave tunless). */
+static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
+{
+	struct tl_port_info *pi = &dev->dp.port[role];
+	struct tl_port_ctl *pc = &dev->ports[role];
+	const char *iface = port_cfg(dev, role)->iface;
+	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct ifreq ifr = { 0 };
+	struct tl_udpport_cfg uc;
+	int fd;
+
+	pc->ifindex = (int)if_nametoindex(iface);
+	if (!pc->ifindex) {
+		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", role_name(role), iface);
+		return -1;
+	}
+	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+		memcpy(pi->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (fd >= 0)
+		close(fd);
+	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
+		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
+	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
+	pi->fixed_peer_mac = true;
+	iface_addrs(iface, source_addr, pi);
+	for (uint16_t q = 0; q < queues; q++) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
+		pools[q] = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						   (int)rte_socket_id());
+		if (!pools[q]) {
+			snprintf(err, errlen, "ports.%s: cannot create the buffers of queue %u (%s)", role_name(role), q,
+				 rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
+				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
+				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools,
+				      .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
+	pi->udp = tl_udpport_open(&uc, err, errlen);
+	if (!pi->udp)
+		return -1;
+	pc->queues = queues;
+	pc->started = true;
+	return 0;
+}
+
+int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (dev->dp.port[role].udp) {
+		tl_udpport_stats(dev->dp.port[role].udp, st);
+		return 0;
+	}
+	return dev->ports[role].started ? rte_eth_stats_get(dev->dp.port[role].port_id, st) : -1;
+}
+
+int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which)
+{
+	const struct tl_udpport *u = dev->dp.port[role].udp;
+
+	if (u) {
+		int fd4 = tl_udpport_fd(u, queue, 0), fd6 = tl_udpport_fd(u, queue, 1);
+
+		return which == 0 ? (fd4 >= 0 ? fd4 : fd6) : (fd4 >= 0 ? fd6 : -1);
+	}
+	return which == 0 && dev->ports[role].af_xdp && queue < TL_MAX_WORKERS ? dev->ports[role].xsk_fd[queue] : -1;
+}
+
 /* A PMD port is probed here; an AF_XDP port is opened with its queue count later. */
 static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *err, size_t errlen)
 {
@@ -331,6 +419,10 @@ static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *er
 
 	if (port_is_af_xdp(dev, role)) {
 		*offer = af_xdp_offer(port_iface(dev, role));
+		return 0;
+	}
+	if (port_is_udp(dev, role)) {
+		*offer = TL_MAX_WORKERS;          /* SO_REUSEPORT: a socket per worker */
 		return 0;
 	}
 	if (pmd_probe(dev, role, port_cfg(dev, role)->devargs, &port_id, err, errlen) != 0)
@@ -348,6 +440,8 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	const char *iface = port_iface(dev, role);
 	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
 
+	if (port_is_udp(dev, role))
+		return udp_open(dev, role, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
 		unsigned rxq = kernel_rx_queues(iface);
 
@@ -400,6 +494,11 @@ int tl_listen_port_set(struct tl_device *dev, uint16_t port)
 	if (port == 0) {
 		tl_log_info("listen port: 0 (a random port) is not supported, still %u", old);
 		return EINVAL;
+	}
+	if (dev->dp.port[TL_PORT_WAN].udp) {
+		tl_log_err("listen port: a udp port keeps its sockets on %u; change listen_port in the "
+			   "configuration and restart to move it", old);
+		return EBUSY;
 	}
 	if (wan->af_xdp) {
 		r = tl_udpsock_bind(dev, port, fds);
@@ -460,6 +559,8 @@ void tl_ports_teardown(struct tl_device *dev)
 		uint16_t port_id;
 
 		tl_xdp_maps_close(&pc->maps);
+		tl_udpport_close(dev->dp.port[r].udp);
+		dev->dp.port[r].udp = NULL;
 		if (!pc->vdev_name[0] || rte_eth_dev_get_port_by_name(pc->vdev_name, &port_id) != 0)
 			continue;
 		if (pc->started)

@@ -53,7 +53,7 @@ void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		struct rte_eth_stats st = { 0 };
 
-		if (dev->ports[p].started && rte_eth_stats_get(dev->dp.port[p].port_id, &st) == 0)
+		if (tl_port_stats(dev, p, &st) == 0)
 			drops[tl_metrics_missed_reason(dev, p)] += st.imissed;
 	}
 }
@@ -62,6 +62,8 @@ enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role)
 {
 	/* net_af_xdp reports frames its socket's RX ring could not take as imissed; a NIC PMD
 	 * reports frames its own RX ring had no room for. */
+	if (dev->dp.port[role].udp)   /* its sockets' drop count (SO_RXQ_OVFL) */
+		return TL_DROP_kernel_socket_overflow;
 	return dev->ports[role].af_xdp ? TL_DROP_xsk_ring_full : TL_DROP_nic_rx_missed;
 }
 

@@ -98,7 +98,7 @@ static void add_port(struct rte_tel_data *d, const char *name, int role, const s
 	if (!c)
 		return;
 	rte_tel_data_start_dict(c);
-	rte_eth_stats_get(g_dev->dp.port[role].port_id, &st);
+	tl_port_stats(g_dev, role, &st);
 	rte_tel_data_add_dict_u64(c, "rx", sum->rx[role]);
 	rte_tel_data_add_dict_u64(c, "tx", sum->tx[role]);
 	rte_tel_data_add_dict_u64(c, "backpressure", sum->backpressure[role]);

@@ -41,7 +41,8 @@
 	X(nomem,                      "mbuf allocation failed")                              \
 	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (imissed of an AF_XDP port)") \
 	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)") \
-	X(kernel_socket_overflow,     "kernel side: the listen port's UDP socket (reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)")
+	X(kernel_socket_overflow,     "kernel side: a UDP socket of the listen port (the udp port kind, or reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)") \
+	X(kernel_send_failed,         "udp port kind: the kernel refused to send a datagram (no route, too big)")
 
 enum tl_drop {
 #define TL_DROP_ENUM(name, help) TL_DROP_##name,

@@ -10,6 +10,7 @@
 
 #include "dataplane/egress.h"
 #include "dataplane/encap.h"
+#include "dataplane/udpport.h"
 
 /* ---- shaper: the port's bucket kept as the virtual time of its next send slot ----------- */
 
@@ -203,6 +204,30 @@ int tl_egress_init(struct tl_worker *w, int role)
 
 /* ---- to the ports -------------------------------------------------------------------------- */
 
+/* Sends n (at most a burst) frames on the WAN port and returns how many it took. A `udp`
+ * port may refuse some of them (the kernel's send error: no route, too big): those are
+ * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
+ * the control plane, and *lost says how many. */
+static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost)
+{
+	struct tl_udpport *u = w->dp->port[TL_PORT_WAN].udp;
+	struct rte_mbuf *failed[TL_BURST];
+	uint16_t nf = 0, sent;
+
+	*lost = 0;
+	if (!u)
+		return rte_eth_tx_burst(w->eg[TL_PORT_WAN].port_id, w->queue, m, (uint16_t)n);
+	sent = tl_udpport_tx(u, w->queue, m, (uint16_t)n, failed, &nf);
+	for (unsigned i = 0; i < nf; i++) {
+		if (queued)
+			tl_drop_deq(w, TL_PORT_WAN, failed[i], TL_DROP_kernel_send_failed);
+		else
+			tl_drop_pkt(&w->cnt, failed[i], TL_DROP_kernel_send_failed);
+	}
+	*lost = nf;
+	return sent;
+}
+
 /* Frames built by the control plane (handshakes, keepalives, staged packets) go out ahead
  * of the queues; what the port refuses stays in the ring. They use the shaper's budget. */
 unsigned tl_egress_ctrl_flush(struct tl_worker *w)
@@ -210,7 +235,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	struct rte_ring_zc_data zc;
 	struct rte_mbuf **m;
-	unsigned n, sent;
+	unsigned n, sent, lost;
 
 	n = rte_ring_dequeue_zc_burst_start(w->ctrl_tx, TL_BURST, &zc, NULL);
 	if (n == 0)
@@ -218,12 +243,12 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	m = (struct rte_mbuf **)zc.ptr1;          /* the contiguous part; the rest next round */
 	for (unsigned i = 0; i < zc.n1; i++)
 		shaper_charge(e, m[i]);
-	sent = rte_eth_tx_burst(e->port_id, w->queue, m, (uint16_t)zc.n1);
+	sent = wan_tx(w, m, zc.n1, false, &lost);
 	for (unsigned i = sent; i < zc.n1; i++)
 		shaper_refund(e, m[i]);
 	rte_ring_dequeue_zc_finish(w->ctrl_tx, sent);
 	w->cnt.from_ctrl += sent;
-	w->cnt.tx[TL_PORT_WAN] += sent;
+	w->cnt.tx[TL_PORT_WAN] += sent - lost;
 	return sent;
 }
 
@@ -267,7 +292,8 @@ static unsigned wan_take(struct tl_worker *w)
 bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
-	unsigned k = 0, sent;
+	uint32_t len[TL_BURST];
+	unsigned k = 0, sent, lost, n;
 
 	if (!j->checked) {
 		/* A failed seal may have left plaintext in the buffer: never sent. */
@@ -284,11 +310,14 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	}
 	if (j->next == j->n)
 		return true;
-	sent = rte_eth_tx_burst(e->port_id, w->queue, j->m + j->next, (uint16_t)(j->n - j->next));
+	n = (unsigned)(j->n - j->next);
+	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+		len[i] = j->m[j->next + i]->pkt_len;
+	sent = wan_tx(w, j->m + j->next, n, true, &lost);
 	for (unsigned i = 0; i < sent; i++)
-		e->tx_bytes += j->m[j->next + i]->pkt_len;
-	e->tx_packets += sent;
-	w->cnt.tx[TL_PORT_WAN] += sent;
+		e->tx_bytes += len[i];
+	e->tx_packets += sent - lost;
+	w->cnt.tx[TL_PORT_WAN] += sent - lost;
 	w->cnt.inflight[TL_DIR_ENCAP] -= sent;
 	j->next = (uint16_t)(j->next + sent);
 	if (j->next < j->n) {
@@ -305,6 +334,7 @@ static unsigned lan_burst(struct tl_worker *w)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_LAN];
 	struct rte_mbuf *out[TL_BURST];
+	uint32_t len[TL_BURST];
 	unsigned n = 0, got, sent;
 
 	while (n < TL_BURST && shaper_open(e, w->now_ns)) {
@@ -320,9 +350,11 @@ static unsigned lan_burst(struct tl_worker *w)
 	shaper_note_wait(w, e, n);
 	if (n == 0)
 		return 0;
+	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+		len[i] = out[i]->pkt_len;
 	sent = rte_eth_tx_burst(e->port_id, w->queue, out, (uint16_t)n);
 	for (unsigned i = 0; i < sent; i++)
-		e->tx_bytes += out[i]->pkt_len;
+		e->tx_bytes += len[i];
 	e->tx_packets += sent;
 	w->cnt.tx[TL_PORT_LAN] += sent;
 	if (sent < n) {

@@ -91,6 +91,7 @@ struct tl_worker {
 	 * port has none, so the worker never blocks) and an eventfd the control plane and
 	 * other workers write after giving it work while it is blocked in poll(). */
 	int wake_fd[TL_PORT_MAX];
+	int wake_fd2[TL_PORT_MAX];        /* a second socket of the port (udp: IPv6), or -1 */
 	int kick_fd;
 	atomic_bool blocked;
 	/* Decrypted packets waiting for the MAC of their LAN next hop (lanfib.c). */

@@ -19,6 +19,7 @@
 #include "dataplane/decap.h"
 #include "dataplane/egress.h"
 #include "dataplane/encap.h"
+#include "dataplane/udpport.h"
 #include "dataplane/worker.h"
 
 /* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
@@ -56,7 +57,7 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 
 	memset(w, 0, sizeof(*w));
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		w->wake_fd[p] = -1;
+		w->wake_fd[p] = w->wake_fd2[p] = -1;
 	w->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	w->id = id;
 	w->queue = (uint16_t)id;
@@ -125,7 +126,10 @@ static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
 		w->cnt.slowpath_rx += n;
 	} else {
-		n = rte_eth_rx_burst(w->dp->port[TL_PORT_WAN].port_id, w->queue, pkts, (uint16_t)(TL_BURST - j->n));
+		const struct tl_port_info *p = &w->dp->port[TL_PORT_WAN];
+
+		n = p->udp ? tl_udpport_rx(p->udp, w->queue, pkts, (uint16_t)(TL_BURST - j->n)) :
+			     rte_eth_rx_burst(p->port_id, w->queue, pkts, (uint16_t)(TL_BURST - j->n));
 		w->cnt.rx[TL_PORT_WAN] += n;
 	}
 	if (n) {
@@ -190,12 +194,15 @@ static bool work_waiting(struct tl_worker *w)
 
 static void idle_block(struct tl_worker *w)
 {
-	struct pollfd pfd[TL_PORT_MAX + 1];
+	struct pollfd pfd[2 * TL_PORT_MAX + 1];
 	uint64_t v;
 	int n = 0;
 
-	for (int role = 0; w->owner && role < TL_PORT_MAX; role++)
+	for (int role = 0; w->owner && role < TL_PORT_MAX; role++) {
 		pfd[n++] = (struct pollfd){ .fd = w->wake_fd[role], .events = POLLIN };
+		if (w->wake_fd2[role] >= 0)
+			pfd[n++] = (struct pollfd){ .fd = w->wake_fd2[role], .events = POLLIN };
+	}
 	pfd[n++] = (struct pollfd){ .fd = w->kick_fd, .events = POLLIN };
 	atomic_store_explicit(&w->blocked, true, memory_order_relaxed);
 	atomic_fetch_add_explicit(&w->dp->n_blocked, 1, memory_order_relaxed);

@@ -9,6 +9,7 @@
 #   hl_finish                    "N passed, N failed"; returns non-zero on any failure
 #   hl_need_bins <file>... / hl_need_cmds <cmd>...   stop with "not ok ..." if one is missing
 #   hl_config <out> [src=host-a] [endpoint] [psk-file] [timers-yaml]   sed'ed copy of a config
+#                                (TL_WAN_DRIVER=udp in the environment: its WAN port kind)
 #   hl_tunless_start <ns> <cfg> <log>   start tunlessd -v, wait until up; sets HL_TL_NAME
 #   hl_tunless_stop <name> [sig=TERM] [timeout_s=5]   stop it; sets HL_TL_RC (its exit status)
 #   hl_tel <name> <command> [--get key.sub]   DPDK telemetry of instance <name>
@@ -91,6 +92,7 @@ hl_config() {
 	[ -z "$ep" ] || sed -i -e "s/^\( *endpoint:\) [^ ]*/\1 \"$ep\"/" "$out"
 	[ -z "$psk" ] || sed -i -e "s|^\( *\)public_key: \(.*\)|&\n\1preshared_key_file: $psk|" "$out"
 	[ -z "$timers" ] || printf 'timers: %s\n' "$timers" >>"$out"
+	lab_wan_driver "$out"
 }
 
 hl_tl_alive() { [ -n "${HL_PID[$1]:-}" ] && kill -0 "${HL_PID[$1]}" 2>/dev/null; }

@@ -38,6 +38,8 @@
 #   lab_bg <ns> <logfile> cmd... run in background, stdout+stderr to logfile; pid in LAB_LAST_PID
 #   lab_wait_ping <ns> <ip> [timeout_s=10]   wait until ip answers ping from ns
 #   lab_wait_for <timeout_s> cmd...          wait until cmd succeeds
+#   lab_wan_driver <config>...   with TL_WAN_DRIVER set (e.g. udp): each tunless config's WAN
+#                                port becomes that kind, so a test runs over it unchanged
 #   lab_on_cleanup <shell-cmd>   run this first when the lab is torn down
 #   lab_cleanup                  kill every process in the lab namespaces, delete them (idempotent)
 #   lab_leftovers [prefix]       print namespaces still named <prefix>-* (empty when clean)
@@ -229,6 +231,15 @@ lab_roam() {
 	else
 		ip -n "$ns" addr add "$ip" dev "$dev"
 	fi
+}
+
+lab_wan_driver() {
+	local f
+	[ -n "${TL_WAN_DRIVER:-}" ] || return 0
+	for f in "$@"; do
+		sed -i -e "s/^\( *wan: {iface: [^,}]*\)/\1, driver: $TL_WAN_DRIVER/" "$f" || return 1
+		grep -q "driver: $TL_WAN_DRIVER" "$f" || { echo "lab_wan_driver: no WAN port in $f" >&2; return 1; }
+	done
 }
 
 lab_wait_for() {

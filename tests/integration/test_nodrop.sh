@@ -52,6 +52,7 @@ sed -e "s/^name: gwa\$/name: $GWA/" \
 	"$ROOT/configs/gateway-a.yaml" >"$LAB_DIR/gateway-a.yaml"
 sed "s/^name: gwb\$/name: $GWB/" "$ROOT/configs/gateway-b.yaml" >"$LAB_DIR/gateway-b.yaml"
 grep -q "rate_bps: $RATE" "$LAB_DIR/gateway-a.yaml" || lab_die "shaper not set in the config"
+lab_wan_driver "$LAB_DIR/gateway-a.yaml" "$LAB_DIR/gateway-b.yaml" || lab_die "WAN driver not set"
 
 lab_gateway
 for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b; do

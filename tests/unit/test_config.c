@@ -63,6 +63,9 @@ static const struct bad_case bad_cases[] = {
 	{ "bad_mode.yaml", 2, "mode", "'router' is not host or gateway" },
 	{ "pmd_no_devargs.yaml", 5, "ports.wan.devargs", "required for driver pmd" },
 	{ "afxdp_devargs.yaml", 5, "ports.wan.devargs", "only for driver pmd" },
+	{ "udp_no_iface.yaml", 5, "ports.wan.iface", "required for driver udp" },
+	{ "udp_lan.yaml", 6, "ports.lan.driver", "udp is a WAN port kind only" },
+	{ "udp_devargs.yaml", 5, "ports.wan.devargs", "only for driver pmd" },
 	{ "bad_bool.yaml", 5, "ports.wan.zero_copy", "not true or false" },
 	{ "timers_order.yaml", 9, "timers.reject_after_time", "greater than rekey_after_time" },
 	{ "timers_negative.yaml", 8, "timers.rekey_timeout", "not a duration" },
@@ -265,6 +268,16 @@ static void test_workers_auto(void)
 	CHECK(cfg->workers == want && tl_cfg_workers_auto() == want, "workers: auto = %u, want %u", cfg->workers,
 	      want);
 	CHECK(cfg->wan.queues == cfg->workers, "queues default to the workers (%u)", cfg->wan.queues);
+	tl_config_free(cfg);
+}
+
+static void test_udp_wan(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/configs/good/udp_wan.yaml");
+
+	if (!cfg)
+		return;
+	CHECK(cfg->wan.driver == TL_DRIVER_UDP && !strcmp(cfg->wan.iface, "eth0"), "driver: udp on the WAN");
 	tl_config_free(cfg);
 }
 
@@ -485,6 +498,7 @@ int main(void)
 	test_gateway_a();
 	test_full();
 	test_workers_auto();
+	test_udp_wan();
 	test_key_files();
 	test_key_file_modes();
 	test_bad();

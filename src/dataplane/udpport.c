@@ -1,0 +1,440 @@
+/* The `udp` WAN port kind (udpport.h): recvmmsg/sendmmsg on SO_REUSEPORT sockets, frames
+ * rebuilt around the datagrams on the way in and read off them on the way out. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_udp.h>
+
+#include "dataplane/dp.h"
+#include "dataplane/udpport.h"
+
+#define UDPP_BURST 32
+/* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
+#define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
+#define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+
+struct udpq {
+	int fd[2];                     /* IPv4, IPv6; -1 if not open */
+	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
+	struct rte_mempool *mp;
+	uint8_t first;                 /* family read first this time, alternated */
+	/* written by the queue's worker only, read by the control plane */
+	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors;
+} __rte_cache_aligned;
+
+struct tl_udpport {
+	uint16_t queues, port;
+	uint8_t mac[6], gw_mac[6], ip4[4], ip6[16];
+	struct udpq q[];
+};
+
+union ctlbuf {
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
+	struct cmsghdr align;
+};
+
+static void cnt_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
+static uint64_t cnt_get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* ---- open, close -------------------------------------------------------------------------- */
+
+static int sock_open(const struct tl_udpport_cfg *cfg, int family)
+{
+	int one = 1, fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(cfg->port);
+		len = sizeof(*a);
+		if (setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0)
+			goto fail;
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(cfg->port);
+		len = sizeof(*a);
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) < 0)
+			goto fail;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) < 0)
+		goto fail;
+	if (cfg->rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf));
+	if (cfg->sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &cfg->sndbuf, sizeof(cfg->sndbuf));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	return -e;
+}
+
+struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, size_t errlen)
+{
+	struct tl_udpport *u;
+
+	if (!cfg->queues || (!cfg->v4 && !cfg->v6)) {
+		snprintf(err, errlen, "udp port: no queue or no address family to open");
+		return NULL;
+	}
+	u = rte_zmalloc("tl_udpport", sizeof(*u) + cfg->queues * sizeof(u->q[0]), RTE_CACHE_LINE_SIZE);
+	if (!u) {
+		snprintf(err, errlen, "udp port: out of memory");
+		return NULL;
+	}
+	u->queues = cfg->queues;
+	u->port = cfg->port;
+	memcpy(u->mac, cfg->mac, 6);
+	memcpy(u->gw_mac, cfg->gw_mac, 6);
+	if (cfg->ip4)
+		memcpy(u->ip4, cfg->ip4, 4);
+	if (cfg->ip6)
+		memcpy(u->ip6, cfg->ip6, 16);
+	for (uint16_t q = 0; q < u->queues; q++)
+		u->q[q].fd[0] = u->q[q].fd[1] = -1;
+	for (uint16_t q = 0; q < u->queues; q++) {
+		u->q[q].mp = cfg->pools[q];
+		for (int f = 0; f < 2; f++) {
+			int fd;
+
+			if (!(f ? cfg->v6 : cfg->v4))
+				continue;
+			fd = sock_open(cfg, f ? AF_INET6 : AF_INET);
+			if (fd < 0) {
+				snprintf(err, errlen, "udp port: cannot bind UDP %u (%s) on %s for queue %u: %s", cfg->port,
+					 f ? "IPv6" : "IPv4", cfg->iface, q, strerror(-fd));
+				tl_udpport_close(u);
+				return NULL;
+			}
+			u->q[q].fd[f] = fd;
+		}
+	}
+	return u;
+}
+
+void tl_udpport_close(struct tl_udpport *u)
+{
+	if (!u)
+		return;
+	for (uint16_t q = 0; q < u->queues; q++)
+		for (int f = 0; f < 2; f++)
+			if (u->q[q].fd[f] >= 0)
+				close(u->q[q].fd[f]);
+	rte_free(u);
+}
+
+int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f)
+{
+	return u && q < u->queues && f >= 0 && f < 2 ? u->q[q].fd[f] : -1;
+}
+
+void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint16_t i = 0; u && i < u->queues; i++) {
+		const struct udpq *q = &u->q[i];
+
+		st->ipackets += cnt_get(&q->ipackets);
+		st->ibytes += cnt_get(&q->ibytes);
+		st->opackets += cnt_get(&q->opackets);
+		st->obytes += cnt_get(&q->obytes);
+		st->imissed += cnt_get(&q->imissed);
+		st->ierrors += cnt_get(&q->ierrors);
+		st->oerrors += cnt_get(&q->oerrors);
+	}
+}
+
+/* ---- receive ------------------------------------------------------------------------------ */
+
+struct rx_meta {
+	uint8_t dst[16];
+	bool has_dst;
+	uint8_t tos;
+};
+
+static void rx_cmsgs(struct udpq *q, int f, struct msghdr *mh, struct rx_meta *meta)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t total;
+
+			memcpy(&total, CMSG_DATA(c), sizeof(total));
+			cnt_add(&q->imissed, (uint32_t)(total - q->ovfl_seen[f]));   /* wraps at 2^32 */
+			q->ovfl_seen[f] = total;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(meta->dst, &pi.ipi_addr, 4);
+			meta->has_dst = true;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			meta->tos = *(const uint8_t *)CMSG_DATA(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(meta->dst, &pi.ipi6_addr, 16);
+			meta->has_dst = true;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			int tc;
+
+			memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+			meta->tos = (uint8_t)tc;
+		}
+	}
+}
+
+/* The frame the datagram of len bytes (at HDR_ROOM in m) was on the wire. */
+static void frame_build(const struct tl_udpport *u, struct rte_mbuf *m, int f, const struct sockaddr_storage *src,
+			const struct rx_meta *meta, uint32_t len)
+{
+	uint16_t hlen = f ? (uint16_t)HDR_ROOM : (uint16_t)HDR4;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *) + HDR_ROOM - hlen;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_udp_hdr *udp;
+
+	m->data_off = (uint16_t)(m->data_off + HDR_ROOM - hlen);
+	m->data_len = (uint16_t)(hlen + len);
+	m->pkt_len = m->data_len;
+	memcpy(&eth->dst_addr, u->mac, 6);
+	memcpy(&eth->src_addr, u->gw_mac, 6);
+	if (!f) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)src;
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		*ip = (struct rte_ipv4_hdr){
+			.version_ihl = RTE_IPV4_VHL_DEF,
+			.type_of_service = meta->tos,
+			.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + len)),
+			.time_to_live = 64,
+			.next_proto_id = IPPROTO_UDP,
+		};
+		memcpy(&ip->src_addr, &a->sin_addr, 4);
+		memcpy(&ip->dst_addr, meta->has_dst ? meta->dst : u->ip4, 4);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		udp->src_port = a->sin_port;
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)src;
+		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		*ip = (struct rte_ipv6_hdr){
+			.vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)meta->tos << 20),
+			.payload_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len)),
+			.proto = IPPROTO_UDP,
+			.hop_limits = 64,
+		};
+		memcpy(ip->src_addr, &a->sin6_addr, 16);
+		memcpy(ip->dst_addr, meta->has_dst ? meta->dst : u->ip6, 16);
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		udp->src_port = a->sin6_port;
+	}
+	udp->dst_port = rte_cpu_to_be_16(u->port);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len));
+	udp->dgram_cksum = 0;
+	/* The kernel verified both checksums before it queued the datagram. */
+	m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+}
+
+static unsigned rx_family(struct tl_udpport *u, struct udpq *q, int f, struct rte_mbuf **out, unsigned n)
+{
+	struct rte_mbuf *m[UDPP_BURST];
+	struct mmsghdr h[UDPP_BURST];
+	struct iovec iov[UDPP_BURST];
+	struct sockaddr_storage src[UDPP_BURST];
+	union ctlbuf ctl[UDPP_BURST];
+	unsigned got = 0;
+	int k;
+
+	n = RTE_MIN(n, (unsigned)UDPP_BURST);
+	if (q->fd[f] < 0 || n == 0 || rte_pktmbuf_alloc_bulk(q->mp, m, n) != 0)
+		return 0;   /* no buffer: the datagrams wait in the socket */
+	for (unsigned i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ rte_pktmbuf_mtod_offset(m[i], void *, HDR_ROOM),
+					 rte_pktmbuf_tailroom(m[i]) - HDR_ROOM };
+		h[i].msg_hdr = (struct msghdr){ .msg_name = &src[i], .msg_namelen = sizeof(src[i]), .msg_iov = &iov[i],
+						.msg_iovlen = 1, .msg_control = ctl[i].buf,
+						.msg_controllen = sizeof(ctl[i].buf) };
+	}
+	k = recvmmsg(q->fd[f], h, n, MSG_DONTWAIT, NULL);
+	if (k < 0)
+		k = 0;
+	for (unsigned i = 0; i < (unsigned)k; i++) {
+		struct rx_meta meta = { .tos = 0 };
+
+		rx_cmsgs(q, f, &h[i].msg_hdr, &meta);
+		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			cnt_add(&q->ierrors, 1);        /* larger than a buffer: not a frame we carry */
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		frame_build(u, m[i], f, &src[i], &meta, h[i].msg_len);
+		cnt_add(&q->ibytes, m[i]->pkt_len);
+		out[got++] = m[i];
+	}
+	if ((unsigned)k < n)
+		rte_pktmbuf_free_bulk(m + k, n - (unsigned)k);
+	cnt_add(&q->ipackets, got);
+	return got;
+}
+
+uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct udpq *q = &u->q[qi];
+	int f = q->first;
+	unsigned got;
+
+	q->first ^= 1;
+	got = rx_family(u, q, f, pkts, n);
+	got += rx_family(u, q, f ^ 1, pkts + got, n - got);
+	return (uint16_t)got;
+}
+
+/* ---- send --------------------------------------------------------------------------------- */
+
+/* Where the frame m goes: family index, address, ECN/DSCP byte, payload. -1 if it is not
+ * an IPv4 or IPv6 UDP frame in one segment. */
+static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_t *dlen, int *tos,
+		      struct iovec *payload)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ether_hdr *eth = (const void *)p;
+	const struct rte_udp_hdr *udp;
+	uint32_t l3;
+
+	if (m->nb_segs != 1 || m->data_len < HDR4)
+		return -1;
+	memset(dst, 0, sizeof(*dst));
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
+		const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
+		struct sockaddr_in *a = (struct sockaddr_in *)dst;
+
+		l3 = (uint32_t)(ip->version_ihl & 0xf) * 4;
+		if (ip->next_proto_id != IPPROTO_UDP || l3 < sizeof(*ip) || m->data_len < RTE_ETHER_HDR_LEN + l3 + sizeof(*udp))
+			return -1;
+		udp = (const void *)((const uint8_t *)ip + l3);
+		a->sin_family = AF_INET;
+		memcpy(&a->sin_addr, &ip->dst_addr, 4);
+		a->sin_port = udp->dst_port;
+		*dlen = sizeof(*a);
+		*tos = ip->type_of_service;
+	} else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+		const struct rte_ipv6_hdr *ip = (const void *)(eth + 1);
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)dst;
+
+		l3 = sizeof(*ip);
+		if (ip->proto != IPPROTO_UDP || m->data_len < HDR_ROOM)
+			return -1;
+		udp = (const void *)(ip + 1);
+		a->sin6_family = AF_INET6;
+		memcpy(&a->sin6_addr, ip->dst_addr, 16);
+		a->sin6_port = udp->dst_port;
+		*dlen = sizeof(*a);
+		*tos = (int)(rte_be_to_cpu_32(ip->vtc_flow) >> 20 & 0xff);
+	} else {
+		return -1;
+	}
+	payload->iov_base = (void *)(udp + 1);
+	payload->iov_len = (size_t)(p + m->data_len - (const uint8_t *)(udp + 1));
+	if (rte_be_to_cpu_16(udp->dgram_len) < sizeof(*udp) ||
+	    payload->iov_len < (size_t)rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp))
+		return -1;
+	payload->iov_len = (size_t)rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+	return dst->ss_family == AF_INET ? 0 : 1;
+}
+
+uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n,
+		       struct rte_mbuf **failed, uint16_t *n_failed)
+{
+	struct udpq *q = &u->q[qi];
+	struct mmsghdr h[UDPP_BURST];
+	struct iovec iov[UDPP_BURST];
+	struct sockaddr_storage dst[UDPP_BURST];
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl[UDPP_BURST];
+	unsigned done = 0;
+
+	*n_failed = 0;
+	while (done < n) {
+		unsigned cnt = 0;
+		int f = -1, k;
+
+		/* A run of frames of one family, for one sendmmsg on that family's socket. */
+		while (done + cnt < n && cnt < UDPP_BURST) {
+			struct rte_mbuf *m = pkts[done + cnt];
+			socklen_t dlen = 0;
+			int tos = 0, ff = frame_read(m, &dst[cnt], &dlen, &tos, &iov[cnt]);
+			struct cmsghdr *c;
+
+			if (ff < 0 || q->fd[ff] < 0) {
+				if (cnt)
+					break;        /* send the run first; this one comes next */
+				failed[(*n_failed)++] = m;   /* not a frame we can send: refused */
+				cnt_add(&q->oerrors, 1);
+				done++;
+				continue;
+			}
+			if (f >= 0 && ff != f)
+				break;
+			f = ff;
+			h[cnt].msg_hdr = (struct msghdr){ .msg_name = &dst[cnt], .msg_namelen = dlen, .msg_iov = &iov[cnt],
+							  .msg_iovlen = 1, .msg_control = ctl[cnt].buf,
+							  .msg_controllen = sizeof(ctl[cnt].buf) };
+			c = CMSG_FIRSTHDR(&h[cnt].msg_hdr);
+			c->cmsg_level = f ? IPPROTO_IPV6 : IPPROTO_IP;
+			c->cmsg_type = f ? IPV6_TCLASS : IP_TOS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+			cnt++;
+		}
+		if (!cnt)
+			continue;
+		k = sendmmsg(q->fd[f], h, cnt, MSG_DONTWAIT);
+		if (k > 0) {
+			for (int i = 0; i < k; i++)
+				cnt_add(&q->obytes, pkts[done + (unsigned)i]->pkt_len);
+			cnt_add(&q->opackets, (uint64_t)k);
+			rte_pktmbuf_free_bulk(pkts + done, (unsigned)k);
+			done += (unsigned)k;
+			continue;        /* a shorter count: the next call reports why */
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
+			break;           /* the socket is full: the rest waits with the caller */
+		failed[(*n_failed)++] = pkts[done++];   /* refused by the kernel (no route, too big...) */
+		cnt_add(&q->oerrors, 1);
+	}
+	return (uint16_t)done;
+}

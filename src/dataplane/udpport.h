@@ -1,0 +1,54 @@
+/* The WAN port kind `udp`: kernel UDP sockets on the listen port in place of a DPDK port,
+ * for hosts without zero-copy AF_XDP (a cloud VM, a laptop). Each queue is one socket per
+ * address family, bound with SO_REUSEPORT to the listen port on the WAN interface and read
+ * and written by the worker that owns the queue.
+ *
+ * The dataplane sees frames, as from any port: a datagram read becomes the frame it was on
+ * the wire (Ethernet, IPv4 or IPv6, UDP; the kernel checked its checksums), and a frame
+ * given to tl_udpport_tx is sent to the address, port and ECN field its headers name.
+ * Backpressure, not loss: when a socket takes no more (EAGAIN, ENOBUFS), tl_udpport_tx
+ * takes fewer frames and the rest stays with the caller, as with a full TX ring. A frame
+ * the kernel refuses for another reason (no route, too big) is handed back in failed[] for
+ * the caller to count. Datagrams the kernel could not queue for us (receive buffer full)
+ * are counted from SO_RXQ_OVFL as the port's imissed. */
+#ifndef TL_DATAPLANE_UDPPORT_H
+#define TL_DATAPLANE_UDPPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+struct tl_udpport;
+
+struct tl_udpport_cfg {
+	const char *iface;            /* SO_BINDTODEVICE */
+	uint16_t port;                /* the listen port */
+	uint16_t queues;
+	bool v4, v6;                  /* families to open (at least one) */
+	const uint8_t *mac;           /* destination MAC of the frames read (the port's own) */
+	const uint8_t *gw_mac;        /* their source MAC: the "next hop" every endpoint has */
+	const uint8_t *ip4, *ip6;     /* destination address when the kernel names none */
+	struct rte_mempool *const *pools;   /* one per queue: the frames read */
+	int rcvbuf, sndbuf;           /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
+};
+
+/* NULL on failure, with the reason in err. */
+struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, size_t errlen);
+void tl_udpport_close(struct tl_udpport *u);
+
+/* Up to n frames read from queue q's sockets. */
+uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+/* Sends pkts[0..n) in order on queue q: returns how many it took (sent, or refused and put
+ * in failed[0..*n_failed), not freed); the rest was not touched. */
+uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts, uint16_t n,
+		       struct rte_mbuf **failed, uint16_t *n_failed);
+
+/* Counters as a DPDK port has them (ipackets, ibytes, opackets, obytes, imissed, ierrors:
+ * datagrams too large for a buffer, oerrors: refused sends). */
+void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
+/* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. */
+int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f);
+
+#endif

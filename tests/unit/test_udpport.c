@@ -1,0 +1,261 @@
+/* The udp WAN port kind (src/dataplane/udpport.c) over the loopback: datagrams a plain
+ * socket sends arrive as the frames they were on the wire (addresses, ports, the ECN field,
+ * checksums marked verified), frames sent leave as datagrams to the address, port and ECN
+ * field their headers name, several queues share the port (SO_REUSEPORT), a frame the kernel
+ * refuses is handed back and counted, and datagrams the kernel dropped for a full receive
+ * buffer are counted as imissed: read + imissed == sent. Needs CAP_NET_RAW (SO_BINDTODEVICE). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "check.h"
+#include "dataplane/dp.h"
+#include "dataplane/packet.h"
+#include "dataplane/udpport.h"
+#include "test_eal.h"
+
+#define PORT 47811
+#define PEER_PORT 47812
+#define QUEUES 2
+
+static const uint8_t MAC[6] = { 0x02, 0, 0, 0, 0, 0x0a }, GW[6] = { 0x02, 0x74, 0x6c, 0, 0, 1 };
+static const uint8_t LO4[4] = { 127, 0, 0, 1 };
+
+static struct rte_mempool *pools[QUEUES];
+
+static struct tl_udpport *port_open(int rcvbuf)
+{
+	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = QUEUES, .v4 = true, .v6 = false,
+				    .mac = MAC, .gw_mac = GW, .ip4 = LO4, .pools = pools, .rcvbuf = rcvbuf };
+	char err[256] = "";
+	struct tl_udpport *u = tl_udpport_open(&c, err, sizeof(err));
+
+	CHECK(u != NULL, "udp port on lo:%u opens (%s)", PORT, err);
+	return u;
+}
+
+static int peer_socket(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PEER_PORT) };
+	int one = 1, fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "peer socket on lo:%u", PEER_PORT);
+	return fd;
+}
+
+static void send_to_port(int fd, const void *p, size_t len, int tos)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+	CHECK(sendto(fd, p, len, 0, (struct sockaddr *)&a, sizeof(a)) == (ssize_t)len, "datagram sent");
+}
+
+/* Reads every queue until n frames came or nothing more does. */
+static unsigned rx_all(struct tl_udpport *u, struct rte_mbuf **m, unsigned n)
+{
+	unsigned got = 0;
+
+	for (int round = 0; round < 100 && got < n; round++) {
+		for (uint16_t q = 0; q < QUEUES && got < n; q++)
+			got += tl_udpport_rx(u, q, m + got, (uint16_t)RTE_MIN(n - got, 32u));
+		if (got < n)
+			usleep(1000);
+	}
+	return got;
+}
+
+static void test_rx_frames(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct tl_port_info wan = { .has_ip4 = true };
+	struct rte_mbuf *m[4];
+	struct rte_eth_stats st;
+	struct tl_outer o;
+	int fd = peer_socket();
+	char msg[100];
+
+	if (!u)
+		return;
+	memcpy(wan.mac, MAC, 6);
+	memcpy(wan.ip4, LO4, 4);
+	memset(msg, 0x42, sizeof(msg));
+	msg[0] = 4;       /* a WireGuard data message type, for the parser */
+	send_to_port(fd, msg, sizeof(msg), 0x03);        /* ECN CE */
+	CHECK(rx_all(u, m, 1) == 1, "one frame read");
+	CHECK((rte_pktmbuf_mtod_offset(m[0], struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN)->type_of_service & 3) == 3,
+	      "the ECN field arrives (CE)");
+	CHECK(m[0]->pkt_len == RTE_ETHER_HDR_LEN + 20 + 8 + sizeof(msg), "frame length %u", m[0]->pkt_len);
+	CHECK(!memcmp(rte_pktmbuf_mtod_offset(m[0], void *, RTE_ETHER_HDR_LEN + 28), msg, sizeof(msg)), "payload intact");
+	CHECK(tl_pkt_parse_outer(m[0], &wan, PORT, &o) == TL_DROP_MAX, "the frame parses as a WAN frame to us");
+	CHECK(o.family == AF_INET && o.src_port == PEER_PORT && !memcmp(o.src_ip, LO4, 4), "source 127.0.0.1:%u",
+	      PEER_PORT);
+	CHECK(!memcmp(o.src_mac, GW, 6), "source MAC: the fixed next hop");
+	CHECK(tl_pkt_outer_udp_check(m[0], &o) == TL_DROP_MAX, "checksums pass (marked verified)");
+	rte_pktmbuf_free(m[0]);
+	tl_udpport_stats(u, &st);
+	CHECK(st.ipackets == 1 && st.ibytes == RTE_ETHER_HDR_LEN + 28 + sizeof(msg) && st.imissed == 0,
+	      "counted: ipackets %lu", (unsigned long)st.ipackets);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+/* A frame as the dataplane builds it: to dst:port, with the ECN field. */
+static struct rte_mbuf *frame_to(const uint8_t dst[4], uint16_t port, uint8_t ecn, unsigned len)
+{
+	struct tl_port_info wan = { .has_ip4 = true };
+	struct tl_endpoint ep = { .family = AF_INET, .port = port, .mac_valid = true };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pools[0]);
+
+	memcpy(wan.mac, MAC, 6);
+	memcpy(wan.ip4, LO4, 4);
+	memcpy(ep.ip, dst, 4);
+	memcpy(ep.mac, GW, 6);
+	if (!m)
+		return NULL;
+	memset(rte_pktmbuf_append(m, (uint16_t)len), 0x17, len);
+	if (tl_pkt_push_outer(m, &wan, &ep, PORT, ecn) != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void test_tx_datagrams(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct rte_mbuf *m[4], *refused[4];
+	struct rte_eth_stats st;
+	uint16_t nf = 0, took;
+	int fd = peer_socket();
+	uint8_t buf[2048];
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr a;
+	} ctl;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+	ssize_t n;
+	int tos = -1;
+
+	if (!u)
+		return;
+	m[0] = frame_to(LO4, PEER_PORT, 0x02, 300);        /* ECT(0) */
+	m[1] = rte_pktmbuf_alloc(pools[0]);                 /* not an IP frame */
+	if (m[1])
+		memset(rte_pktmbuf_append(m[1], 60), 0, 60);
+	m[2] = frame_to(LO4, 0, 0, 100);                   /* to port 0: the kernel refuses (EINVAL) */
+	m[3] = frame_to(LO4, PEER_PORT, 0x03, 200);        /* CE */
+	took = tl_udpport_tx(u, 1, m, 4, refused, &nf);
+	CHECK(took == 4, "all four frames taken (%u)", took);
+	CHECK(nf == 2 && refused[0] == m[1] && refused[1] == m[2], "the non-IP frame and the one the kernel refused handed back (%u)", nf);
+	for (unsigned i = 0; i < nf; i++)
+		rte_pktmbuf_free(refused[i]);
+	usleep(20000);
+	n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			tos = *(uint8_t *)CMSG_DATA(c);
+	CHECK(n == 300 && buf[0] == 0x17, "first datagram: the payload (%zd bytes)", n);
+	CHECK(tos >= 0 && (tos & 3) == 2, "first datagram: ECT(0) on the wire (tos %d)", tos);
+	mh.msg_controllen = sizeof(ctl.b);
+	tos = -1;
+	n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			tos = *(uint8_t *)CMSG_DATA(c);
+	CHECK(n == 200 && (tos & 3) == 3, "second datagram: 200 bytes, CE (%zd, tos %d)", n, tos);
+	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0, "nothing else arrived");
+	tl_udpport_stats(u, &st);
+	CHECK(st.opackets == 2 && st.oerrors == 2, "counted: opackets %lu, oerrors %lu", (unsigned long)st.opackets,
+	      (unsigned long)st.oerrors);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+/* A small receive buffer, more datagrams than it holds: read + imissed == sent. */
+static void test_overflow_counted(void)
+{
+	struct tl_udpport *u = port_open(4096);
+	struct rte_mbuf *m[32];
+	struct rte_eth_stats st;
+	int fd = peer_socket();
+	unsigned sent = 200, got = 0, k;
+	char msg[1000];
+
+	if (!u)
+		return;
+	memset(msg, 1, sizeof(msg));
+	for (unsigned i = 0; i < sent; i++)
+		send_to_port(fd, msg, sizeof(msg), 0);
+	do {
+		k = 0;
+		for (uint16_t q = 0; q < QUEUES; q++) {
+			uint16_t n = tl_udpport_rx(u, q, m, 32);
+
+			rte_pktmbuf_free_bulk(m, n);
+			k += n;
+		}
+		got += k;
+	} while (k);
+	/* the last drop count arrives with the next datagram read */
+	send_to_port(fd, msg, sizeof(msg), 0);
+	usleep(10000);
+	got += rx_all(u, m, 1);
+	rte_pktmbuf_free_bulk(m, 1);
+	sent++;
+	tl_udpport_stats(u, &st);
+	CHECK(st.imissed > 0, "the kernel dropped some (imissed %lu)", (unsigned long)st.imissed);
+	CHECK(got + st.imissed == sent, "read %u + imissed %lu == sent %u", got, (unsigned long)st.imissed, sent);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+static void test_port_in_use(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
+				    .ip4 = LO4, .pools = pools };
+	char err[256] = "";
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "another socket holds the port");
+	CHECK(tl_udpport_open(&c, err, sizeof(err)) == NULL && strstr(err, "cannot bind UDP"),
+	      "refused with a clear error: %s", err);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	if (tl_test_eal_init(argv[0], "udpport") != 0)
+		return 1;
+	for (int q = 0; q < QUEUES; q++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "udpp%d", q);
+		pools[q] = rte_pktmbuf_pool_create(name, 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+		CHECK(pools[q] != NULL, "pool %d", q);
+	}
+	if (pools[0] && pools[1]) {
+		test_rx_frames();
+		test_tx_datagrams();
+		test_overflow_counted();
+		test_port_in_use();
+	}
+	for (int q = 0; q < QUEUES; q++)
+		rte_mempool_free(pools[q]);
+	tl_test_eal_fini();
+	return check_report();
+}
