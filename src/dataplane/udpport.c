@@ -2,6 +2,7 @@
  * rebuilt around the datagrams on the way in and read off them on the way out. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +17,9 @@
 #include "dataplane/udpport.h"
 
 #define UDPP_BURST 32
+/* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
+#define TL_UDPPORT_GSO_SEGS 64
+#define TL_UDPPORT_GSO_BYTES 65000
 /* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
@@ -25,6 +29,7 @@ struct udpq {
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
 	uint8_t first;                 /* family read first this time, alternated */
+	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors;
 } __rte_cache_aligned;
@@ -374,35 +379,95 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 	return dst->ss_family == AF_INET ? 0 : 1;
 }
 
+/* One datagram, or with UDP_SEGMENT one run of equal-sized datagrams (the last may be
+ * shorter) to one address with one ECN field: the kernel segments it after one pass
+ * through its stack. */
+struct tx_msg {
+	int f, tos;
+	struct sockaddr_storage dst;
+	socklen_t dlen;
+	unsigned first, segs;          /* frames pkts[first .. first + segs) */
+	size_t seg, bytes;             /* segment size, total */
+};
+
+static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, int f, int tos)
+{
+	if (a->f != f || a->tos != tos)
+		return false;
+	if (f == 0) {
+		const struct sockaddr_in *x = (const void *)&a->dst, *y = (const void *)d;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *x = (const void *)&a->dst, *y = (const void *)d;
+
+	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
+}
+
+/* Sends msgs[0..n) (all of one family) with one sendmmsg. Returns how many messages the
+ * kernel took, or -errno for the first. */
+static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iovec *iov)
+{
+	struct mmsghdr h[UDPP_BURST];
+	union {
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl[UDPP_BURST];
+	int k;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct tx_msg *x = &msgs[i];
+		struct cmsghdr *c;
+		size_t clen = CMSG_SPACE(sizeof(int)) + (x->segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
+
+		h[i].msg_hdr = (struct msghdr){ .msg_name = &x->dst, .msg_namelen = x->dlen, .msg_iov = &iov[x->first],
+						.msg_iovlen = x->segs, .msg_control = ctl[i].buf, .msg_controllen = clen };
+		c = CMSG_FIRSTHDR(&h[i].msg_hdr);
+		c->cmsg_level = x->f ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = x->f ? IPV6_TCLASS : IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &x->tos, sizeof(int));
+		if (x->segs > 1) {
+			uint16_t seg = (uint16_t)x->seg;
+
+			c = CMSG_NXTHDR(&h[i].msg_hdr, c);
+			c->cmsg_level = SOL_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		}
+	}
+	k = sendmmsg(q->fd[msgs[0].f], h, n, MSG_DONTWAIT);
+	return k < 0 ? -errno : k;
+}
+
 uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n,
 		       struct rte_mbuf **failed, uint16_t *n_failed)
 {
 	struct udpq *q = &u->q[qi];
-	struct mmsghdr h[UDPP_BURST];
 	struct iovec iov[UDPP_BURST];
-	struct sockaddr_storage dst[UDPP_BURST];
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl[UDPP_BURST];
+	struct tx_msg msgs[UDPP_BURST];
 	unsigned done = 0;
 
 	*n_failed = 0;
+	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
 	while (done < n) {
-		unsigned cnt = 0;
+		unsigned nm = 0, i, sent = 0;
 		int f = -1, k;
 
-		/* A run of frames of one family, for one sendmmsg on that family's socket. */
-		while (done + cnt < n && cnt < UDPP_BURST) {
-			struct rte_mbuf *m = pkts[done + cnt];
+		/* Messages of one family from pkts[done..]: a frame joins the last message when it
+		 * goes to the same place, is no larger than its segments and the last segment was
+		 * full (GSO: equal segments, the last may be shorter). */
+		for (i = done; i < n; i++) {
+			struct sockaddr_storage dst;
 			socklen_t dlen = 0;
-			int tos = 0, ff = frame_read(m, &dst[cnt], &dlen, &tos, &iov[cnt]);
-			struct cmsghdr *c;
+			int tos = 0, ff = frame_read(pkts[i], &dst, &dlen, &tos, &iov[i]);
+			struct tx_msg *last = nm ? &msgs[nm - 1] : NULL;
 
 			if (ff < 0 || q->fd[ff] < 0) {
-				if (cnt)
-					break;        /* send the run first; this one comes next */
-				failed[(*n_failed)++] = m;   /* not a frame we can send: refused */
+				if (nm)
+					break;        /* send what is gathered first; this one comes next */
+				failed[(*n_failed)++] = pkts[i];   /* not a frame we can send: refused */
 				cnt_add(&q->oerrors, 1);
 				done++;
 				continue;
@@ -410,29 +475,35 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			if (f >= 0 && ff != f)
 				break;
 			f = ff;
-			h[cnt].msg_hdr = (struct msghdr){ .msg_name = &dst[cnt], .msg_namelen = dlen, .msg_iov = &iov[cnt],
-							  .msg_iovlen = 1, .msg_control = ctl[cnt].buf,
-							  .msg_controllen = sizeof(ctl[cnt].buf) };
-			c = CMSG_FIRSTHDR(&h[cnt].msg_hdr);
-			c->cmsg_level = f ? IPPROTO_IPV6 : IPPROTO_IP;
-			c->cmsg_type = f ? IPV6_TCLASS : IP_TOS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &tos, sizeof(tos));
-			cnt++;
+			if (last && !q->no_gso && same_dst(last, &dst, ff, tos) && iov[i].iov_len <= last->seg &&
+			    last->bytes == last->seg * last->segs && last->segs < TL_UDPPORT_GSO_SEGS &&
+			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES) {
+				last->segs++;
+				last->bytes += iov[i].iov_len;
+				continue;
+			}
+			msgs[nm++] = (struct tx_msg){ .f = ff, .tos = tos, .dst = dst, .dlen = dlen, .first = i, .segs = 1,
+						      .seg = iov[i].iov_len, .bytes = iov[i].iov_len };
 		}
-		if (!cnt)
+		if (!nm)
 			continue;
-		k = sendmmsg(q->fd[f], h, cnt, MSG_DONTWAIT);
+		k = send_msgs(q, msgs, nm, iov);
+		for (int m = 0; m < k; m++)
+			sent += msgs[m].segs;
 		if (k > 0) {
-			for (int i = 0; i < k; i++)
-				cnt_add(&q->obytes, pkts[done + (unsigned)i]->pkt_len);
-			cnt_add(&q->opackets, (uint64_t)k);
-			rte_pktmbuf_free_bulk(pkts + done, (unsigned)k);
-			done += (unsigned)k;
+			for (unsigned j = 0; j < sent; j++)
+				cnt_add(&q->obytes, pkts[done + j]->pkt_len);
+			cnt_add(&q->opackets, sent);
+			rte_pktmbuf_free_bulk(pkts + done, sent);
+			done += sent;
 			continue;        /* a shorter count: the next call reports why */
 		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
+		if (k == -EAGAIN || k == -EWOULDBLOCK || k == -ENOBUFS || k == -EINTR)
 			break;           /* the socket is full: the rest waits with the caller */
+		if (msgs[0].segs > 1 && (k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
+			q->no_gso = true;  /* this kernel or device does not segment: one by one */
+			continue;
+		}
 		failed[(*n_failed)++] = pkts[done++];   /* refused by the kernel (no route, too big...) */
 		cnt_add(&q->oerrors, 1);
 	}

@@ -183,6 +183,40 @@ static void test_tx_datagrams(void)
 	tl_udpport_close(u);
 }
 
+/* A run of equal frames to one place leaves as one GSO send: every datagram arrives, in
+ * order, with its size (the last one shorter). */
+static void test_tx_run(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct rte_mbuf *m[12], *refused[12];
+	struct rte_eth_stats st;
+	uint16_t nf = 0, took;
+	int fd = peer_socket();
+	uint8_t buf[2048];
+	unsigned ok = 0, k = 0;
+	ssize_t n;
+
+	if (!u)
+		return;
+	for (unsigned i = 0; i < 12; i++) {
+		m[i] = frame_to(LO4, PEER_PORT, 0x02, i == 11 ? 500 : 1000);
+		if (m[i])
+			rte_pktmbuf_mtod_offset(m[i], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] = (uint8_t)i;
+	}
+	took = tl_udpport_tx(u, 0, m, 12, refused, &nf);
+	CHECK(took == 12 && nf == 0, "twelve frames taken (%u, %u refused)", took, nf);
+	usleep(20000);
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		ok += buf[0] == k && n == (k == 11 ? 500 : 1000);
+		k++;
+	}
+	CHECK(k == 12 && ok == 12, "twelve datagrams in order with their sizes (%u, %u right)", k, ok);
+	tl_udpport_stats(u, &st);
+	CHECK(st.opackets == 12 && st.oerrors == 0, "counted: opackets %lu", (unsigned long)st.opackets);
+	close(fd);
+	tl_udpport_close(u);
+}
+
 /* A small receive buffer, more datagrams than it holds: read + imissed == sent. */
 static void test_overflow_counted(void)
 {
@@ -251,6 +285,7 @@ int main(int argc, char **argv)
 	if (pools[0] && pools[1]) {
 		test_rx_frames();
 		test_tx_datagrams();
+		test_tx_run();
 		test_overflow_counted();
 		test_port_in_use();
 	}
