@@ -11,7 +11,9 @@
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
 # Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-o out.json] [-i impl,impl,...]
-#   impl: wggo, boringtun, tunless (default: all three; tunless is skipped if not built)
+#   impl: wggo, boringtun, tunless, tunless-udp (default: wggo, boringtun, tunless; tunless is
+#         skipped if not built). tunless-udp: tunless with the udp WAN port kind (kernel UDP
+#         sockets) instead of AF_XDP on the WAN veth
 #   -w: tunless's workers on each end: a number (default 1) or auto (every CPU but one)
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
@@ -206,23 +208,25 @@ run_boringtun() {
 # unique instance name only, because the DPDK runtime dir /var/run/dpdk/tunless-<name> is
 # global and tests may run tla/tlb at the same time.
 run_tunless() {
-	local v ns cfg
+	local impl=${1:-tunless} driver=${2:-} v ns cfg
 	if [ ! -x "$TUNLESSD" ]; then
 		say "tunless: skipped ($TUNLESSD not built: meson setup build && ninja -C build)"
 		return
 	fi
 	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown) workers=$WORKERS"
-	bench_lab || { record_error tunless "$v" "lab setup failed"; return; }
+	[ -z "$driver" ] || v="$v wan=$driver"
+	bench_lab || { record_error "$impl" "$v" "lab setup failed"; return; }
 	for ns in a b; do
 		cfg=$LAB_DIR/host-$ns.yaml
 		sed -e "s/^name: .*/name: bt$$$ns/" -e '/^workers:/d' "$ROOT/configs/host-$ns.yaml" >"$cfg"
 		echo "workers: $WORKERS" >>"$cfg"
+		TL_WAN_DRIVER=$driver lab_wan_driver "$cfg"
 		lab_bg "$ns" "$LAB_DIR/tunless-$ns.log" "$TUNLESSD" -c "$cfg"
 	done
 	if lab_wait_ping a 10.77.0.2 30; then
-		run_iperf tunless "$v"
+		run_iperf "$impl" "$v"
 	else
-		record_error tunless "$v" "tunnel ping failed: $(tail -n 3 "$LAB_DIR/tunless-a.log")"
+		record_error "$impl" "$v" "tunnel ping failed: $(tail -n 3 "$LAB_DIR/tunless-a.log")"
 	fi
 	lab_cleanup
 }
@@ -239,7 +243,9 @@ def ratio(a, b):
     x, y = by.get(a, {}).get("gbit_s"), by.get(b, {}).get("gbit_s")
     return round(x / y, 2) if x and y else None
 ratios = {"tunless/wireguard-go": ratio("tunless", "wggo"),
-          "tunless/boringtun": ratio("tunless", "boringtun")}
+          "tunless/boringtun": ratio("tunless", "boringtun"),
+          "tunless-udp/wireguard-go": ratio("tunless-udp", "wggo"),
+          "tunless-udp/tunless": ratio("tunless-udp", "tunless")}
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 doc = {
     "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
@@ -260,7 +266,8 @@ for r in rows:
     else:
         print("%-12s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
 for k, v in ratios.items():
-    print("%-24s %s" % (k, "%.2f" % v if v is not None else "n/a (tunless not run)"))
+    if v is not None:
+        print("%-24s %.2f" % (k, v))
 print("CPU in % of one core (200 % = both): 'vpn CPU' = both ends of the VPN, 'other' = everything but the VPN and iperf3")
 print("JSON: " + sys.argv[2])
 EOF
@@ -273,6 +280,7 @@ for impl in "${LIST[@]}"; do
 	wggo | wireguard-go) run_wggo ;;
 	boringtun) run_boringtun ;;
 	tunless) run_tunless ;;
+	tunless-udp) run_tunless tunless-udp udp ;;
 	*) say "unknown implementation '$impl'"; exit 2 ;;
 	esac
 done
