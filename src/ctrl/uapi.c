@@ -18,13 +18,15 @@
 #include "ctrl/unixsock.h"
 
 #define UAPI_MAX_CLIENTS 16
-#define UAPI_READ_CHUNK 16384           /* per client per poll */
+#define UAPI_READ_CHUNK 65536           /* per client per poll */
+#define UAPI_IN_MIN 4096                /* a client's input buffer at first; it grows by doubling */
 #define UAPI_IDLE_NS (10ull * TL_NS)    /* a client that stalls this long is closed */
 
 struct uapi_client {
 	int fd;                         /* -1 = free slot */
-	char *in;                       /* TL_UAPI_MAX_REQUEST + 1 bytes */
-	size_t in_len;
+	char *in;                       /* in_cap bytes, at most TL_UAPI_MAX_REQUEST + 1 */
+	size_t in_len, in_cap;
+	size_t scanned;                 /* in[0..scanned) holds no blank line */
 	struct tl_uapi_buf out;
 	size_t out_off;
 	bool closing;                   /* close once the reply is written */
@@ -171,8 +173,30 @@ static void client_wipe(struct uapi_client *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->in)
-		explicit_bzero(c->in, TL_UAPI_MAX_REQUEST + 1);
+		explicit_bzero(c->in, c->in_cap);
 	buf_free(&c->out);
+}
+
+/* Room for more input: the buffer doubles, up to TL_UAPI_MAX_REQUEST + 1 bytes. The old
+ * one is wiped before it is freed (a request in it may carry a private key). 0, or -1 at
+ * the limit or out of memory. */
+static int client_grow(struct uapi_client *c)
+{
+	size_t cap = c->in_cap * 2;
+	char *p;
+
+	if (c->in_cap > TL_UAPI_MAX_REQUEST)
+		return -1;
+	cap = cap > TL_UAPI_MAX_REQUEST + 1 ? TL_UAPI_MAX_REQUEST + 1 : cap;
+	p = calloc(1, cap);
+	if (!p)
+		return -1;
+	memcpy(p, c->in, c->in_len);
+	explicit_bzero(c->in, c->in_cap);
+	free(c->in);
+	c->in = p;
+	c->in_cap = cap;
+	return 0;
 }
 
 static void client_close(struct uapi_client *c)
@@ -192,6 +216,7 @@ static void client_consume(struct uapi_client *c, size_t used)
 	memmove(c->in, c->in + used, c->in_len - used);
 	explicit_bzero(c->in + c->in_len - used, used);
 	c->in_len -= used;
+	c->scanned = 0;
 }
 
 /* Answers every complete request in the input buffer; an overlong one gets EINVAL and the
@@ -199,14 +224,17 @@ static void client_consume(struct uapi_client *c, size_t used)
 static void client_process(struct tl_device *dev, struct uapi_client *c)
 {
 	char *end;
+	size_t from = c->scanned ? c->scanned - 1 : 0;   /* a blank line may straddle reads */
 
-	while (!c->closing && (end = memmem(c->in, c->in_len, "\n\n", 2))) {
+	while (!c->closing && (end = memmem(c->in + from, c->in_len - from, "\n\n", 2))) {
 		size_t used = (size_t)(end - c->in) + 2;
 
 		*end = '\0';
 		tl_uapi_request(dev, c->in, &c->out);
 		client_consume(c, used);
+		from = 0;
 	}
+	c->scanned = c->in_len;
 	if (!c->closing && c->in_len >= TL_UAPI_MAX_REQUEST) {
 		tl_log_info("uapi: request over %u bytes without its blank line, closing", TL_UAPI_MAX_REQUEST);
 		tl_uapi_printf(&c->out, "errno=%d\n\n", -EINVAL);
@@ -217,11 +245,18 @@ static void client_process(struct tl_device *dev, struct uapi_client *c)
 /* Returns 1 if bytes came in, 0 if none, -1 if the client is gone. */
 static int client_read(struct tl_device *dev, struct uapi_client *c)
 {
-	size_t room = TL_UAPI_MAX_REQUEST - c->in_len;
+	size_t room;
 	ssize_t n;
 
 	if (c->closing || c->out.len > c->out_off)
 		return 0;          /* one reply at a time: the client reads before sending more */
+	if (c->in_len + 1 >= c->in_cap && client_grow(c) != 0) {
+		tl_log_info("uapi: no memory for a request of %zu bytes, closing", c->in_len);
+		tl_uapi_printf(&c->out, "errno=%d\n\n", -ENOMEM);
+		c->closing = true;
+		return 0;
+	}
+	room = c->in_cap - 1 - c->in_len;
 	n = recv(c->fd, c->in + c->in_len, room < UAPI_READ_CHUNK ? room : UAPI_READ_CHUNK, MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
 		return -1;
@@ -274,8 +309,10 @@ static unsigned uapi_accept(struct tl_uapi *u, uint64_t now)
 	if (fd < 0)
 		return 0;
 	c = client_slot(u);
-	if (c)
-		c->in = malloc(TL_UAPI_MAX_REQUEST + 1);
+	if (c) {
+		c->in = calloc(1, UAPI_IN_MIN);
+		c->in_cap = UAPI_IN_MIN;
+	}
 	if (!c || !c->in) {
 		tl_log_info("uapi: too many clients, refusing one");
 		close(fd);
@@ -302,20 +339,34 @@ unsigned tl_uapi_poll(struct tl_device *dev)
 	return n;
 }
 
-int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, char *seen, struct tl_uapi_buf *reply)
+int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
+			size_t *seen_len, struct tl_uapi_buf *reply)
 {
-	struct uapi_client c = { .fd = -1 };
+	struct uapi_client c = { .fd = -1, .in_cap = UAPI_IN_MIN };
+	size_t off = 0;
 
-	if (len > TL_UAPI_MAX_REQUEST || !(c.in = malloc(TL_UAPI_MAX_REQUEST + 1)))
+	if (len > TL_UAPI_MAX_REQUEST || !(c.in = calloc(1, c.in_cap)))
 		return -1;
-	memcpy(c.in, text, len);
-	c.in_len = len;
-	client_process(dev, &c);
+	chunk = chunk ? chunk : len;
+	while (off < len && !c.closing) {   /* as client_read takes it in */
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		while (c.in_cap - 1 - c.in_len < n)
+			if (client_grow(&c) != 0) {
+				client_wipe(&c);
+				free(c.in);
+				return -1;
+			}
+		memcpy(c.in + c.in_len, text + off, n);
+		c.in_len += n;
+		off += n;
+		client_process(dev, &c);
+	}
 	if (reply && c.out.len)
 		tl_uapi_printf(reply, "%.*s", (int)c.out.len, c.out.p);
 	client_wipe(&c);
-	memcpy(seen, c.in, TL_UAPI_MAX_REQUEST + 1);
-	free(c.in);
+	*seen = c.in;
+	*seen_len = c.in_cap;
 	return 0;
 }
 

@@ -13,7 +13,9 @@
 struct tl_device;
 
 #define TL_UAPI_DIR "/var/run/wireguard"
-#define TL_UAPI_MAX_REQUEST 65536   /* bytes up to the blank line ending a request */
+/* Bytes up to the blank line ending a request: a client's input buffer starts small and
+ * doubles up to this. 32 MiB is about 200 000 peers with a key and an allowed IP each. */
+#define TL_UAPI_MAX_REQUEST (32u << 20)
 
 /* Creates the socket. Fails (message in err) if another live daemon answers on it; a
  * stale socket file left by a dead one is replaced. */
@@ -34,11 +36,12 @@ void tl_uapi_printf(struct tl_uapi_buf *b, const char *fmt, ...) __attribute__((
 /* One request: its text up to (not including) the blank line, NUL-terminated and writable.
  * Appends the whole reply, "errno=N\n\n" included (N: 0 or minus an errno value), to out. */
 void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out);
-/* For tests: a client fed text as if received (len <= TL_UAPI_MAX_REQUEST), its complete
- * requests answered (the replies appended to reply if not NULL), then closed; seen gets
- * its input buffer as the close left it before freeing it (TL_UAPI_MAX_REQUEST + 1 bytes).
- * 0, or -1 out of memory. */
-int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, char *seen, struct tl_uapi_buf *reply);
+/* For tests: a client fed text as if received, chunk bytes at a time (0: all at once; len
+ * <= TL_UAPI_MAX_REQUEST), its complete requests answered (the replies appended to reply if
+ * not NULL), then closed; *seen gets its input buffer as the close left it (*seen_len bytes,
+ * the caller frees it). 0, or -1 out of memory. */
+int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
+			size_t *seen_len, struct tl_uapi_buf *reply);
 /* One change to one peer, as a set=1 request describes it per public_key (also built by the
  * control API). Applied in this order: remove; create unless update_only; psk, endpoint,
  * keepalive, name; replace_aips empties the list; aips are taken (moved away from any other

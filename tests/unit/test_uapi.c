@@ -20,22 +20,49 @@ static size_t nonzero(const char *p, size_t n)
 	return k;
 }
 
-/* Feeds text to a client, closes it; checks the reply and that the buffer was wiped whole. */
-static void feed(struct tl_device *dev, const char *what, const char *text, const char *want_reply)
+/* Feeds text to a client chunk bytes at a time, closes it; checks the reply and that the
+ * buffer was wiped whole. */
+static void feed_chunks(struct tl_device *dev, const char *what, const char *text, size_t len, size_t chunk,
+			const char *want_reply)
 {
 	struct tl_uapi_buf reply = { 0 };
-	char *seen = malloc(TL_UAPI_MAX_REQUEST + 1);
-	size_t n;
+	char *seen = NULL;
+	size_t n, seen_len = 0;
 
-	CHECK(seen && tl_uapi_test_client(dev, text, strlen(text), seen, &reply) == 0, "%s: client ran", what);
+	CHECK(tl_uapi_test_client(dev, text, len, chunk, &seen, &seen_len, &reply) == 0, "%s: client ran", what);
 	if (!seen)
 		return;
-	n = nonzero(seen, TL_UAPI_MAX_REQUEST + 1);
+	n = nonzero(seen, seen_len);
 	CHECK(n == 0, "%s: %zu non-zero bytes left in the input buffer at close", what, n);
 	CHECK(reply.p && reply.len == strlen(want_reply) && !memcmp(reply.p, want_reply, reply.len),
 	      "%s: reply '%.*s', want '%s'", what, (int)reply.len, reply.p ? reply.p : "", want_reply);
 	free(reply.p);
 	free(seen);
+}
+
+static void feed(struct tl_device *dev, const char *what, const char *text, const char *want_reply)
+{
+	feed_chunks(dev, what, text, strlen(text), 0, want_reply);
+}
+
+/* Requests far above the first buffer (a hub's `wg setconf` is megabytes): the buffer grows
+ * as the text comes in, the request is answered once, and every copy is wiped. */
+static void test_large(struct tl_device *dev, const char *einval, const char *two)
+{
+	size_t len = 3u << 20;
+	char *big = malloc(TL_UAPI_MAX_REQUEST + 1);
+
+	CHECK(big != NULL, "memory for the large requests");
+	if (!big)
+		return;
+	memset(big, 'a', TL_UAPI_MAX_REQUEST);
+	memcpy(big, "hello=1\n" KEY_LINE "x=", strlen("hello=1\n" KEY_LINE "x="));
+	memcpy(big + len - 2, "\n\nhello=2\n\n", 11);
+	feed_chunks(dev, "a 3 MiB request in 64 KiB reads, then another", big, len + 9, 65536, two);
+	/* no blank line within TL_UAPI_MAX_REQUEST bytes: refused, once */
+	memset(big + len - 2, 'a', 11);
+	feed_chunks(dev, "no blank line up to the limit", big, TL_UAPI_MAX_REQUEST, 1u << 20, einval);
+	free(big);
 }
 
 int main(void)
@@ -57,6 +84,15 @@ int main(void)
 
 		snprintf(two, sizeof(two), "errno=%d\n\nerrno=%d\n\n", -EINVAL, -EINVAL);
 		feed(&dev, "two answered, one pending", "x=1\n" KEY_LINE "\nhello=2\n\nset=1\n" KEY_LINE, two);
+	}
+	/* A blank line split across two reads is found. */
+	feed_chunks(&dev, "blank line across reads", "hello=1\n" KEY_LINE "\n", strlen("hello=1\n" KEY_LINE "\n"),
+		    strlen("hello=1\n" KEY_LINE), err);
+	{
+		char two[64];
+
+		snprintf(two, sizeof(two), "errno=%d\n\nerrno=%d\n\n", -EINVAL, -EINVAL);
+		test_large(&dev, err, two);
 	}
 	return check_report();
 }
