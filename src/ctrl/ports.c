@@ -17,6 +17,7 @@
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 
 #include "ctrl/device.h"
 #include "dataplane/crypto_stage.h"
@@ -244,6 +245,43 @@ static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, 
 	return r;
 }
 
+/* An AF_XDP port's RX pool, in one virtually contiguous chunk. net_af_xdp (DPDK 22.11)
+ * registers a pool as its socket's UMEM from the first memory chunk's address for all of
+ * the pool's objects; an object in another chunk lies outside that UMEM. The kernel takes
+ * such a buffer from the fill ring and drops it without a count, and once the fill ring has
+ * drained that way the socket receives nothing any more: every frame is lost as imissed,
+ * for good. A default pool on 4 KiB pages (no hugepages) comes in 1 MiB chunks, so it
+ * happened under load, when the AQM held many buffers and the pool handed out ones from the
+ * later chunks. Objects need no IOVA contiguity here (the kernel copies), so the pool can be
+ * one chunk whatever the page size; NULL (reason in err) when memory for that is missing. */
+static struct rte_mempool *af_xdp_pool_create(const char *name, unsigned n, int socket, char *err, size_t errlen)
+{
+	struct rte_pktmbuf_pool_private priv = { .mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE };
+	struct rte_mempool *mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE,
+							  TL_POOL_CACHE, sizeof(priv), socket,
+							  RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+
+	if (!mp) {
+		snprintf(err, errlen, "%s: %s", name, rte_strerror(rte_errno));
+		return NULL;
+	}
+	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL) != 0) {
+		snprintf(err, errlen, "%s: no mempool ops", name);
+		rte_mempool_free(mp);
+		return NULL;
+	}
+	rte_pktmbuf_pool_init(mp, &priv);
+	if (rte_mempool_populate_default(mp) != (int)n || mp->nb_mem_chunks != 1) {
+		snprintf(err, errlen, "%s: no contiguous %u MiB for the AF_XDP buffers (%u chunk(s))", name,
+			 (unsigned)(((uint64_t)n * (mp->header_size + mp->elt_size + mp->trailer_size)) >> 20),
+			 mp->nb_mem_chunks);
+		rte_mempool_free(mp);
+		return NULL;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+}
+
 static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint16_t queues, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
@@ -266,11 +304,20 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 		return -1;
 	}
 	for (uint16_t q = 0; q < queues; q++) {
-		char name[RTE_MEMPOOL_NAMESIZE];
+		char name[RTE_MEMPOOL_NAMESIZE], why[128] = "";
 		struct rte_mempool *mp;
 
 		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
-		mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+		if (dev->ports[role].af_xdp) {
+			mp = af_xdp_pool_create(name, rx_pool_size(dev), socket, why, sizeof(why));
+			if (!mp) {
+				snprintf(err, errlen, "ports.%s: %s", role_name(role), why);
+				return -1;
+			}
+		} else {
+			mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						     socket);
+		}
 		if (!mp || rx_queue_setup(&dev->ports[role], port_id, q, socket, mp) != 0 ||
 		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
 			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", role_name(role), q,

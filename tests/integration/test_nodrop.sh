@@ -193,6 +193,22 @@ check "2: sparse ping flow lost nothing during the blast" test "${LOST:-1}" = 0
 check "2: sparse ping p99, round 1: ${P99} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99:-1e9}" "$BOUND"
 check "2: sparse ping p99, round 2: ${P99B} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99B:-1e9}" "$BOUND"
 
+# ---- 1b: a UDP blast at 3R, right after the 2R blast ------------------------------------------
+# With the AQM holding its limit, the LAN socket's buffers cycle through the whole RX pool: a
+# pool beyond the socket's UMEM used to drain the AF_XDP fill ring, after which the LAN port
+# received nothing again (all imissed, the tunnel dead for good).
+drops "$GWA" >"$LAB_DIR/d1b.json"
+M0=$(imissed "$GWA")
+timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((3 * RATE)) -l 1200 -t 4 -w 4M -J \
+	>"$LAB_DIR/udp3.json" 2>&1
+info "UDP blast at 3R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_percent"], "% lost at the receiver")' "$LAB_DIR/udp3.json" 2>&1 | tail -1)"
+check "1b: no frame lost at gwa's AF_XDP sockets during the 3R blast (eth_imissed +$(($(imissed "$GWA") - M0)))" \
+	test "$(imissed "$GWA")" = "$M0"
+check "1b: gwa conservation exact after the 3R blast" quiet_balance "$GWA"
+drops "$GWA" >"$LAB_DIR/d1c.json"
+check "1b: gwa dropped only under AQM reasons" only_aqm_drops "$LAB_DIR/d1b.json" "$LAB_DIR/d1c.json"
+check "1b: the tunnel still answers after the 3R blast" lab_wait_ping client 10.2.0.2 5
+
 # ---- 3 + 5: TCP with ECN at R ----------------------------------------------------------------
 drops "$GWA" >"$LAB_DIR/d2.json"
 drops "$GWB" >"$LAB_DIR/db2.json"
