@@ -131,6 +131,24 @@ static struct rte_mbuf *frame_to(const uint8_t dst[4], uint16_t port, uint8_t ec
 	return m;
 }
 
+/* One datagram from fd into buf, with the TOS byte it carried (-1 if none came). */
+static ssize_t recv_tos(int fd, uint8_t *buf, size_t len, int *tos)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr a;
+	} ctl;
+	struct iovec iov = { buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+
+	*tos = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			*tos = *(uint8_t *)CMSG_DATA(c);
+	return n;
+}
+
 static void test_tx_datagrams(void)
 {
 	struct tl_udpport *u = port_open(0);
@@ -139,14 +157,8 @@ static void test_tx_datagrams(void)
 	uint16_t nf = 0, took;
 	int fd = peer_socket();
 	uint8_t buf[2048];
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr a;
-	} ctl;
-	struct iovec iov = { buf, sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
 	ssize_t n;
-	int tos = -1;
+	int tos;
 
 	if (!u)
 		return;
@@ -162,18 +174,10 @@ static void test_tx_datagrams(void)
 	for (unsigned i = 0; i < nf; i++)
 		rte_pktmbuf_free(refused[i]);
 	usleep(20000);
-	n = recvmsg(fd, &mh, MSG_DONTWAIT);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
-			tos = *(uint8_t *)CMSG_DATA(c);
+	n = recv_tos(fd, buf, sizeof(buf), &tos);
 	CHECK(n == 300 && buf[0] == 0x17, "first datagram: the payload (%zd bytes)", n);
 	CHECK(tos >= 0 && (tos & 3) == 2, "first datagram: ECT(0) on the wire (tos %d)", tos);
-	mh.msg_controllen = sizeof(ctl.b);
-	tos = -1;
-	n = recvmsg(fd, &mh, MSG_DONTWAIT);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
-			tos = *(uint8_t *)CMSG_DATA(c);
+	n = recv_tos(fd, buf, sizeof(buf), &tos);
 	CHECK(n == 200 && (tos & 3) == 3, "second datagram: 200 bytes, CE (%zd, tos %d)", n, tos);
 	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0, "nothing else arrived");
 	tl_udpport_stats(u, &st);
