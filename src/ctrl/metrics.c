@@ -112,7 +112,7 @@ static void render_ports(struct tl_device *dev, struct tl_uapi_buf *b, const str
 		{ "tunless_ethdev_tx_packets_total", "Frames the port sent (ethdev opackets)." },
 		{ "tunless_ethdev_rx_bytes_total", "Bytes the port received (ethdev ibytes)." },
 		{ "tunless_ethdev_tx_bytes_total", "Bytes the port sent (ethdev obytes)." },
-		{ "tunless_ethdev_rx_missed_total", "Frames lost before the dataplane saw them (ethdev imissed; AF_XDP: socket RX ring full)." },
+		{ "tunless_ethdev_rx_missed_total", "Frames lost before the dataplane saw them (ethdev imissed; AF_XDP: no free buffer, the socket RX ring unread)." },
 		{ "tunless_ethdev_rx_errors_total", "Erroneous received frames (ethdev ierrors)." },
 		{ "tunless_ethdev_tx_errors_total", "Failed transmissions (ethdev oerrors)." },
 	};

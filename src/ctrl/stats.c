@@ -60,7 +60,9 @@ void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
 
 enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role)
 {
-	/* net_af_xdp reports frames its socket's RX ring could not take as imissed; a NIC PMD
+	/* net_af_xdp reports as imissed the frames its socket had no buffer for (XDP_STATISTICS
+	 * rx_dropped: the fill ring was empty because the RX ring, which holds as many, was not
+	 * read; a frame arriving at a full RX ring is the same case); a NIC PMD
 	 * reports frames its own RX ring had no room for. */
 	if (dev->dp.port[role].udp)   /* its sockets' drop count (SO_RXQ_OVFL) */
 		return TL_DROP_kernel_socket_overflow;

@@ -39,7 +39,7 @@
 	X(not_ip,                     "non-IP frame on a tunnel port")                        \
 	X(peer_removed,               "packets held for a peer that was removed")            \
 	X(nomem,                      "mbuf allocation failed")                              \
-	X(xsk_ring_full,              "kernel side: AF_XDP socket RX ring full (imissed of an AF_XDP port)") \
+	X(xsk_ring_full,              "kernel side: the AF_XDP socket had no buffer for a frame, its RX ring unread (imissed of an AF_XDP port)") \
 	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)") \
 	X(kernel_socket_overflow,     "kernel side: a UDP socket of the listen port (the udp port kind, or reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)") \
 	X(kernel_send_failed,         "udp port kind: the kernel refused to send a datagram (no route, too big)")
