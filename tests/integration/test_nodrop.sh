@@ -131,6 +131,13 @@ ecn_marks() {
 	done
 	echo "$n"
 }
+# wan_queues_empty <instance>: no packet waits in its WAN queues
+wan_queues_empty() {
+	local q
+	for q in $("$TEL" "$1" /tunless/queues | python3 -c 'import json,sys; print(" ".join(q for q in json.load(sys.stdin) if q.startswith("wan/")))'); do
+		[ "$("$TEL" "$1" "/tunless/queue,$q" | python3 -c 'import json,sys; print(json.load(sys.stdin)["depth_packets"])')" = 0 ] || return 1
+	done
+}
 imissed() { "$TEL" "$1" /tunless/stats | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wan"]["eth_imissed"] + d["lan"]["eth_imissed"])'; }
 # ping_p99 <file>: p99 of the RTTs (ms) of a `ping` output; "lost" if any reply is missing
 ping_p99() {
@@ -202,6 +209,8 @@ M0=$(imissed "$GWA")
 timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((3 * RATE)) -l 1200 -t 4 -w 4M -J \
 	>"$LAB_DIR/udp3.json" 2>&1
 info "UDP blast at 3R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_percent"], "% lost at the receiver")' "$LAB_DIR/udp3.json" 2>&1 | tail -1)"
+# the blast's backlog (up to the AQM limit, about 1 s at R) drains before the next phase counts drops
+check "1b: gwa's WAN queues drained" lab_wait_for 10 wan_queues_empty "$GWA"
 check "1b: no frame lost at gwa's AF_XDP sockets during the 3R blast (eth_imissed +$(($(imissed "$GWA") - M0)))" \
 	test "$(imissed "$GWA")" = "$M0"
 check "1b: gwa conservation exact after the 3R blast" quiet_balance "$GWA"
