@@ -7,7 +7,7 @@
 
 #define TL_ROUTES_MAX 65536
 /* Route value of the LAN port's own addresses: they stay with the kernel even when a peer
- * routes everything (0.0.0.0/0, ::/0). Mirrored by TL_XDP_ROUTE_LOCAL in src/ctrl/xdp.h. */
+ * routes everything (0.0.0.0/0, ::/0). Mirrored by TL_XDP_ROUTE_LOCAL in src/kernel/xdp.h. */
 #define TL_ROUTE_LOCAL 0xffffffffu
 
 struct tl_route4_key {

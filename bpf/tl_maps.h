@@ -1,5 +1,5 @@
 /* Maps shared by the tunless XDP programs, and the layout the control plane writes.
- * Userspace mirrors struct tl_bpf_cfg and the stats indexes in src/ctrl/xdp.c. */
+ * Userspace mirrors struct tl_bpf_cfg and the stats indexes in src/kernel/xdp.c. */
 #ifndef TL_BPF_MAPS_H
 #define TL_BPF_MAPS_H
 

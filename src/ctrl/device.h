@@ -11,7 +11,7 @@
 #include "crypto/cookie.h"
 #include "crypto/noise.h"
 #include "ctrl/config.h"
-#include "ctrl/xdp.h"
+#include "kernel/xdp.h"
 #include "dataplane/dp.h"
 #include "dataplane/worker.h"
 

@@ -12,7 +12,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
-#include "ctrl/netlink.h"
+#include "kernel/netlink.h"
 
 /* Frames reach the dataplane through XDP as they are: the kernel must finish checksums
  * itself instead of leaving them to a NIC that does not exist. */

@@ -39,7 +39,7 @@
 #include "ctrl/device.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
-#include "ctrl/netlink.h"
+#include "kernel/netlink.h"
 #include "dataplane/lanfib.h"
 
 #define TL_LF_ROUTES_MAX 16384

@@ -26,7 +26,7 @@
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
-#include "ctrl/netlink.h"
+#include "kernel/netlink.h"
 #include "ctrl/notify.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/uapi.h"

@@ -22,7 +22,7 @@
 #include "ctrl/device.h"
 #include "dataplane/crypto_stage.h"
 #include "ctrl/log.h"
-#include "ctrl/netlink.h"
+#include "kernel/netlink.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/udpport.h"
 

@@ -1,6 +1,6 @@
 /* rtnetlink requests over libmnl: one socket, one request at a time, every request
  * acked so that replies and errors are read synchronously. */
-#include "ctrl/netlink.h"
+#include "kernel/netlink.h"
 
 #include <errno.h>
 #include <libmnl/libmnl.h>

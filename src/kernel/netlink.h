@@ -3,8 +3,8 @@
  * synchronous requests with ack. Functions return 0 (or a documented value) on success
  * and -errno on failure, never print, and are not thread-safe.
  * Addresses are 4 (AF_INET) or 16 (AF_INET6) bytes in network order. */
-#ifndef TL_CTRL_NETLINK_H
-#define TL_CTRL_NETLINK_H
+#ifndef TL_KERNEL_NETLINK_H
+#define TL_KERNEL_NETLINK_H
 
 #include <stdint.h>
 

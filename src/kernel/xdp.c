@@ -1,7 +1,7 @@
 /* Control-plane side of the tunless XDP programs: object lookup, leftover cleanup, and
  * the maps of the program the net_af_xdp PMD attached (found by name through the kernel,
  * since the PMD owns the bpf_object). */
-#include "ctrl/xdp.h"
+#include "kernel/xdp.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

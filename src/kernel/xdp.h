@@ -2,8 +2,8 @@
  * locating the objects, clearing leftovers before a port starts, and writing the maps
  * of the program the net_af_xdp PMD attached. libbpf only; no DPDK.
  * All functions return 0 (or a documented count) on success and -errno on failure. */
-#ifndef TL_CTRL_XDP_H
-#define TL_CTRL_XDP_H
+#ifndef TL_KERNEL_XDP_H
+#define TL_KERNEL_XDP_H
 
 #include <stddef.h>
 #include <stdint.h>

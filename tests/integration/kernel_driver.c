@@ -1,9 +1,9 @@
-/* Driver for test_kernel.sh: one subcommand per call into src/ctrl/netlink.c and
- * src/ctrl/xdp.c, plus "attach", which loads an object and attaches its first program
+/* Driver for test_kernel.sh: one subcommand per call into src/kernel/netlink.c and
+ * src/kernel/xdp.c, plus "attach", which loads an object and attaches its first program
  * the way DPDK's net_af_xdp PMD does (bpf_xdp_attach, XDP_FLAGS_UPDATE_IF_NOEXIST).
  * Prints results on stdout; exit status 0 = success, 1 = failure (message on stderr). */
-#include "ctrl/netlink.h"
-#include "ctrl/xdp.h"
+#include "kernel/netlink.h"
+#include "kernel/xdp.h"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>

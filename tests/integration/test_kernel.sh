@@ -1,5 +1,5 @@
 #!/bin/bash
-# Kernel helpers of the control plane (src/ctrl/netlink.c, src/ctrl/xdp.c) and the XDP
+# Kernel helpers of the control plane (src/kernel/netlink.c, src/kernel/xdp.c) and the XDP
 # steering programs (bpf/) on a real veth pair, driven through kernel_driver.
 #
 #   ns tlk<pid>-a                                  ns tlk<pid>-b
