@@ -6,52 +6,52 @@
 #include "cli/ctl.h"
 
 /* "integer 1..65535", "enum: wan, lan", "string (at most 31 characters)". */
-static void type_text(const struct tl_cfield *f, char *out, size_t len)
+static void type_text(const struct tl_api_field *f, char *out, size_t len)
 {
 	size_t off;
 
 	switch (f->type) {
-	case TL_CT_INTEGER:
+	case TL_API_INTEGER:
 		if (f->has_min && f->has_max)
 			snprintf(out, len, "integer %" PRId64 "..%" PRId64, f->min, f->max);
 		else
 			snprintf(out, len, "integer");
 		return;
-	case TL_CT_STRING:
+	case TL_API_STRING:
 		if (f->max_len)
 			snprintf(out, len, "string (at most %zu characters)", f->max_len);
 		else
 			snprintf(out, len, "string");
 		return;
-	case TL_CT_ENUM:
+	case TL_API_ENUM:
 		off = (size_t)snprintf(out, len, "enum: ");
 		for (size_t i = 0; i < f->n_values && off < len; i++)
 			off += (size_t)snprintf(out + off, len - off, "%s%s", i ? ", " : "", f->values[i]);
 		return;
-	case TL_CT_LIST:
-		if (f->items != TL_CT_MAX)
-			snprintf(out, len, "list of %s", tl_ctype_names[f->items]);
+	case TL_API_LIST:
+		if (f->items != TL_API_MAX)
+			snprintf(out, len, "list of %s", tl_api_type_names[f->items]);
 		else
 			snprintf(out, len, "list of maps");
 		return;
 	default:
-		snprintf(out, len, "%s", tl_ctype_names[f->type]);
+		snprintf(out, len, "%s", tl_api_type_names[f->type]);
 	}
 }
 
 /* ---- plain text ------------------------------------------------------------------------------ */
 
-static void args_summary(FILE *o, const struct tl_cop *op)
+static void args_summary(FILE *o, const struct tl_api_op *op)
 {
 	for (size_t i = 0; i < op->n_args; i++) {
-		const struct tl_cfield *f = &op->args[i];
+		const struct tl_api_field *f = &op->args[i];
 
-		fprintf(o, " %s%s%s=%s%s", f->required ? "" : "[", f->name, f->type == TL_CT_MAP ? ".FIELD" : "",
-			f->type == TL_CT_MAP ? "VALUE" : tl_ctype_names[f->type], f->required ? "" : "]");
+		fprintf(o, " %s%s%s=%s%s", f->required ? "" : "[", f->name, f->type == TL_API_MAP ? ".FIELD" : "",
+			f->type == TL_API_MAP ? "VALUE" : tl_api_type_names[f->type], f->required ? "" : "]");
 	}
 }
 
-void ctl_usage(FILE *o, const struct tl_cspec *spec)
+void ctl_usage(FILE *o, const struct tl_api_spec *spec)
 {
 	fprintf(o, "usage: tunlessctl [-n NAME | -s SOCKET] [--yaml | --json] OP [ARG=VALUE ...]\n"
 		   "       tunlessctl [-n NAME | -s SOCKET] watch [-i SECONDS] [--count N]\n"
@@ -72,7 +72,7 @@ void ctl_usage(FILE *o, const struct tl_cspec *spec)
 	fprintf(o, "  watch [-i SECONDS] [--count N]   live view of queues, throughput and drops\n");
 }
 
-static void field_lines(FILE *o, const struct tl_cfield *f, size_t n, const char *prefix)
+static void field_lines(FILE *o, const struct tl_api_field *f, size_t n, const char *prefix)
 {
 	char type[256], name[256];
 
@@ -80,7 +80,7 @@ static void field_lines(FILE *o, const struct tl_cfield *f, size_t n, const char
 		snprintf(name, sizeof(name), "%.120s%.60s", prefix, f[i].name);
 		type_text(&f[i], type, sizeof(type));
 		fprintf(o, "  %-22s %-28s %s%s\n", name, type, f[i].required ? "(required) " : "", f[i].help);
-		if (f[i].type == TL_CT_MAP) {
+		if (f[i].type == TL_API_MAP) {
 			char sub[256];
 
 			snprintf(sub, sizeof(sub), "%.200s.", name);
@@ -89,7 +89,7 @@ static void field_lines(FILE *o, const struct tl_cfield *f, size_t n, const char
 	}
 }
 
-int ctl_help_op(FILE *o, const struct tl_cop *op)
+int ctl_help_op(FILE *o, const struct tl_api_op *op)
 {
 	fprintf(o, "tunlessctl %s", op->name);
 	args_summary(o, op);
@@ -112,12 +112,12 @@ static void md_text(FILE *o, const char *s)
 	}
 }
 
-static void md_fields(FILE *o, const struct tl_cfield *f, size_t n, const char *prefix, bool args)
+static void md_fields(FILE *o, const struct tl_api_field *f, size_t n, const char *prefix, bool args)
 {
 	char type[256], name[256];
 
 	for (size_t i = 0; i < n; i++) {
-		bool list_of_maps = f[i].type == TL_CT_LIST && f[i].items == TL_CT_MAX;
+		bool list_of_maps = f[i].type == TL_API_LIST && f[i].items == TL_API_MAX;
 
 		snprintf(name, sizeof(name), "%.120s%.60s", prefix, f[i].name);
 		type_text(&f[i], type, sizeof(type));
@@ -136,7 +136,7 @@ static void md_fields(FILE *o, const struct tl_cfield *f, size_t n, const char *
 	}
 }
 
-static void md_op(FILE *o, const struct tl_cop *op)
+static void md_op(FILE *o, const struct tl_api_op *op)
 {
 	fprintf(o, "### `%s`\n\n", op->name);
 	md_text(o, op->help);
@@ -156,10 +156,10 @@ static void md_op(FILE *o, const struct tl_cop *op)
 	fputc('\n', o);
 }
 
-int ctl_help_markdown(FILE *o, const struct tl_cspec *spec)
+int ctl_help_markdown(FILE *o, const struct tl_api_spec *spec)
 {
 	fprintf(o, "# %s (version %u)\n\n", spec->title, spec->version);
-	fprintf(o, "<!-- Generated from src/ctrl/ctlapi.yaml by `tunlessctl help --markdown`: do not edit. -->\n\n");
+	fprintf(o, "<!-- Generated from src/api/ctlapi.yaml by `tunlessctl help --markdown`: do not edit. -->\n\n");
 	md_text(o, spec->about);
 	fprintf(o, "\n\n## Framing\n\n");
 	md_text(o, spec->framing);

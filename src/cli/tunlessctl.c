@@ -1,10 +1,11 @@
-/* tunlessctl: the command-line client of the YAML control API (src/ctrl/ctlapi.yaml).
+/* tunlessctl: the command-line client of the YAML control API (src/api/ctlapi.yaml).
  * Arguments are checked against the embedded spec before anything is sent (the same
  * validator the daemon runs); replies are printed as tables, as YAML or as JSON. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "cli/ctl.h"
 #include "cli/import.h"
+#include "common/ydoc.h"
 
 #define CTL_TIMEOUT_S 30
 #define CTL_MAX_ARGS 64
@@ -25,7 +27,7 @@
 
 enum out_mode { OUT_HUMAN, OUT_YAML, OUT_JSON };
 
-static const struct tl_cspec *g_spec;
+static const struct tl_api_spec *g_spec;
 
 static int __attribute__((format(printf, 2, 3))) fail(int code, const char *fmt, ...)
 {
@@ -44,7 +46,7 @@ static int __attribute__((format(printf, 2, 3))) fail(int code, const char *fmt,
 struct anode {
 	const char *name;                 /* points into argv */
 	size_t name_len;
-	const struct tl_cfield *f;        /* NULL: not in the spec (the validator says so) */
+	const struct tl_api_field *f;        /* NULL: not in the spec (the validator says so) */
 	const char *value;
 	struct anode *kids[CTL_MAX_ARGS];
 	size_t n_kids;
@@ -53,7 +55,7 @@ struct anode {
 static struct anode g_nodes[4 * CTL_MAX_ARGS];
 static size_t g_n_nodes;
 
-static struct anode *node_child(struct anode *n, const char *name, size_t len, const struct tl_cfield *fields,
+static struct anode *node_child(struct anode *n, const char *name, size_t len, const struct tl_api_field *fields,
 				size_t nf)
 {
 	char key[128];
@@ -69,16 +71,16 @@ static struct anode *node_child(struct anode *n, const char *name, size_t len, c
 	c->name = name;
 	c->name_len = len;
 	snprintf(key, sizeof(key), "%.*s", (int)len, name);
-	c->f = fields ? tl_cfield_find(fields, nf, key) : NULL;
+	c->f = fields ? tl_api_field_find(fields, nf, key) : NULL;
 	n->kids[n->n_kids++] = c;
 	return c;
 }
 
 /* Adds "a.b.c=value" under root. 0, or a usage error. */
-static int arg_add(struct anode *root, const struct tl_cop *op, const char *arg)
+static int arg_add(struct anode *root, const struct tl_api_op *op, const char *arg)
 {
 	const char *eq = strchr(arg, '='), *p = arg;
-	const struct tl_cfield *fields = op->args;
+	const struct tl_api_field *fields = op->args;
 	size_t nf = op->n_args;
 	struct anode *n = root;
 
@@ -95,7 +97,7 @@ static int arg_add(struct anode *root, const struct tl_cop *op, const char *arg)
 			break;
 		if (n->value)
 			return fail(CTL_USAGE, "%.*s: given both as a value and with fields", (int)len, p);
-		fields = n->f && n->f->type == TL_CT_MAP ? n->f->fields : NULL;
+		fields = n->f && n->f->type == TL_API_MAP ? n->f->fields : NULL;
 		nf = n->f ? n->f->n_fields : 0;
 		p = dot + 1;
 	}
@@ -105,85 +107,85 @@ static int arg_add(struct anode *root, const struct tl_cop *op, const char *arg)
 	return 0;
 }
 
-static void emit_prefixes(struct tl_yw *w, const char *v)
+static void emit_prefixes(struct tl_yaml_writer *w, const char *v)
 {
-	tl_yw_flow_seq(w);
+	tl_yaml_flow_seq(w);
 	while (*v) {
 		const char *comma = strchr(v, ',');
 		size_t len = comma ? (size_t)(comma - v) : strlen(v);
 		char item[128];
 
 		snprintf(item, sizeof(item), "%.*s", (int)(len < sizeof(item) ? len : sizeof(item) - 1), v);
-		tl_yw_str(w, item);
+		tl_yaml_str(w, item);
 		v += len + (comma != NULL);
 	}
-	tl_yw_end_seq(w);
+	tl_yaml_end_seq(w);
 }
 
-static void emit_node(struct tl_yw *w, const struct anode *n)
+static void emit_node(struct tl_yaml_writer *w, const struct anode *n)
 {
 	char key[128];
 
 	if (n->n_kids) {
-		tl_yw_map(w);
+		tl_yaml_map(w);
 		for (size_t i = 0; i < n->n_kids; i++) {
 			snprintf(key, sizeof(key), "%.*s", (int)n->kids[i]->name_len, n->kids[i]->name);
-			tl_yw_key(w, key);
+			tl_yaml_key(w, key);
 			emit_node(w, n->kids[i]);
 		}
-		tl_yw_end_map(w);
+		tl_yaml_end_map(w);
 		return;
 	}
-	if (!n->f || n->f->type == TL_CT_INTEGER || n->f->type == TL_CT_BOOLEAN || n->f->type == TL_CT_MAP)
-		tl_yw_plain(w, n->value);
-	else if (n->f->type == TL_CT_PREFIX_LIST)
+	if (!n->f || n->f->type == TL_API_INTEGER || n->f->type == TL_API_BOOLEAN || n->f->type == TL_API_MAP)
+		tl_yaml_plain(w, n->value);
+	else if (n->f->type == TL_API_PREFIX_LIST)
 		emit_prefixes(w, n->value);
 	else
-		tl_yw_str(w, n->value);
+		tl_yaml_str(w, n->value);
 }
 
 /* The request document for op and its ARG=VALUE list, checked with the spec. */
-static int request_build(const struct tl_cop *op, int argc, char **argv, struct tl_ybuf *out)
+static int request_build(const struct tl_api_op *op, int argc, char **argv, struct tl_buf *out)
 {
 	struct anode root = { 0 };
-	struct tl_creq req;
-	struct tl_cerr e;
-	struct tl_yw w;
+	struct tl_api_request req;
+	struct tl_api_error e;
+	struct tl_yaml_writer w;
 	int rc;
 
 	g_n_nodes = 0;
 	for (int i = 0; i < argc; i++)
 		if ((rc = arg_add(&root, op, argv[i])) != 0)
 			return rc;
-	tl_yw_begin(&w, out);
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "op", op->name);
+	tl_yaml_begin(&w, out);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "op", op->name);
 	if (root.n_kids) {
-		tl_yw_key(&w, "args");
+		tl_yaml_key(&w, "args");
 		emit_node(&w, &root);
 	}
-	tl_yw_end_map(&w);
-	if (tl_yw_finish(&w) < 0)
+	tl_yaml_end_map(&w);
+	if (tl_yaml_finish(&w) < 0)
 		return fail(CTL_USAGE, "cannot write the request (argument not valid UTF-8?)");
-	if (tl_creq_parse(g_spec, out->p, out->len, &req, &e) < 0) {
+	if (tl_api_request_parse(g_spec, out->p, out->len, &req, &e) < 0) {
 		const char *f = strncmp(e.field, "args.", 5) ? e.field : e.field + 5;
 
 		return fail(CTL_USAGE, "%s: %s (see tunlessctl help %s)", f, e.message, op->name);
 	}
-	tl_creq_free(&req);
+	tl_api_request_free(&req);
 	return 0;
 }
 
 /* ---- the socket --------------------------------------------------------------------------------- */
 
-static bool reply_complete(const struct tl_ybuf *b)
+static bool reply_complete(const struct tl_buf *b)
 {
 	return b->len >= 4 && !memcmp(b->p + b->len - 4, "...\n", 4) &&
 	       (b->len == 4 || b->p[b->len - 5] == '\n');
 }
 
 /* Sends one request and reads its reply. 0, or CTL_NOCONN with a message printed. */
-static int ctl_call(const char *path, const struct tl_ybuf *req, struct tl_ybuf *reply)
+static int ctl_call(const char *path, const struct tl_buf *req, struct tl_buf *reply)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
@@ -221,7 +223,7 @@ static int ctl_call(const char *path, const struct tl_ybuf *req, struct tl_ybuf 
 			return fail(CTL_NOCONN, "%s: %s before the reply was complete", path,
 				    n == 0 ? "connection closed" : strerror(errno));
 		}
-		tl_ybuf_add(reply, buf, (size_t)n);
+		tl_buf_add(reply, buf, (size_t)n);
 		if (reply->oom) {
 			close(fd);
 			return fail(CTL_NOCONN, "out of memory");
@@ -239,65 +241,29 @@ struct reply {
 	bool ok;
 };
 
-static yaml_node_t *yget(yaml_document_t *d, yaml_node_t *n, const char *key)
-{
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(d, p->key);
-
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
-			return yaml_document_get_node(d, p->value);
-	}
-	return NULL;
-}
-
 static const char *ystr(yaml_document_t *d, yaml_node_t *n, const char *key, const char *def)
 {
-	yaml_node_t *v = yget(d, n, key);
+	const char *v = tl_ydoc_scalar(tl_ydoc_get(d, n, key));
 
-	return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : def;
+	return v ? v : def;
 }
 
 static uint64_t yu64(yaml_document_t *d, yaml_node_t *n, const char *key)
 {
-	const char *s = ystr(d, n, key, "0");
-
-	return strtoull(s, NULL, 10);
+	return strtoull(ystr(d, n, key, "0"), NULL, 10);
 }
 
-static size_t ylen(const yaml_node_t *n)
+static int reply_parse(const struct tl_buf *text, struct reply *r)
 {
-	if (!n)
-		return 0;
-	if (n->type == YAML_SEQUENCE_NODE)
-		return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	if (n->type == YAML_MAPPING_NODE)
-		return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
-	return 0;
-}
-
-static yaml_node_t *yitem(yaml_document_t *d, yaml_node_t *seq, size_t i)
-{
-	return yaml_document_get_node(d, seq->data.sequence.items.start[i]);
-}
-
-static int reply_parse(const struct tl_ybuf *text, struct reply *r)
-{
-	yaml_parser_t p;
-	int ok;
+	char why[160];
 
 	memset(r, 0, sizeof(*r));
-	if (!yaml_parser_initialize(&p))
-		return -1;
-	yaml_parser_set_input_string(&p, (const unsigned char *)text->p, text->len);
-	ok = yaml_parser_load(&p, &r->doc);
-	yaml_parser_delete(&p);
-	if (!ok)
+	if (!text->p || tl_ydoc_load(&r->doc, text->p, text->len, why, sizeof(why)) < 0)
 		return -1;
 	r->root = yaml_document_get_root_node(&r->doc);
-	if (!r->root || r->root->type != YAML_MAPPING_NODE) {
-		yaml_document_delete(&r->doc);
+	if (r->root->type != YAML_MAPPING_NODE) {
+		tl_ydoc_delete(&r->doc);
+		r->root = NULL;
 		return -1;
 	}
 	r->ok = !strcmp(ystr(&r->doc, r->root, "status", ""), "ok");
@@ -351,7 +317,7 @@ static void json_scalar(FILE *o, const yaml_node_t *n)
 
 static void json_node(FILE *o, yaml_document_t *d, yaml_node_t *n, int depth)
 {
-	size_t cnt = ylen(n);
+	size_t cnt = tl_ydoc_len(n);
 
 	if (!n || depth > 64) {
 		fputs("null", o);
@@ -372,7 +338,7 @@ static void json_node(FILE *o, yaml_document_t *d, yaml_node_t *n, int depth)
 			fputs(": ", o);
 			json_node(o, d, yaml_document_get_node(d, p->value), depth + 1);
 		} else {
-			json_node(o, d, yitem(d, n, i), depth + 1);
+			json_node(o, d, tl_ydoc_item(d, n, i), depth + 1);
 		}
 	}
 	if (cnt)
@@ -421,18 +387,18 @@ static void print_device(yaml_document_t *d, yaml_node_t *dev)
 
 static void print_peer(yaml_document_t *d, yaml_node_t *p)
 {
-	yaml_node_t *aips = yget(d, p, "allowed_ips");
+	yaml_node_t *aips = tl_ydoc_get(d, p, "allowed_ips");
 	const char *name = ystr(d, p, "name", NULL), *age = ystr(d, p, "latest_handshake_age_s", NULL);
 	char rx[32], tx[32];
 
 	printf("\npeer: %s%s%s%s\n", ystr(d, p, "public_key", "?"), name ? " (" : "", name ? name : "", name ? ")" : "");
 	printf("  endpoint: %s\n  allowed ips: ", ystr(d, p, "endpoint", "(none)"));
-	for (size_t i = 0; i < ylen(aips); i++) {
-		yaml_node_t *a = yitem(d, aips, i);
+	for (size_t i = 0; i < tl_ydoc_len(aips); i++) {
+		yaml_node_t *a = tl_ydoc_item(d, aips, i);
 
 		printf("%s%s", i ? ", " : "", a->type == YAML_SCALAR_NODE ? (char *)a->data.scalar.value : "?");
 	}
-	printf("%s\n", ylen(aips) ? "" : "(none)");
+	printf("%s\n", tl_ydoc_len(aips) ? "" : "(none)");
 	if (age)
 		printf("  latest handshake: %s s ago (%s handshakes%s)\n", age, ystr(d, p, "handshakes", "0"),
 		       strcmp(ystr(d, p, "session", ""), "true") ? ", no session" : "");
@@ -449,8 +415,8 @@ static void print_ports(yaml_document_t *d, yaml_node_t *ports)
 {
 	printf("\n%-5s %-15s %12s %12s %12s %12s %9s %8s %8s\n", "PORT", "IFACE", "RX PKTS", "TX PKTS", "RX BYTES",
 	       "TX BYTES", "MISSED", "RX ERR", "TX ERR");
-	for (size_t i = 0; i < ylen(ports); i++) {
-		yaml_node_t *p = yitem(d, ports, i);
+	for (size_t i = 0; i < tl_ydoc_len(ports); i++) {
+		yaml_node_t *p = tl_ydoc_item(d, ports, i);
 
 		printf("%-5s %-15s %12s %12s %12s %12s %9s %8s %8s\n", ystr(d, p, "port", "?"), ystr(d, p, "iface", "?"),
 		       ystr(d, p, "rx_packets", "0"), ystr(d, p, "tx_packets", "0"), ystr(d, p, "rx_bytes", "0"),
@@ -464,9 +430,9 @@ static void print_queues(yaml_document_t *d, yaml_node_t *queues)
 	printf("\n%-4s %2s %7s %9s %7s %7s %8s %10s %10s %7s %7s %7s %6s %6s %9s %9s %12s\n", "PORT", "W", "DEPTH", "BYTES",
 	       "P50us", "P99us", "MAXus", "ENQUEUED", "DEQUEUED", "CODEL", "OVERLIM", "ECN", "BKPR", "SHAPER",
 	       "TARGETus", "INTERVAL", "RATE");
-	for (size_t i = 0; i < ylen(queues); i++) {
-		yaml_node_t *q = yitem(d, queues, i), *drops = yget(d, q, "drops"), *aqm = yget(d, q, "aqm");
-		yaml_node_t *sh = yget(d, q, "shaper");
+	for (size_t i = 0; i < tl_ydoc_len(queues); i++) {
+		yaml_node_t *q = tl_ydoc_item(d, queues, i), *drops = tl_ydoc_get(d, q, "drops"), *aqm = tl_ydoc_get(d, q, "aqm");
+		yaml_node_t *sh = tl_ydoc_get(d, q, "shaper");
 		char rate[32];
 
 		if (yu64(d, sh, "rate_bps"))
@@ -485,8 +451,8 @@ static void print_queues(yaml_document_t *d, yaml_node_t *queues)
 static void print_workers(yaml_document_t *d, yaml_node_t *workers)
 {
 	printf("\n");
-	for (size_t i = 0; i < ylen(workers); i++) {
-		yaml_node_t *w = yitem(d, workers, i);
+	for (size_t i = 0; i < tl_ydoc_len(workers); i++) {
+		yaml_node_t *w = tl_ydoc_item(d, workers, i);
 
 		printf("worker %s: %s%% busy (%s busy rounds, %s idle)\n", ystr(d, w, "id", "?"),
 		       ystr(d, w, "busy_percent", "?"), ystr(d, w, "busy_polls", "0"), ystr(d, w, "idle_polls", "0"));
@@ -498,7 +464,7 @@ static void print_drops(yaml_document_t *d, yaml_node_t *drops)
 	bool any = false;
 
 	printf("\ndrops:");
-	for (size_t i = 0; i < ylen(drops); i++) {
+	for (size_t i = 0; i < tl_ydoc_len(drops); i++) {
 		yaml_node_pair_t *p = &drops->data.mapping.pairs.start[i];
 		yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
 
@@ -514,27 +480,27 @@ static void print_show(yaml_document_t *d, yaml_node_t *res)
 {
 	yaml_node_t *n;
 
-	if ((n = yget(d, res, "device")))
+	if ((n = tl_ydoc_get(d, res, "device")))
 		print_device(d, n);
-	if ((n = yget(d, res, "peers")))
-		for (size_t i = 0; i < ylen(n); i++)
-			print_peer(d, yitem(d, n, i));
-	if ((n = yget(d, res, "ports")))
+	if ((n = tl_ydoc_get(d, res, "peers")))
+		for (size_t i = 0; i < tl_ydoc_len(n); i++)
+			print_peer(d, tl_ydoc_item(d, n, i));
+	if ((n = tl_ydoc_get(d, res, "ports")))
 		print_ports(d, n);
-	if ((n = yget(d, res, "queues")))
+	if ((n = tl_ydoc_get(d, res, "queues")))
 		print_queues(d, n);
-	if ((n = yget(d, res, "workers")))
+	if ((n = tl_ydoc_get(d, res, "workers")))
 		print_workers(d, n);
-	if ((n = yget(d, res, "drops")))
+	if ((n = tl_ydoc_get(d, res, "drops")))
 		print_drops(d, n);
 }
 
 static void print_keys(yaml_document_t *d, yaml_node_t *res, const char *list, const char *what)
 {
-	yaml_node_t *l = yget(d, res, list);
+	yaml_node_t *l = tl_ydoc_get(d, res, list);
 
-	for (size_t i = 0; i < ylen(l); i++) {
-		yaml_node_t *k = yitem(d, l, i);
+	for (size_t i = 0; i < tl_ydoc_len(l); i++) {
+		yaml_node_t *k = tl_ydoc_item(d, l, i);
 
 		printf("peer %s %s\n", k->type == YAML_SCALAR_NODE ? (char *)k->data.scalar.value : "?", what);
 	}
@@ -545,7 +511,7 @@ static void print_result(const char *op, yaml_document_t *d, yaml_node_t *res)
 	if (!strcmp(op, "show")) {
 		print_show(d, res);
 	} else if (!strcmp(op, "set")) {
-		yaml_node_t *aqm = yget(d, res, "aqm"), *sh = yget(d, res, "shaper");
+		yaml_node_t *aqm = tl_ydoc_get(d, res, "aqm"), *sh = tl_ydoc_get(d, res, "shaper");
 
 		printf("%s: aqm target %s us, interval %s us, quantum %s, flows %s, limit %s packets, memory %s bytes, ecn %s; "
 		       "shaper %s bit/s, burst %s bytes\n", ystr(d, res, "port", "?"), ystr(d, aqm, "target_us", "?"),
@@ -556,14 +522,14 @@ static void print_result(const char *op, yaml_document_t *d, yaml_node_t *res)
 		printf("peer %s %s\n", ystr(d, res, "public_key", "?"),
 		       !strcmp(op, "peer_add") ? "added" : !strcmp(op, "peer_remove") ? "removed" : "updated");
 	} else if (!strcmp(op, "reload")) {
-		yaml_node_t *q = yget(d, res, "queues_changed");
+		yaml_node_t *q = tl_ydoc_get(d, res, "queues_changed");
 
 		printf("reloaded %s\n", ystr(d, res, "file", "?"));
 		print_keys(d, res, "peers_removed", "removed");
 		print_keys(d, res, "peers_updated", "updated");
 		print_keys(d, res, "peers_added", "added");
-		for (size_t i = 0; i < ylen(q); i++) {
-			yaml_node_t *r = yitem(d, q, i);
+		for (size_t i = 0; i < tl_ydoc_len(q); i++) {
+			yaml_node_t *r = tl_ydoc_item(d, q, i);
 
 			printf("%s queue parameters changed\n", r->type == YAML_SCALAR_NODE ? (char *)r->data.scalar.value : "?");
 		}
@@ -571,25 +537,25 @@ static void print_result(const char *op, yaml_document_t *d, yaml_node_t *res)
 }
 
 /* Prints the reply; returns the exit status. */
-static int reply_print(const char *op, const struct tl_ybuf *text, enum out_mode mode)
+static int reply_print(const char *op, const struct tl_buf *text, enum out_mode mode)
 {
 	struct reply r;
 	yaml_node_t *err;
 
 	if (reply_parse(text, &r) < 0)
 		return fail(CTL_REFUSED, "the daemon's reply is not a YAML mapping");
-	err = yget(&r.doc, r.root, "error");
+	err = tl_ydoc_get(&r.doc, r.root, "error");
 	if (mode == OUT_YAML)
 		fwrite(text->p, 1, text->len, stdout);
 	else if (mode == OUT_JSON) {
 		json_node(stdout, &r.doc, r.root, 0);
 		fputc('\n', stdout);
 	} else if (r.ok)
-		print_result(op, &r.doc, yget(&r.doc, r.root, "result"));
+		print_result(op, &r.doc, tl_ydoc_get(&r.doc, r.root, "result"));
 	if (!r.ok && mode == OUT_HUMAN)
 		fprintf(stderr, "tunlessctl: error: %s: %s\n", ystr(&r.doc, err, "field", "?"),
 			ystr(&r.doc, err, "message", "(no message)"));
-	yaml_document_delete(&r.doc);
+	tl_ydoc_delete(&r.doc);
 	return r.ok ? CTL_OK : CTL_REFUSED;
 }
 
@@ -632,8 +598,8 @@ static void watch_queues(yaml_document_t *d, yaml_node_t *queues, struct watch_s
 {
 	printf("%-4s %2s %7s %10s %7s %7s %10s %12s %8s %8s %8s\n", "PORT", "W", "DEPTH", "BYTES", "P50us", "P99us",
 	       "TX PPS", "TX RATE", "CODEL", "OVERLIM", "ECN");
-	for (size_t i = 0; i < ylen(queues) && i < WATCH_MAX_QUEUES; i++) {
-		yaml_node_t *q = yitem(d, queues, i), *drops = yget(d, q, "drops");
+	for (size_t i = 0; i < tl_ydoc_len(queues) && i < WATCH_MAX_QUEUES; i++) {
+		yaml_node_t *q = tl_ydoc_item(d, queues, i), *drops = tl_ydoc_get(d, q, "drops");
 		uint64_t pk = yu64(d, q, "tx_packets"), by = yu64(d, q, "tx_bytes");
 		char pps[24] = "-", rate[32] = "-";
 
@@ -665,8 +631,8 @@ static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *wor
 	       ystr(d, dev, "crypto_ring", "?"), ystr(d, dev, "crypto_ring_capacity", "?"));
 	printf("%2s %5s %6s %11s %9s %11s %9s %13s\n", "W", "OWNER", "BUSY%", "CRYPTO PPS", "JOBS/S", "INFLIGHT", "FIFO",
 	       "BACKPRESS/S");
-	for (size_t i = 0; i < ylen(workers) && i < WATCH_MAX_WORKERS; i++) {
-		yaml_node_t *w = yitem(d, workers, i), *bp = yget(d, w, "crypto_backpressure");
+	for (size_t i = 0; i < tl_ydoc_len(workers) && i < WATCH_MAX_WORKERS; i++) {
+		yaml_node_t *w = tl_ydoc_item(d, workers, i), *bp = tl_ydoc_get(d, w, "crypto_backpressure");
 		uint64_t pk = yu64(d, w, "crypto_packets"), jb = yu64(d, w, "crypto_jobs");
 		uint64_t be = bp ? yu64(d, bp, "encap") : 0, bd = bp ? yu64(d, bp, "decap") : 0;
 		char pps[24] = "-", jps[24] = "-", bps[32] = "-", infl[48], fifo[48];
@@ -682,8 +648,8 @@ static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *wor
 		s->crypto_jobs[i] = jb;
 		s->backpressure[i][0] = be;
 		s->backpressure[i][1] = bd;
-		watch_dirs(infl, sizeof(infl), d, yget(d, w, "inflight"));
-		watch_dirs(fifo, sizeof(fifo), d, yget(d, w, "job_fifo"));
+		watch_dirs(infl, sizeof(infl), d, tl_ydoc_get(d, w, "inflight"));
+		watch_dirs(fifo, sizeof(fifo), d, tl_ydoc_get(d, w, "job_fifo"));
 		printf("%2s %5s %6.1f %11s %9s %11s %9s %13s\n", ystr(d, w, "id", "?"),
 		       !strcmp(ystr(d, w, "owner", "false"), "true") ? "yes" : "no",
 		       strtod(ystr(d, w, "busy_percent", "0"), NULL), pps, jps, infl, fifo, bps);
@@ -696,7 +662,7 @@ static void watch_drops(yaml_document_t *d, yaml_node_t *drops, struct watch_sta
 	bool any = false;
 
 	printf("\n%-28s %12s %14s\n", "DROP REASON", "DELTA", "TOTAL");
-	for (size_t i = 0; i < ylen(drops); i++) {
+	for (size_t i = 0; i < tl_ydoc_len(drops); i++) {
 		yaml_node_pair_t *p = &drops->data.mapping.pairs.start[i];
 		yaml_node_t *k = yaml_document_get_node(d, p->key), *v = yaml_document_get_node(d, p->value);
 		uint64_t total, *prev;
@@ -722,48 +688,50 @@ static void watch_drops(yaml_document_t *d, yaml_node_t *drops, struct watch_sta
 
 static int watch(const char *path, double interval, long count, enum out_mode mode)
 {
-	const struct tl_cop *op = tl_cspec_op(g_spec, "show");
+	const struct tl_api_op *op = tl_api_spec_op(g_spec, "show");
 	struct watch_state s = { 0 };
 	int rc = CTL_OK;
 
 	for (long n = 0; !count || n < count; n++) {
-		struct tl_ybuf req = { 0 }, reply = { 0 };
+		struct tl_buf req = { 0 }, reply = { 0 };
 		struct reply r;
 		double t;
 
 		if (n)
 			usleep((useconds_t)(interval * 1e6));
 		if ((rc = request_build(op, 0, NULL, &req)) != 0 || (rc = ctl_call(path, &req, &reply)) != 0) {
-			tl_ybuf_free(&req);
-			tl_ybuf_free(&reply);
+			tl_buf_free(&req);
+			tl_buf_free(&reply);
 			return rc;
 		}
 		t = mono_s();
 		if (mode != OUT_HUMAN || reply_parse(&reply, &r) < 0 || !r.ok) {
+			if (mode == OUT_HUMAN && r.root)
+				tl_ydoc_delete(&r.doc);   /* parsed, but an error reply */
 			if (mode != OUT_HUMAN)
 				rc = reply_print("show", &reply, mode);
 			else
 				rc = fail(CTL_REFUSED, "show refused or unreadable reply");
-			tl_ybuf_free(&req);
-			tl_ybuf_free(&reply);
+			tl_buf_free(&req);
+			tl_buf_free(&reply);
 			if (rc != CTL_OK)
 				return rc;
 			continue;
 		}
-		yaml_node_t *res = yget(&r.doc, r.root, "result"), *dev = yget(&r.doc, res, "device");
+		yaml_node_t *res = tl_ydoc_get(&r.doc, r.root, "result"), *dev = tl_ydoc_get(&r.doc, res, "device");
 
 		printf("\033[H\033[2J%s: %s mode, %s peer(s), every %.1f s (refresh %ld%s)\n\n",
 		       ystr(&r.doc, dev, "name", "?"), ystr(&r.doc, dev, "mode", "?"), ystr(&r.doc, dev, "peers", "?"),
 		       interval, n + 1, count ? "" : ", Ctrl-C to stop");
-		watch_queues(&r.doc, yget(&r.doc, res, "queues"), &s, t - s.t);
-		watch_workers(&r.doc, dev, yget(&r.doc, res, "workers"), &s, t - s.t);
-		watch_drops(&r.doc, yget(&r.doc, res, "drops"), &s);
+		watch_queues(&r.doc, tl_ydoc_get(&r.doc, res, "queues"), &s, t - s.t);
+		watch_workers(&r.doc, dev, tl_ydoc_get(&r.doc, res, "workers"), &s, t - s.t);
+		watch_drops(&r.doc, tl_ydoc_get(&r.doc, res, "drops"), &s);
 		fflush(stdout);
 		s.have = true;
 		s.t = t;
-		yaml_document_delete(&r.doc);
-		tl_ybuf_free(&req);
-		tl_ybuf_free(&reply);
+		tl_ydoc_delete(&r.doc);
+		tl_buf_free(&req);
+		tl_buf_free(&reply);
 	}
 	return rc;
 }
@@ -797,7 +765,7 @@ static int watch_main(const char *path, int argc, char **argv, enum out_mode mod
 
 static int help_main(int argc, char **argv)
 {
-	const struct tl_cop *op;
+	const struct tl_api_op *op;
 	char name[64];
 
 	if (argc == 0) {
@@ -816,7 +784,7 @@ static int help_main(int argc, char **argv)
 		       "backpressure, the crypto ring's depth, and drops by reason (deltas and totals).\n");
 		return CTL_OK;
 	}
-	op = tl_cspec_op(g_spec, name);
+	op = tl_api_spec_op(g_spec, name);
 	if (!op)
 		return fail(CTL_USAGE, "help: unknown operation '%s'", argv[0]);
 	return ctl_help_op(stdout, op);
@@ -824,8 +792,8 @@ static int help_main(int argc, char **argv)
 
 static int op_main(const char *path, const char *name, int argc, char **argv, enum out_mode mode)
 {
-	struct tl_ybuf req = { 0 }, reply = { 0 };
-	const struct tl_cop *op;
+	struct tl_buf req = { 0 }, reply = { 0 };
+	const struct tl_api_op *op;
 	char opname[64];
 	int rc;
 
@@ -833,7 +801,7 @@ static int op_main(const char *path, const char *name, int argc, char **argv, en
 	for (char *p = opname; *p; p++)
 		if (*p == '-')
 			*p = '_';
-	op = tl_cspec_op(g_spec, opname);
+	op = tl_api_spec_op(g_spec, opname);
 	if (!op)
 		return fail(CTL_USAGE, "unknown operation '%s' (tunlessctl help lists them)", name);
 	rc = request_build(op, argc, argv, &req);
@@ -841,8 +809,8 @@ static int op_main(const char *path, const char *name, int argc, char **argv, en
 		rc = ctl_call(path, &req, &reply);
 	if (rc == 0)
 		rc = reply_print(op->name, &reply, mode);
-	tl_ybuf_free(&req);
-	tl_ybuf_free(&reply);
+	tl_buf_free(&req);
+	tl_buf_free(&reply);
 	return rc;
 }
 
@@ -861,7 +829,7 @@ int main(int argc, char **argv)
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 64], err[512];
 	int c;
 
-	g_spec = tl_cspec_builtin(err, sizeof(err));
+	g_spec = tl_api_spec_builtin(err, sizeof(err));
 	if (!g_spec)
 		return fail(CTL_USAGE, "%s", err);
 	while ((c = getopt_long(argc, argv, "+n:s:h", opts, NULL)) != -1) {

@@ -9,28 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/addr.h"
+#include "common/key.h"
 #include "dataplane/qparams.h"
 
-#define TL_KEY_LEN 32
 #define TL_METRICS_PORT 9586      /* Prometheus text, when `metrics` is present */
 
 enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
-
-/* An IPv4 or IPv6 address; v4 is stored in addr[0..3]. */
-struct tl_ip {
-	int family;          /* AF_INET or AF_INET6 */
-	uint8_t addr[16];
-};
-
-struct tl_prefix {
-	struct tl_ip ip;     /* host bits cleared by the semantic pass */
-	uint8_t len;
-};
-
-struct tl_sockaddr {
-	struct tl_ip ip;
-	uint16_t port;       /* host order */
-};
 
 enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD, TL_DRIVER_UDP };
 
@@ -108,26 +93,6 @@ struct tl_config {
  * err: "<file>:<line>: <field>: <why>" (line 0 if the file itself could not be read). */
 int tl_config_load(const char *path, struct tl_config **out, char *err, size_t errlen);
 void tl_config_free(struct tl_config *cfg);   /* wipes key material */
-
-/* Shared parsers, also used by the control API and UAPI. Return 0 or -1. */
-int tl_key_from_base64(uint8_t key[TL_KEY_LEN], const char *b64);
-int tl_key_from_hex(uint8_t key[TL_KEY_LEN], const char *hex);
-void tl_key_to_base64(char out[45], const uint8_t key[TL_KEY_LEN]);
-void tl_key_to_hex(char out[65], const uint8_t key[TL_KEY_LEN]);
-int tl_prefix_parse(struct tl_prefix *p, const char *s);      /* "10.0.0.0/24", "fd00::/64", bare IP = host */
-int tl_sockaddr_parse(struct tl_sockaddr *sa, const char *s); /* "1.2.3.4:51820", "[fd00::1]:51820" */
-int tl_mac_parse(uint8_t mac[6], const char *s);
-void tl_prefix_format(char *out, size_t len, const struct tl_prefix *p);
-void tl_sockaddr_format(char *out, size_t len, const struct tl_sockaddr *sa);
-
-/* Additions (config room): a bare IP ("10.0.0.1", "fd00::1"); host bits of a prefix cleared
- * (as wg does for allowed IPs); and, for error messages, why a string is rejected by
- * tl_prefix_parse / tl_sockaddr_parse (a static phrase such as "is not an IPv4/IPv6 prefix",
- * or NULL if the string is valid). */
-int tl_ip_parse(struct tl_ip *ip, const char *s);
-void tl_prefix_clear_host_bits(struct tl_prefix *p);
-const char *tl_prefix_error(const char *s);
-const char *tl_sockaddr_error(const char *s);
 
 /* The most workers a configuration may ask for (the dataplane's TL_MAX_WORKERS). */
 #define TL_CFG_WORKERS_MAX 64

@@ -47,7 +47,7 @@ static bool blank(const char *p, size_t len)
 static void client_refuse(struct tl_ctl_client *c, const char *why)
 {
 	tl_log_info("ctlapi: %s, closing the connection", why);
-	tl_ctl_error_reply(&c->out, NULL, "(request)", why);
+	tl_api_error_reply(&c->out, NULL, "(request)", why);
 	c->closing = true;
 }
 
@@ -94,7 +94,7 @@ static void client_close(struct tl_ctl_client *c)
 	if (c->in)
 		explicit_bzero(c->in, TL_CTL_MAX_REQUEST + 1);
 	free(c->in);
-	tl_ybuf_free(&c->out);
+	tl_buf_free(&c->out);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -133,7 +133,7 @@ static int client_write(struct tl_ctl_client *c)
 	int r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
 
 	if (r > 0 && c->out_off == c->out.len) {
-		tl_ybuf_free(&c->out);
+		tl_buf_free(&c->out);
 		c->out_off = 0;
 	}
 	return r;
@@ -234,7 +234,7 @@ int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen)
 	}
 	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
 		a->c[i].fd = -1;
-	a->spec = tl_cspec_builtin(err, errlen);
+	a->spec = tl_api_spec_builtin(err, errlen);
 	if (!a->spec ||
 	    tl_unixsock_open(&a->sock, "ctlapi", TL_CTL_DIR, dev->cfg->name, TL_CTL_MAX_CLIENTS, err, errlen) != 0) {
 		free(a);

@@ -1,4 +1,4 @@
-/* The YAML control API on /run/tunless/<name>.sock (spec: src/ctrl/ctlapi.yaml). Served from
+/* The YAML control API on /run/tunless/<name>.sock (spec: src/api/ctlapi.yaml). Served from
  * the control loop like the WireGuard UAPI: non-blocking, bounded work per call. */
 #ifndef TL_CTLAPI_H
 #define TL_CTLAPI_H
@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctrl/ctlspec.h"
+#include "api/request.h"
+#include "api/yamlw.h"
 #include "ctrl/unixsock.h"
 #include "dataplane/dp.h"
 
@@ -18,7 +19,7 @@ struct tl_ctl_client {
 	int fd;                         /* -1 = free slot */
 	char *in;                       /* TL_CTL_MAX_REQUEST + 1 bytes */
 	size_t in_len;
-	struct tl_ybuf out;
+	struct tl_buf out;
 	size_t out_off;
 	bool eof;                       /* the client shut down its writing side */
 	bool closing;                   /* close once the reply is written */
@@ -33,7 +34,7 @@ struct tl_ctl_load {
 
 struct tl_ctlapi {
 	struct tl_unixsock sock;
-	const struct tl_cspec *spec;
+	const struct tl_api_spec *spec;
 	uint64_t start_ns;
 	uint64_t load_ns;               /* time of the last load sample */
 	struct tl_ctl_load load[TL_MAX_WORKERS];
@@ -50,11 +51,11 @@ void tl_ctlapi_close(struct tl_device *dev);
 
 /* One request (its text, terminator line included or not): validated against the spec, then
  * executed; the whole reply document is appended to out. ctlapi_ops.c */
-void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_ybuf *out);
+void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_buf *out);
 /* The show operation (ctlapi_show.c); its reply goes to w. */
-int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e);
+int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e);
 /* AQM and shaper parameters as show writes them (also in set's reply). */
-void tl_ctlapi_show_aqm(struct tl_yw *w, const struct tl_aqm_params *p);
-void tl_ctlapi_show_shaper(struct tl_yw *w, const struct tl_shaper_params *p);
+void tl_ctlapi_show_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p);
+void tl_ctlapi_show_shaper(struct tl_yaml_writer *w, const struct tl_shaper_params *p);
 
 #endif

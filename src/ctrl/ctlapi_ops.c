@@ -18,7 +18,7 @@
 
 static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };
 
-static int __attribute__((format(printf, 3, 4))) op_fail(struct tl_cerr *e, const char *field, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4))) op_fail(struct tl_api_error *e, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -30,7 +30,7 @@ static int __attribute__((format(printf, 3, 4))) op_fail(struct tl_cerr *e, cons
 }
 
 /* "<field>: <rule>" from the qparams checks -> error on <prefix>.<field>. */
-static int qparams_fail(struct tl_cerr *e, const char *prefix, const char *why)
+static int qparams_fail(struct tl_api_error *e, const char *prefix, const char *why)
 {
 	const char *colon = strstr(why, ": ");
 	char field[sizeof(e->field)];
@@ -62,7 +62,7 @@ static void peer_label(char *out, size_t len, const struct tl_peer_ctrl *pc)
 /* Applies aqm/sh (NULL = unchanged) to the port's queue on every worker; on a refusal the
  * workers already changed get their old parameters back and the error names the field. */
 static int queues_apply(struct tl_device *dev, int role, const struct tl_aqm_params *aqm,
-			const struct tl_shaper_params *sh, const char *prefix, struct tl_cerr *e)
+			const struct tl_shaper_params *sh, const char *prefix, struct tl_api_error *e)
 {
 	struct tl_aqm_params old_aqm[TL_MAX_WORKERS];
 	struct tl_shaper_params old_sh[TL_MAX_WORKERS];
@@ -102,42 +102,42 @@ static void queue_current(struct tl_device *dev, int role, struct tl_aqm_params 
 	free(s);
 }
 
-static void merge_u32(const struct tl_cval *map, const char *name, uint32_t *out)
+static void merge_u32(const struct tl_api_value *map, const char *name, uint32_t *out)
 {
-	const struct tl_cval *v = tl_cval_has(map, name);
+	const struct tl_api_value *v = tl_api_value_has(map, name);
 
 	if (v)
 		*out = (uint32_t)v->i;   /* the spec bounds it */
 }
 
-static void merge_aqm(const struct tl_cval *m, struct tl_aqm_params *p)
+static void merge_aqm(const struct tl_api_value *m, struct tl_aqm_params *p)
 {
-	const struct tl_cval *v;
+	const struct tl_api_value *v;
 
 	merge_u32(m, "target_us", &p->target_us);
 	merge_u32(m, "interval_us", &p->interval_us);
 	merge_u32(m, "quantum", &p->quantum);
 	merge_u32(m, "flows", &p->flows);
 	merge_u32(m, "limit", &p->limit);
-	if ((v = tl_cval_has(m, "memory_limit")))
+	if ((v = tl_api_value_has(m, "memory_limit")))
 		p->memory_limit = (uint64_t)v->i;
-	if ((v = tl_cval_has(m, "ecn")))
+	if ((v = tl_api_value_has(m, "ecn")))
 		p->ecn = v->b;
 }
 
-static void merge_shaper(const struct tl_cval *m, struct tl_shaper_params *p)
+static void merge_shaper(const struct tl_api_value *m, struct tl_shaper_params *p)
 {
-	const struct tl_cval *v;
+	const struct tl_api_value *v;
 
-	if ((v = tl_cval_has(m, "rate_bps")))
+	if ((v = tl_api_value_has(m, "rate_bps")))
 		p->rate_bps = (uint64_t)v->i;
 	merge_u32(m, "burst_bytes", &p->burst_bytes);
 }
 
-static int op_set(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+static int op_set(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	const struct tl_cval *va = tl_cval_has(&req->args, "aqm"), *vs = tl_cval_has(&req->args, "shaper");
-	int role = role_of(tl_cval_has(&req->args, "port")->s);
+	const struct tl_api_value *va = tl_api_value_has(&req->args, "aqm"), *vs = tl_api_value_has(&req->args, "shaper");
+	int role = role_of(tl_api_value_has(&req->args, "port")->s);
 	struct tl_aqm_params aqm;
 	struct tl_shaper_params sh;
 	const char *why;
@@ -159,22 +159,17 @@ static int op_set(struct tl_device *dev, const struct tl_creq *req, struct tl_yw
 		return -1;
 	tl_log_info("ctlapi: set %s: target %u us, interval %u us, flows %u, limit %u, shaper %" PRIu64 " bit/s",
 		    role_names[role], aqm.target_us, aqm.interval_us, aqm.flows, aqm.limit, sh.rate_bps);
-	tl_yw_map(w);
-	tl_yw_kstr(w, "port", role_names[role]);
-	tl_yw_key(w, "aqm");
+	tl_yaml_map(w);
+	tl_yaml_key_str(w, "port", role_names[role]);
+	tl_yaml_key(w, "aqm");
 	tl_ctlapi_show_aqm(w, &aqm);
-	tl_yw_key(w, "shaper");
+	tl_yaml_key(w, "shaper");
 	tl_ctlapi_show_shaper(w, &sh);
-	tl_yw_end_map(w);
+	tl_yaml_end_map(w);
 	return 0;
 }
 
 /* ---- peers ------------------------------------------------------------------------------------ */
-
-static bool prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
-{
-	return a->len == b->len && a->ip.family == b->ip.family && !memcmp(a->ip.addr, b->ip.addr, 16);
-}
 
 /* The peer other than self that has p among its allowed IPs. */
 static struct tl_peer_ctrl *prefix_owner(struct tl_device *dev, const struct tl_prefix *p,
@@ -184,13 +179,13 @@ static struct tl_peer_ctrl *prefix_owner(struct tl_device *dev, const struct tl_
 
 	TAILQ_FOREACH(pc, &dev->peers, link)
 		for (size_t i = 0; pc != self && i < pc->cfg.n_allowed_ips; i++)
-			if (prefix_eq(&pc->cfg.allowed_ips[i], p))
+			if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p))
 				return pc;
 	return NULL;
 }
 
-static int peer_aips_check(struct tl_device *dev, const struct tl_cval *aips, const struct tl_peer_ctrl *self,
-			   struct tl_cerr *e)
+static int peer_aips_check(struct tl_device *dev, const struct tl_api_value *aips, const struct tl_peer_ctrl *self,
+			   struct tl_api_error *e)
 {
 	for (size_t i = 0; aips && i < aips->n_prefixes; i++) {
 		struct tl_peer_ctrl *o = prefix_owner(dev, &aips->prefixes[i], self);
@@ -207,51 +202,51 @@ static int peer_aips_check(struct tl_device *dev, const struct tl_cval *aips, co
 }
 
 /* The peer fields of a request (peer_add, peer_update) as one peer operation. */
-static void peer_op_of(const struct tl_cval *args, struct tl_peer_op *op)
+static void peer_op_of(const struct tl_api_value *args, struct tl_peer_op *op)
 {
-	const struct tl_cval *v;
+	const struct tl_api_value *v;
 
 	memset(op, 0, sizeof(*op));
-	memcpy(op->pub, tl_cval_has(args, "public_key")->key, TL_KEY_LEN);
-	if ((v = tl_cval_has(args, "preshared_key"))) {
+	memcpy(op->pub, tl_api_value_has(args, "public_key")->key, TL_KEY_LEN);
+	if ((v = tl_api_value_has(args, "preshared_key"))) {
 		op->has_psk = true;
 		memcpy(op->psk, v->key, TL_KEY_LEN);
 	}
-	if ((v = tl_cval_has(args, "endpoint"))) {
+	if ((v = tl_api_value_has(args, "endpoint"))) {
 		op->has_endpoint = true;
 		op->endpoint = v->ep;
 	}
-	if ((v = tl_cval_has(args, "persistent_keepalive"))) {
+	if ((v = tl_api_value_has(args, "persistent_keepalive"))) {
 		op->has_keepalive = true;
 		op->keepalive = (uint16_t)v->i;
 	}
-	if ((v = tl_cval_has(args, "name"))) {
+	if ((v = tl_api_value_has(args, "name"))) {
 		op->has_name = true;
 		snprintf(op->name, sizeof(op->name), "%s", v->s);
 	}
-	if ((v = tl_cval_has(args, "allowed_ips"))) {
+	if ((v = tl_api_value_has(args, "allowed_ips"))) {
 		op->replace_aips = true;
 		op->aips = v->prefixes;
 		op->n_aips = v->n_prefixes;
 	}
 }
 
-static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, struct tl_cerr *e)
+static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, struct tl_api_error *e)
 {
 	int err = tl_peer_ops_apply(dev, ops, n, NULL, false);
 
 	return err ? op_fail(e, "(request)", "%s (applied in part)", strerror(err)) : 0;
 }
 
-static void reply_key(struct tl_yw *w, const uint8_t key[TL_KEY_LEN])
+static void reply_key(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN])
 {
-	tl_yw_map(w);
-	tl_yw_key(w, "public_key");
-	tl_yw_key_b64(w, key);
-	tl_yw_end_map(w);
+	tl_yaml_map(w);
+	tl_yaml_key(w, "public_key");
+	tl_yaml_b64(w, key);
+	tl_yaml_end_map(w);
 }
 
-static int op_peer_add(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+static int op_peer_add(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	struct tl_peer_op op;
 	int rc;
@@ -264,7 +259,7 @@ static int op_peer_add(struct tl_device *dev, const struct tl_creq *req, struct 
 	else if (dev->n_peers >= TL_MAX_PEERS)
 		rc = op_fail(e, "args.public_key", "no room for another peer (at most %u)", TL_MAX_PEERS);
 	else
-		rc = peer_aips_check(dev, tl_cval_has(&req->args, "allowed_ips"), NULL, e);
+		rc = peer_aips_check(dev, tl_api_value_has(&req->args, "allowed_ips"), NULL, e);
 	if (rc == 0)
 		rc = peers_apply(dev, &op, 1, e);
 	if (rc == 0) {
@@ -275,7 +270,7 @@ static int op_peer_add(struct tl_device *dev, const struct tl_creq *req, struct 
 	return rc;
 }
 
-static int op_peer_update(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+static int op_peer_update(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	struct tl_peer_ctrl *pc;
 	struct tl_peer_op op;
@@ -284,7 +279,7 @@ static int op_peer_update(struct tl_device *dev, const struct tl_creq *req, stru
 	peer_op_of(&req->args, &op);
 	op.update_only = true;
 	pc = tl_peer_find(dev, op.pub);
-	rc = pc ? peer_aips_check(dev, tl_cval_has(&req->args, "allowed_ips"), pc, e)
+	rc = pc ? peer_aips_check(dev, tl_api_value_has(&req->args, "allowed_ips"), pc, e)
 		: op_fail(e, "args.public_key", "no peer with this public key");
 	if (rc == 0)
 		rc = peers_apply(dev, &op, 1, e);
@@ -294,11 +289,11 @@ static int op_peer_update(struct tl_device *dev, const struct tl_creq *req, stru
 	return rc;
 }
 
-static int op_peer_remove(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+static int op_peer_remove(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	struct tl_peer_op op = { .remove = true };
 
-	memcpy(op.pub, tl_cval_has(&req->args, "public_key")->key, TL_KEY_LEN);
+	memcpy(op.pub, tl_api_value_has(&req->args, "public_key")->key, TL_KEY_LEN);
 	if (!tl_peer_find(dev, op.pub))
 		return op_fail(e, "args.public_key", "no peer with this public key");
 	if (peers_apply(dev, &op, 1, e) < 0)
@@ -309,16 +304,6 @@ static int op_peer_remove(struct tl_device *dev, const struct tl_creq *req, stru
 }
 
 /* ---- reload ----------------------------------------------------------------------------------- */
-
-static bool ip_eq(const struct tl_ip *a, const struct tl_ip *b)
-{
-	return a->family == b->family && !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
-}
-
-static bool sockaddr_eq(const struct tl_sockaddr *a, const struct tl_sockaddr *b)
-{
-	return ip_eq(&a->ip, &b->ip) && a->port == b->port;
-}
 
 static bool port_static_eq(const struct tl_cfg_port *a, const struct tl_cfg_port *b)
 {
@@ -331,7 +316,7 @@ static bool neighbours_eq(const struct tl_config *a, const struct tl_config *b)
 	if (a->n_neighbours != b->n_neighbours)
 		return false;
 	for (size_t i = 0; i < a->n_neighbours; i++)
-		if (!ip_eq(&a->neighbours[i].ip, &b->neighbours[i].ip) ||
+		if (!tl_ip_eq(&a->neighbours[i].ip, &b->neighbours[i].ip) ||
 		    memcmp(a->neighbours[i].mac, b->neighbours[i].mac, 6) ||
 		    a->neighbours[i].on_wan != b->neighbours[i].on_wan)
 			return false;
@@ -361,7 +346,7 @@ static bool addresses_eq(const struct tl_config *a, const struct tl_config *b)
 	if (a->n_addresses != b->n_addresses)
 		return false;
 	for (size_t i = 0; i < a->n_addresses; i++)
-		if (!ip_eq(&a->addresses[i].ip, &b->addresses[i].ip) || a->addresses[i].len != b->addresses[i].len)
+		if (!tl_ip_eq(&a->addresses[i].ip, &b->addresses[i].ip) || a->addresses[i].len != b->addresses[i].len)
 			return false;
 	return true;
 }
@@ -400,7 +385,7 @@ static const char *reload_restart_key(struct tl_device *dev, const struct tl_con
 		return "timers";
 	if (!eal_eq(nc, oc))
 		return "eal";
-	if (nc->metrics.enabled != oc->metrics.enabled || !sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen))
+	if (nc->metrics.enabled != oc->metrics.enabled || !tl_sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen))
 		return "metrics";
 	return NULL;
 }
@@ -408,7 +393,7 @@ static const char *reload_restart_key(struct tl_device *dev, const struct tl_con
 static bool prefix_in(const struct tl_prefix *p, const struct tl_prefix *set, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (prefix_eq(p, &set[i]))
+		if (tl_prefix_eq(p, &set[i]))
 			return true;
 	return false;
 }
@@ -436,7 +421,7 @@ static bool reload_peer_diff(const struct tl_peer_ctrl *pc, const struct tl_cfg_
 		op->has_psk = true;
 		memcpy(op->psk, f->has_psk ? f->psk : zero, TL_KEY_LEN);
 	}
-	if (f->has_endpoint && (!c->has_endpoint || !sockaddr_eq(&c->endpoint, &f->endpoint))) {
+	if (f->has_endpoint && (!c->has_endpoint || !tl_sockaddr_eq(&c->endpoint, &f->endpoint))) {
 		op->has_endpoint = true;
 		op->endpoint = f->endpoint;
 	}
@@ -526,7 +511,7 @@ static bool aqm_eq(const struct tl_aqm_params *a, const struct tl_aqm_params *b)
 
 /* Queue parameters first (a worker may refuse them: then everything is rolled back), the
  * peers last (they can only fail for lack of memory). */
-static int reload_queues(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p, struct tl_cerr *e)
+static int reload_queues(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p, struct tl_api_error *e)
 {
 	struct tl_aqm_params old_aqm[TL_PORT_MAX];
 	struct tl_shaper_params old_sh[TL_PORT_MAX];
@@ -548,37 +533,37 @@ static int reload_queues(struct tl_device *dev, const struct tl_config *nc, stru
 		}
 		for (int k = 0; k < r; k++)
 			if (p->queues[k])
-				queues_apply(dev, k, &old_aqm[k], &old_sh[k], "", &(struct tl_cerr){ 0 });
+				queues_apply(dev, k, &old_aqm[k], &old_sh[k], "", &(struct tl_api_error){ 0 });
 		memset(p->queues, 0, sizeof(p->queues));
 		return -1;
 	}
 	return 0;
 }
 
-static void reload_reply(struct tl_yw *w, const char *file, const struct reload_plan *p)
+static void reload_reply(struct tl_yaml_writer *w, const char *file, const struct reload_plan *p)
 {
 	static const char *const lists[] = { "peers_removed", "peers_updated", "peers_added" };
 	size_t first[] = { 0, p->n_remove, p->n_remove + p->n_update, p->n_ops };
 
-	tl_yw_map(w);
-	tl_yw_kstr(w, "file", file);
+	tl_yaml_map(w);
+	tl_yaml_key_str(w, "file", file);
 	for (int l = 0; l < 3; l++) {
-		tl_yw_key(w, lists[l]);
-		tl_yw_seq(w);
+		tl_yaml_key(w, lists[l]);
+		tl_yaml_seq(w);
 		for (size_t i = first[l]; i < first[l + 1]; i++)
-			tl_yw_key_b64(w, p->ops[i].pub);
-		tl_yw_end_seq(w);
+			tl_yaml_b64(w, p->ops[i].pub);
+		tl_yaml_end_seq(w);
 	}
-	tl_yw_key(w, "queues_changed");
-	tl_yw_flow_seq(w);
+	tl_yaml_key(w, "queues_changed");
+	tl_yaml_flow_seq(w);
 	for (int r = 0; r < TL_PORT_MAX; r++)
 		if (p->queues[r])
-			tl_yw_str(w, role_names[r]);
-	tl_yw_end_seq(w);
-	tl_yw_end_map(w);
+			tl_yaml_str(w, role_names[r]);
+	tl_yaml_end_seq(w);
+	tl_yaml_end_map(w);
 }
 
-static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e)
+static int op_reload(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	struct reload_plan plan = { 0 };
 	struct tl_config *nc = NULL;
@@ -615,7 +600,7 @@ static int op_reload(struct tl_device *dev, const struct tl_creq *req, struct tl
 
 /* ---- dispatch ----------------------------------------------------------------------------------- */
 
-typedef int (*op_fn)(struct tl_device *dev, const struct tl_creq *req, struct tl_yw *w, struct tl_cerr *e);
+typedef int (*op_fn)(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e);
 
 static op_fn op_find(const char *name)
 {
@@ -633,51 +618,51 @@ static op_fn op_find(const char *name)
 	return NULL;
 }
 
-static int op_run(struct tl_device *dev, const struct tl_creq *req, struct tl_ybuf *out, struct tl_cerr *e)
+static int op_run(struct tl_device *dev, const struct tl_api_request *req, struct tl_buf *out, struct tl_api_error *e)
 {
 	op_fn fn = op_find(req->op->name);
-	struct tl_yw w;
+	struct tl_yaml_writer w;
 
 	if (!fn)
 		return op_fail(e, "op", "'%s' is in the spec but not implemented by this daemon", req->op->name);
-	tl_yw_begin(&w, out);
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "status", "ok");
-	tl_yw_kstr(&w, "op", req->op->name);
-	tl_yw_key(&w, "result");
+	tl_yaml_begin(&w, out);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "status", "ok");
+	tl_yaml_key_str(&w, "op", req->op->name);
+	tl_yaml_key(&w, "result");
 	if (fn(dev, req, &w, e) < 0) {
-		tl_yw_finish(&w);
+		tl_yaml_finish(&w);
 		return -1;
 	}
-	tl_yw_end_map(&w);
-	if (tl_yw_finish(&w) < 0)
+	tl_yaml_end_map(&w);
+	if (tl_yaml_finish(&w) < 0)
 		return op_fail(e, "(request)", "out of memory while writing the reply (the operation was applied)");
 	return 0;
 }
 
-void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_ybuf *out)
+void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_buf *out)
 {
-	const struct tl_cspec *spec = dev->ctlapi ? dev->ctlapi->spec : NULL;
-	struct tl_ybuf reply = { 0 };
-	struct tl_creq req;
-	struct tl_cerr e;
+	const struct tl_api_spec *spec = dev->ctlapi ? dev->ctlapi->spec : NULL;
+	struct tl_buf reply = { 0 };
+	struct tl_api_request req;
+	struct tl_api_error e;
 	char msg[256];
 
-	if (!spec && !(spec = tl_cspec_builtin(msg, sizeof(msg)))) {
-		tl_ctl_error_reply(out, NULL, "(request)", msg);
+	if (!spec && !(spec = tl_api_spec_builtin(msg, sizeof(msg)))) {
+		tl_api_error_reply(out, NULL, "(request)", msg);
 		return;
 	}
-	if (tl_creq_parse(spec, text, len, &req, &e) < 0) {
+	if (tl_api_request_parse(spec, text, len, &req, &e) < 0) {
 		tl_log_info("ctlapi: request refused: %s: %s", e.field, e.message);
-		tl_ctl_error_reply(out, NULL, e.field, e.message);
+		tl_api_error_reply(out, NULL, e.field, e.message);
 		return;
 	}
 	if (op_run(dev, &req, &reply, &e) < 0) {
 		tl_log_info("ctlapi: %s refused: %s: %s", req.op->name, e.field, e.message);
-		tl_ctl_error_reply(out, req.op->name, e.field, e.message);
+		tl_api_error_reply(out, req.op->name, e.field, e.message);
 	} else {
-		tl_ybuf_add(out, reply.p, reply.len);
+		tl_buf_add(out, reply.p, reply.len);
 	}
-	tl_ybuf_free(&reply);
-	tl_creq_free(&req);
+	tl_buf_free(&reply);
+	tl_api_request_free(&req);
 }

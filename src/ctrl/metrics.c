@@ -29,15 +29,15 @@ const char *const tl_metrics_port_names[TL_PORT_MAX] = { "wan", "lan" };
 
 /* ---- exposition ---------------------------------------------------------------------------- */
 
-#define P tl_uapi_printf
+#define P tl_buf_printf
 
-static void family(struct tl_uapi_buf *b, const char *name, const char *type, const char *help)
+static void family(struct tl_buf *b, const char *name, const char *type, const char *help)
 {
 	P(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A label value with \, " and newline escaped, as the text format wants. */
-static void label_value(struct tl_uapi_buf *b, const char *v)
+static void label_value(struct tl_buf *b, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\')
@@ -51,17 +51,17 @@ static void label_value(struct tl_uapi_buf *b, const char *v)
 	}
 }
 
-static void sample_u64(struct tl_uapi_buf *b, const char *name, const char *labels, uint64_t v)
+static void sample_u64(struct tl_buf *b, const char *name, const char *labels, uint64_t v)
 {
 	P(b, "%s%s%s%s %" PRIu64 "\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", v);
 }
 
-static void sample_f(struct tl_uapi_buf *b, const char *name, const char *labels, double v)
+static void sample_f(struct tl_buf *b, const char *name, const char *labels, double v)
 {
 	P(b, "%s%s%s%s %.9g\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", v);
 }
 
-static void render_device(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_device(struct tl_device *dev, struct tl_buf *b)
 {
 	char key[45];
 
@@ -83,7 +83,7 @@ static void render_device(struct tl_device *dev, struct tl_uapi_buf *b)
 
 /* The per-port balance of tl_conservation and the control plane's per flow (also
  * /tunless/conservation). */
-static void render_conservation(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_conservation(struct tl_device *dev, struct tl_buf *b)
 {
 	struct tl_port_balance bal[TL_PORT_MAX];
 	struct tl_flow_balance flow[TL_FLOW_MAX];
@@ -103,7 +103,7 @@ static void render_conservation(struct tl_device *dev, struct tl_uapi_buf *b)
 }
 
 /* Per-port counters: the dataplane's own (conservation) and the ethdev's. */
-static void render_ports(struct tl_device *dev, struct tl_uapi_buf *b, const struct tl_counters *sum)
+static void render_ports(struct tl_device *dev, struct tl_buf *b, const struct tl_counters *sum)
 {
 	static const struct {
 		const char *name, *help;
@@ -162,7 +162,7 @@ static void render_ports(struct tl_device *dev, struct tl_uapi_buf *b, const str
 	}
 }
 
-static void render_drops(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_drops(struct tl_device *dev, struct tl_buf *b)
 {
 	uint64_t drops[TL_DROP_MAX];
 	char l[64];
@@ -175,7 +175,7 @@ static void render_drops(struct tl_device *dev, struct tl_uapi_buf *b)
 	}
 }
 
-static void render_pipeline(struct tl_device *dev, struct tl_uapi_buf *b, const struct tl_counters *sum)
+static void render_pipeline(struct tl_device *dev, struct tl_buf *b, const struct tl_counters *sum)
 {
 	static const struct {
 		const char *name, *help;
@@ -275,7 +275,7 @@ static void queue_labels(char *l, size_t len, int p, unsigned w)
 	snprintf(l, len, "port=\"%s\",worker=\"%u\"", tl_metrics_port_names[p], w);
 }
 
-static void render_sojourn(struct tl_device *dev, struct tl_uapi_buf *b, struct tl_metrics *m)
+static void render_sojourn(struct tl_device *dev, struct tl_buf *b, struct tl_metrics *m)
 {
 	static const char *name = "tunless_queue_sojourn_seconds";
 	uint64_t cum[TL_METRICS_SOJOURN_BOUNDS];
@@ -298,7 +298,7 @@ static void render_sojourn(struct tl_device *dev, struct tl_uapi_buf *b, struct 
 }
 
 /* Egress queues are the queue owners' (worker w < n_queues). */
-static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct tl_metrics *m)
+static void render_queues(struct tl_device *dev, struct tl_buf *b, struct tl_metrics *m)
 {
 	static const char *drop_name = "tunless_queue_aqm_drops_total";
 	char l[64];
@@ -342,7 +342,7 @@ static void render_queues(struct tl_device *dev, struct tl_uapi_buf *b, struct t
 
 /* The crypto stage: what each worker sealed and opened, each owner's jobs in flight and
  * backpressure, and the shared ring's depth. */
-static void render_crypto(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_crypto(struct tl_device *dev, struct tl_buf *b)
 {
 	struct tl_crypto_view v[TL_MAX_WORKERS];
 	unsigned n = dev->dp.n_workers, cap, depth = tl_metrics_crypto_ring(dev, &cap);
@@ -379,7 +379,7 @@ static void render_crypto(struct tl_device *dev, struct tl_uapi_buf *b)
 			  tl_metrics_dir_names[d], v[w].full[d]);
 }
 
-static void render_workers(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_workers(struct tl_device *dev, struct tl_buf *b)
 {
 	char l[32];
 
@@ -453,7 +453,7 @@ static void peer_view(struct tl_peer_ctrl *pc, struct peer_view *v)
 
 /* MindFlavor/prometheus_wireguard_exporter labels: interface, public_key, allowed_ips, and
  * friendly_name when the peer has a name. */
-static void labels_mindflavor(struct tl_uapi_buf *b, struct tl_device *dev, struct tl_peer_ctrl *pc,
+static void labels_mindflavor(struct tl_buf *b, struct tl_device *dev, struct tl_peer_ctrl *pc,
 			      const struct peer_view *v)
 {
 	P(b, "{interface=\"");
@@ -468,7 +468,7 @@ static void labels_mindflavor(struct tl_uapi_buf *b, struct tl_device *dev, stru
 }
 
 /* mdlayher/wireguard_exporter labels: device, public_key. */
-static void labels_mdlayher(struct tl_uapi_buf *b, struct tl_device *dev, const struct peer_view *v)
+static void labels_mdlayher(struct tl_buf *b, struct tl_device *dev, const struct peer_view *v)
 {
 	P(b, "{device=\"");
 	label_value(b, dev->cfg->name);
@@ -498,7 +498,7 @@ static const struct {
 	[PM_TL_STAGED] = { "tunless_peer_staged_packets", "gauge", "Packets waiting for the peer's handshake." },
 };
 
-static void render_peer_family(struct tl_device *dev, struct tl_uapi_buf *b, enum peer_metric pm,
+static void render_peer_family(struct tl_device *dev, struct tl_buf *b, enum peer_metric pm,
 			       struct peer_view *views)
 {
 	struct tl_peer_ctrl *pc;
@@ -536,7 +536,7 @@ static void render_peer_family(struct tl_device *dev, struct tl_uapi_buf *b, enu
 	}
 }
 
-static void render_peers(struct tl_device *dev, struct tl_uapi_buf *b)
+static void render_peers(struct tl_device *dev, struct tl_buf *b)
 {
 	struct tl_peer_ctrl *pc;
 	struct peer_view *views;
@@ -588,7 +588,7 @@ static void render_peers(struct tl_device *dev, struct tl_uapi_buf *b)
 	free(views);
 }
 
-void tl_metrics_render(struct tl_device *dev, struct tl_uapi_buf *out)
+void tl_metrics_render(struct tl_device *dev, struct tl_buf *out)
 {
 	struct tl_metrics *m = dev->metrics;
 	struct tl_counters sum;

@@ -26,12 +26,12 @@ unsigned tl_metrics_poll(struct tl_device *dev);
 void tl_metrics_close(struct tl_device *dev);
 
 /* The whole exposition, appended to out (out->oom set if memory ran out). Control thread. */
-void tl_metrics_render(struct tl_device *dev, struct tl_uapi_buf *out);
+void tl_metrics_render(struct tl_device *dev, struct tl_buf *out);
 
 /* One HTTP request (request line and headers, up to and including the empty line, or fewer
  * bytes if the client stopped early). Appends the complete response to out and returns its
  * status code. Control thread. */
-int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_uapi_buf *out);
+int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_buf *out);
 
 /* ---- shared with telemetry.c (any thread: counters are read, never written) ---------------- */
 

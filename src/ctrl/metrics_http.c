@@ -22,11 +22,11 @@
 #include "ctrl/unixsock.h"
 #include "ctrl/metrics_priv.h"
 
-#define P tl_uapi_printf
+#define P tl_buf_printf
 
 /* ---- HTTP ---------------------------------------------------------------------------------- */
 
-static int respond(struct tl_uapi_buf *out, int code, const char *minor, const char *ctype, const char *body,
+static int respond(struct tl_buf *out, int code, const char *minor, const char *ctype, const char *body,
 		   size_t body_len, bool head)
 {
 	P(out, "HTTP/1.%s %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
@@ -36,7 +36,7 @@ static int respond(struct tl_uapi_buf *out, int code, const char *minor, const c
 	return code;
 }
 
-static int respond_error(struct tl_uapi_buf *out, int code, const char *minor, const char *why)
+static int respond_error(struct tl_buf *out, int code, const char *minor, const char *why)
 {
 	char body[160];
 	int n = snprintf(body, sizeof(body), "%d %s: %s\n", code, tl_http_status_text(code), why);
@@ -44,7 +44,7 @@ static int respond_error(struct tl_uapi_buf *out, int code, const char *minor, c
 	return respond(out, code, minor, "text/plain; charset=utf-8", body, (size_t)n, false);
 }
 
-int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_uapi_buf *out)
+int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_buf *out)
 {
 	struct tl_http_req r;
 	const char *why = NULL, *minor;
@@ -58,7 +58,7 @@ int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct t
 	if (strcmp(r.path, "/metrics"))
 		return respond_error(out, 404, minor, "the metrics are at /metrics");
 	{
-		struct tl_uapi_buf body = { 0 };
+		struct tl_buf body = { 0 };
 
 		tl_metrics_render(dev, &body);
 		if (body.oom) {

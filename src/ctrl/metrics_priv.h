@@ -22,7 +22,7 @@ struct metrics_client {
 	enum client_state state;
 	char in[TL_METRICS_MAX_REQUEST];
 	size_t in_len;
-	struct tl_uapi_buf out;
+	struct tl_buf out;
 	size_t out_off;
 	uint64_t active_ns;                /* last progress */
 };

@@ -39,7 +39,7 @@ void tl_notify_stopping(void)
 void tl_notify_reload(struct tl_device *dev)
 {
 	static const char req[] = "op: reload\n";
-	struct tl_ybuf out = { 0 };
+	struct tl_buf out = { 0 };
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,7 +53,7 @@ void tl_notify_reload(struct tl_device *dev)
 	} else {
 		sd_notifyf(0, "READY=1\nSTATUS=reloaded %s", dev->cfg->path);
 	}
-	tl_ybuf_free(&out);
+	tl_buf_free(&out);
 }
 
 void tl_notify_tick(struct tl_device *dev, uint64_t now_ns)

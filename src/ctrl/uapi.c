@@ -27,7 +27,7 @@ struct uapi_client {
 	char *in;                       /* in_cap bytes, at most TL_UAPI_MAX_REQUEST + 1 */
 	size_t in_len, in_cap;
 	size_t scanned;                 /* in[0..scanned) holds no blank line */
-	struct tl_uapi_buf out;
+	struct tl_buf out;
 	size_t out_off;
 	bool closing;                   /* close once the reply is written */
 	uint64_t active_ns;
@@ -38,61 +38,18 @@ struct tl_uapi {
 	struct uapi_client c[UAPI_MAX_CLIENTS];
 };
 
-/* ---- reply buffer ------------------------------------------------------------------------ */
-
-void tl_uapi_printf(struct tl_uapi_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = (b->cap ? 2 * b->cap : 1024) + (size_t)n;
-		char *p = realloc(b->p, cap);
-
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-}
-
-static void buf_free(struct tl_uapi_buf *b)
-{
-	if (b->p)
-		explicit_bzero(b->p, b->cap);   /* get replies carry the private key */
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
 /* ---- get=1 ------------------------------------------------------------------------------- */
 
-static void get_key(struct tl_uapi_buf *b, const char *name, const uint8_t key[TL_KEY_LEN])
+static void get_key(struct tl_buf *b, const char *name, const uint8_t key[TL_KEY_LEN])
 {
 	char hex[65];
 
 	tl_key_to_hex(hex, key);
-	tl_uapi_printf(b, "%s=%s\n", name, hex);
+	tl_buf_printf(b, "%s=%s\n", name, hex);
 	explicit_bzero(hex, sizeof(hex));
 }
 
-static void get_endpoint(struct tl_uapi_buf *b, struct tl_peer_ctrl *pc)
+static void get_endpoint(struct tl_buf *b, struct tl_peer_ctrl *pc)
 {
 	struct tl_sockaddr sa = { 0 };
 	struct tl_endpoint ep;
@@ -105,10 +62,10 @@ static void get_endpoint(struct tl_uapi_buf *b, struct tl_peer_ctrl *pc)
 	memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
 	sa.port = ep.port;
 	tl_sockaddr_format(text, sizeof(text), &sa);
-	tl_uapi_printf(b, "endpoint=%s\n", text);
+	tl_buf_printf(b, "endpoint=%s\n", text);
 }
 
-static void get_peer(struct tl_uapi_buf *b, struct tl_peer_ctrl *pc)
+static void get_peer(struct tl_buf *b, struct tl_peer_ctrl *pc)
 {
 	static const uint8_t zero[TL_KEY_LEN];
 	uint64_t hs = pc->last_handshake_unix_ns;
@@ -116,34 +73,34 @@ static void get_peer(struct tl_uapi_buf *b, struct tl_peer_ctrl *pc)
 
 	get_key(b, "public_key", pc->cfg.public_key);
 	get_key(b, "preshared_key", pc->cfg.has_psk ? pc->cfg.psk : zero);
-	tl_uapi_printf(b, "protocol_version=1\n");
+	tl_buf_printf(b, "protocol_version=1\n");
 	get_endpoint(b, pc);
-	tl_uapi_printf(b, "last_handshake_time_sec=%" PRIu64 "\nlast_handshake_time_nsec=%" PRIu64 "\n",
+	tl_buf_printf(b, "last_handshake_time_sec=%" PRIu64 "\nlast_handshake_time_nsec=%" PRIu64 "\n",
 		       (uint64_t)(hs / TL_NS), (uint64_t)(hs % TL_NS));
-	tl_uapi_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n",
+	tl_buf_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n",
 		       atomic_load_explicit(&pc->dp->stats.tx_bytes, memory_order_relaxed),
 		       atomic_load_explicit(&pc->dp->stats.rx_bytes, memory_order_relaxed));
-	tl_uapi_printf(b, "persistent_keepalive_interval=%u\n", (unsigned)pc->cfg.persistent_keepalive);
+	tl_buf_printf(b, "persistent_keepalive_interval=%u\n", (unsigned)pc->cfg.persistent_keepalive);
 	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
 		tl_prefix_format(text, sizeof(text), &pc->cfg.allowed_ips[i]);
-		tl_uapi_printf(b, "allowed_ip=%s\n", text);
+		tl_buf_printf(b, "allowed_ip=%s\n", text);
 	}
 }
 
-static void uapi_get(struct tl_device *dev, struct tl_uapi_buf *b)
+static void uapi_get(struct tl_device *dev, struct tl_buf *b)
 {
 	struct tl_peer_ctrl *pc;
 
 	if (dev->id.has_key)
 		get_key(b, "private_key", dev->id.priv);
-	tl_uapi_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
+	tl_buf_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
 	TAILQ_FOREACH(pc, &dev->peers, link)
 		get_peer(b, pc);
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */
 
-void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out)
+void tl_uapi_request(struct tl_device *dev, char *req, struct tl_buf *out)
 {
 	char *nl = strchr(req, '\n');
 	char *body = nl ? nl + 1 : req + strlen(req);
@@ -158,10 +115,10 @@ void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out)
 		err = tl_uapi_set(dev, body);
 	}
 	if (out->oom) {               /* never a truncated reply: an error instead */
-		buf_free(out);
+		tl_buf_free(out);
 		err = ENOMEM;
 	}
-	tl_uapi_printf(out, "errno=%d\n\n", -err);
+	tl_buf_printf(out, "errno=%d\n\n", -err);
 }
 
 /* ---- clients ------------------------------------------------------------------------------- */
@@ -174,7 +131,7 @@ static void client_wipe(struct uapi_client *c)
 		close(c->fd);
 	if (c->in)
 		explicit_bzero(c->in, c->in_cap);
-	buf_free(&c->out);
+	tl_buf_free(&c->out);
 }
 
 /* Room for more input: the buffer doubles, up to TL_UAPI_MAX_REQUEST + 1 bytes. The old
@@ -237,7 +194,7 @@ static void client_process(struct tl_device *dev, struct uapi_client *c)
 	c->scanned = c->in_len;
 	if (!c->closing && c->in_len >= TL_UAPI_MAX_REQUEST) {
 		tl_log_info("uapi: request over %u bytes without its blank line, closing", TL_UAPI_MAX_REQUEST);
-		tl_uapi_printf(&c->out, "errno=%d\n\n", -EINVAL);
+		tl_buf_printf(&c->out, "errno=%d\n\n", -EINVAL);
 		c->closing = true;
 	}
 }
@@ -252,7 +209,7 @@ static int client_read(struct tl_device *dev, struct uapi_client *c)
 		return 0;          /* one reply at a time: the client reads before sending more */
 	if (c->in_len + 1 >= c->in_cap && client_grow(c) != 0) {
 		tl_log_info("uapi: no memory for a request of %zu bytes, closing", c->in_len);
-		tl_uapi_printf(&c->out, "errno=%d\n\n", -ENOMEM);
+		tl_buf_printf(&c->out, "errno=%d\n\n", -ENOMEM);
 		c->closing = true;
 		return 0;
 	}
@@ -272,7 +229,7 @@ static int client_write(struct uapi_client *c)
 	int r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
 
 	if (r > 0 && c->out_off == c->out.len) {
-		buf_free(&c->out);
+		tl_buf_free(&c->out);
 		c->out_off = 0;
 	}
 	return r;
@@ -340,7 +297,7 @@ unsigned tl_uapi_poll(struct tl_device *dev)
 }
 
 int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
-			size_t *seen_len, struct tl_uapi_buf *reply)
+			size_t *seen_len, struct tl_buf *reply)
 {
 	struct uapi_client c = { .fd = -1, .in_cap = UAPI_IN_MIN };
 	size_t off = 0;
@@ -363,7 +320,7 @@ int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, siz
 		client_process(dev, &c);
 	}
 	if (reply && c.out.len)
-		tl_uapi_printf(reply, "%.*s", (int)c.out.len, c.out.p);
+		tl_buf_printf(reply, "%.*s", (int)c.out.len, c.out.p);
 	client_wipe(&c);
 	*seen = c.in;
 	*seen_len = c.in_cap;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "ctrl/config.h"
 
 struct tl_device;
@@ -25,23 +26,15 @@ unsigned tl_uapi_poll(struct tl_device *dev);
 /* Closes every client and the socket, removes the socket file. Safe if never opened. */
 void tl_uapi_close(struct tl_device *dev);
 
-/* Request handling without the socket (the fuzz harness uses it too). */
-struct tl_uapi_buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-void tl_uapi_printf(struct tl_uapi_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One request: its text up to (not including) the blank line, NUL-terminated and writable.
  * Appends the whole reply, "errno=N\n\n" included (N: 0 or minus an errno value), to out. */
-void tl_uapi_request(struct tl_device *dev, char *req, struct tl_uapi_buf *out);
+void tl_uapi_request(struct tl_device *dev, char *req, struct tl_buf *out);
 /* For tests: a client fed text as if received, chunk bytes at a time (0: all at once; len
  * <= TL_UAPI_MAX_REQUEST), its complete requests answered (the replies appended to reply if
  * not NULL), then closed; *seen gets its input buffer as the close left it (*seen_len bytes,
  * the caller frees it). 0, or -1 out of memory. */
 int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
-			size_t *seen_len, struct tl_uapi_buf *reply);
+			size_t *seen_len, struct tl_buf *reply);
 /* One change to one peer, as a set=1 request describes it per public_key (also built by the
  * control API). Applied in this order: remove; create unless update_only; psk, endpoint,
  * keepalive, name; replace_aips empties the list; aips are taken (moved away from any other

@@ -68,11 +68,6 @@ static int remove_all_peers(struct tl_device *dev)
 	return 0;
 }
 
-static bool prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
-{
-	return a->len == b->len && a->ip.family == b->ip.family && !memcmp(a->ip.addr, b->ip.addr, 16);
-}
-
 static void aip_del_at(struct tl_peer_ctrl *pc, size_t i)
 {
 	pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
@@ -86,7 +81,7 @@ static int aip_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct
 
 	TAILQ_FOREACH(o, &dev->peers, link)
 		for (size_t i = 0; i < o->cfg.n_allowed_ips; i++)
-			if (prefix_eq(&o->cfg.allowed_ips[i], p)) {
+			if (tl_prefix_eq(&o->cfg.allowed_ips[i], p)) {
 				if (o == pc)
 					return 0;
 				aip_del_at(o, i);

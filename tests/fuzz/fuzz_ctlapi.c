@@ -3,7 +3,8 @@
  * embedded spec, and every accepted value is read back. Any crash, leak or sanitizer report
  * is a bug; a refused request must name a field and give a message, and the error reply
  * built from it must be a complete document. No socket, no dataplane. */
-#include "ctrl/ctlspec.h"
+#include "api/request.h"
+#include "api/yamlw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static size_t walk(const struct tl_cval *v)
+static size_t walk(const struct tl_api_value *v)
 {
 	size_t n = v->present;
 
@@ -26,27 +27,27 @@ static size_t walk(const struct tl_cval *v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct tl_cspec *spec;
-	struct tl_ybuf reply = { 0 };
-	struct tl_creq req;
-	struct tl_cerr e;
+	static const struct tl_api_spec *spec;
+	struct tl_buf reply = { 0 };
+	struct tl_api_request req;
+	struct tl_api_error e;
 	char err[256];
 
-	if (!spec && !(spec = tl_cspec_builtin(err, sizeof(err))))
+	if (!spec && !(spec = tl_api_spec_builtin(err, sizeof(err))))
 		abort();
 	if (size > TL_CTL_MAX_REQUEST)
 		return 0;      /* the server refuses these before parsing */
-	if (tl_creq_parse(spec, (const char *)data, size, &req, &e) == 0) {
+	if (tl_api_request_parse(spec, (const char *)data, size, &req, &e) == 0) {
 		if (!req.op || walk(&req.args) == (size_t)-1)
 			abort();
-		tl_creq_free(&req);
+		tl_api_request_free(&req);
 		return 0;
 	}
 	if (!e.field[0] || !e.message[0])
 		abort();
-	tl_ctl_error_reply(&reply, NULL, e.field, e.message);
+	tl_api_error_reply(&reply, NULL, e.field, e.message);
 	if (reply.len < 8 || strcmp(reply.p + reply.len - 4, "...\n"))
 		abort();
-	tl_ybuf_free(&reply);
+	tl_buf_free(&reply);
 	return 0;
 }

@@ -1,8 +1,9 @@
-/* Unit tests for the control API spec and its request validator (src/ctrl/ctlspec.c,
- * ctlyaml.c): the embedded spec loads; hand-written requests are accepted with the right
+/* Unit tests for the control API spec and its request validator (src/api/spec.c,
+ * request.c, yamlw.c): the embedded spec loads; hand-written requests are accepted with the right
  * typed values or refused naming the right field; broken specs are refused; the YAML writer
  * quotes what would read back as another type and never emits invalid UTF-8. */
-#include "ctrl/ctlspec.h"
+#include "api/request.h"
+#include "api/yamlw.h"
 #include "check.h"
 
 #include <stdio.h>
@@ -67,13 +68,13 @@ static const struct bad_case bad_cases[] = {
 	{ "? [a]\n: b\n", "(document)", "wrong type" },
 };
 
-static void test_bad(const struct tl_cspec *spec)
+static void test_bad(const struct tl_api_spec *spec)
 {
 	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *c = &bad_cases[i];
-		struct tl_creq req;
-		struct tl_cerr e;
-		int rc = tl_creq_parse(spec, c->req, strlen(c->req), &req, &e);
+		struct tl_api_request req;
+		struct tl_api_error e;
+		int rc = tl_api_request_parse(spec, c->req, strlen(c->req), &req, &e);
 
 		CHECK(rc < 0, "accepted: %s", c->req);
 		CHECK(rc < 0 && !strcmp(e.field, c->field), "%s: field '%s', want '%s' (%s)", c->req, e.field, c->field,
@@ -83,63 +84,63 @@ static void test_bad(const struct tl_cspec *spec)
 	}
 }
 
-static int parse_ok(const struct tl_cspec *spec, const char *text, struct tl_creq *req)
+static int parse_ok(const struct tl_api_spec *spec, const char *text, struct tl_api_request *req)
 {
-	struct tl_cerr e;
-	int rc = tl_creq_parse(spec, text, strlen(text), req, &e);
+	struct tl_api_error e;
+	int rc = tl_api_request_parse(spec, text, strlen(text), req, &e);
 
 	CHECK(rc == 0, "refused: %s -> %s: %s", text, e.field, e.message);
 	return rc;
 }
 
-static void test_good(const struct tl_cspec *spec)
+static void test_good(const struct tl_api_spec *spec)
 {
-	struct tl_creq req;
-	const struct tl_cval *v, *aqm;
+	struct tl_api_request req;
+	const struct tl_api_value *v, *aqm;
 	char text[64];
 
 	if (parse_ok(spec, "op: show\n...\n", &req) == 0) {
 		CHECK(!strcmp(req.op->name, "show"), "op %s", req.op->name);
-		CHECK(!tl_cval_has(&req.args, "section"), "section present");
-		CHECK(tl_cval_get(&req.args, "section") != NULL, "section not in spec");
-		tl_creq_free(&req);
+		CHECK(!tl_api_value_has(&req.args, "section"), "section present");
+		CHECK(tl_api_value_get(&req.args, "section") != NULL, "section not in spec");
+		tl_api_request_free(&req);
 	}
 	if (parse_ok(spec, "op: show\nargs:\n", &req) == 0)
-		tl_creq_free(&req);
+		tl_api_request_free(&req);
 	if (parse_ok(spec, "op: reload\nargs: {}\n", &req) == 0)
-		tl_creq_free(&req);
+		tl_api_request_free(&req);
 	if (parse_ok(spec, "---\nop: set\nargs:\n  port: lan\n  aqm: {target_us: 2000, memory_limit: 4294967296, ecn: false}\n"
 			   "  shaper: {rate_bps: 100000000}\n...\n", &req) == 0) {
-		aqm = tl_cval_has(&req.args, "aqm");
-		CHECK(!strcmp(tl_cval_has(&req.args, "port")->s, "lan"), "port");
-		CHECK(aqm && tl_cval_has(aqm, "target_us")->i == 2000, "target_us");
-		CHECK(aqm && tl_cval_has(aqm, "memory_limit")->i == 4294967296ll, "memory_limit");
-		CHECK(aqm && !tl_cval_has(aqm, "ecn")->b && tl_cval_has(aqm, "ecn")->present, "ecn");
-		CHECK(aqm && !tl_cval_has(aqm, "flows"), "flows absent");
-		CHECK(tl_cval_has(tl_cval_has(&req.args, "shaper"), "rate_bps")->i == 100000000, "rate");
-		tl_creq_free(&req);
+		aqm = tl_api_value_has(&req.args, "aqm");
+		CHECK(!strcmp(tl_api_value_has(&req.args, "port")->s, "lan"), "port");
+		CHECK(aqm && tl_api_value_has(aqm, "target_us")->i == 2000, "target_us");
+		CHECK(aqm && tl_api_value_has(aqm, "memory_limit")->i == 4294967296ll, "memory_limit");
+		CHECK(aqm && !tl_api_value_has(aqm, "ecn")->b && tl_api_value_has(aqm, "ecn")->present, "ecn");
+		CHECK(aqm && !tl_api_value_has(aqm, "flows"), "flows absent");
+		CHECK(tl_api_value_has(tl_api_value_has(&req.args, "shaper"), "rate_bps")->i == 100000000, "rate");
+		tl_api_request_free(&req);
 	}
 	if (parse_ok(spec, "op: peer_add\nargs:\n  public_key: '" K1 "'\n  allowed_ips: [10.2.0.9/24, fd00::1, 0.0.0.0/0]\n"
 			   "  endpoint: '[fd99::2]:51820'\n  name: \"123\"\n  persistent_keepalive: 25\n", &req) == 0) {
-		v = tl_cval_has(&req.args, "allowed_ips");
+		v = tl_api_value_has(&req.args, "allowed_ips");
 		CHECK(v && v->n_prefixes == 3, "3 prefixes");
 		if (v && v->n_prefixes == 3) {
 			tl_prefix_format(text, sizeof(text), &v->prefixes[0]);
 			CHECK(!strcmp(text, "10.2.0.0/24"), "host bits cleared: %s", text);
 			CHECK(v->prefixes[1].len == 128, "bare v6 is /128");
 		}
-		CHECK(tl_cval_has(&req.args, "endpoint")->ep.port == 51820, "endpoint port");
-		CHECK(!strcmp(tl_cval_has(&req.args, "name")->s, "123"), "quoted digits are a string");
-		CHECK(tl_cval_has(&req.args, "public_key")->key[0] == 0x2b, "key decoded");
-		tl_creq_free(&req);
+		CHECK(tl_api_value_has(&req.args, "endpoint")->ep.port == 51820, "endpoint port");
+		CHECK(!strcmp(tl_api_value_has(&req.args, "name")->s, "123"), "quoted digits are a string");
+		CHECK(tl_api_value_has(&req.args, "public_key")->key[0] == 0x2b, "key decoded");
+		tl_api_request_free(&req);
 	}
 	if (parse_ok(spec, "op: peer_add\nargs: {public_key: " K1 ", allowed_ips: []}\n", &req) == 0) {
-		CHECK(tl_cval_has(&req.args, "allowed_ips")->n_prefixes == 0, "empty list");
-		tl_creq_free(&req);
+		CHECK(tl_api_value_has(&req.args, "allowed_ips")->n_prefixes == 0, "empty list");
+		tl_api_request_free(&req);
 	}
 }
 
-static void test_spec(const struct tl_cspec *spec)
+static void test_spec(const struct tl_api_spec *spec)
 {
 	static const char *const want[] = { "show", "set", "peer_add", "peer_update", "peer_remove", "reload" };
 	static const struct {
@@ -159,20 +160,20 @@ static void test_spec(const struct tl_cspec *spec)
 
 	CHECK(spec->n_ops == sizeof(want) / sizeof(want[0]), "%zu operations", spec->n_ops);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		CHECK(tl_cspec_op(spec, want[i]) && tl_cspec_op(spec, want[i])->help, "operation %s", want[i]);
+		CHECK(tl_api_spec_op(spec, want[i]) && tl_api_spec_op(spec, want[i])->help, "operation %s", want[i]);
 	CHECK(spec->version >= 1 && spec->framing && strstr(spec->framing, "65536"), "framing documented");
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
-		struct tl_cspec s;
-		int rc = tl_cspec_load(&s, broken[i].text, strlen(broken[i].text), err, sizeof(err));
+		struct tl_api_spec s;
+		int rc = tl_api_spec_load(&s, broken[i].text, strlen(broken[i].text), err, sizeof(err));
 
 		CHECK(rc < 0 && strstr(err, broken[i].why), "broken spec %zu: rc %d, '%s', want '%s'", i, rc, err,
 		      broken[i].why);
 		if (rc == 0)
-			tl_cspec_free(&s);
+			tl_api_spec_free(&s);
 	}
 }
 
-static void test_writer(const struct tl_cspec *spec)
+static void test_writer(const struct tl_api_spec *spec)
 {
 	static const struct {
 		const char *s;
@@ -183,42 +184,42 @@ static void test_writer(const struct tl_cspec *spec)
 		{ "1e9", TL_YK_NUMBER }, { "yes", TL_YK_NUMBER }, { "10.0.0.1", TL_YK_STRING }, { "wan", TL_YK_STRING },
 		{ "1.", TL_YK_STRING }, { "-", TL_YK_STRING },
 	};
-	struct tl_ybuf b = { 0 };
-	struct tl_creq req;
-	struct tl_yw w;
+	struct tl_buf b = { 0 };
+	struct tl_api_request req;
+	struct tl_yaml_writer w;
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		CHECK(tl_yaml_plain_kind(kinds[i].s) == kinds[i].k, "kind of '%s'", kinds[i].s);
 	/* a name that looks like a number or a boolean reads back as a string */
-	tl_yw_begin(&w, &b);
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "op", "peer_update");
-	tl_yw_key(&w, "args");
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "public_key", K1);
-	tl_yw_kstr(&w, "name", "true");
-	tl_yw_ku64(&w, "persistent_keepalive", 25);
-	tl_yw_end_map(&w);
-	tl_yw_end_map(&w);
-	CHECK(tl_yw_finish(&w) == 0, "writer");
+	tl_yaml_begin(&w, &b);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "op", "peer_update");
+	tl_yaml_key(&w, "args");
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "public_key", K1);
+	tl_yaml_key_str(&w, "name", "true");
+	tl_yaml_key_u64(&w, "persistent_keepalive", 25);
+	tl_yaml_end_map(&w);
+	tl_yaml_end_map(&w);
+	CHECK(tl_yaml_finish(&w) == 0, "writer");
 	CHECK(b.len > 8 && !strncmp(b.p, "---", 3) && !strcmp(b.p + b.len - 4, "...\n"), "document markers: %s", b.p);
 	if (parse_ok(spec, b.p, &req) == 0) {
-		CHECK(!strcmp(tl_cval_has(&req.args, "name")->s, "true"), "name read back");
-		CHECK(tl_cval_has(&req.args, "persistent_keepalive")->i == 25, "integer read back");
-		tl_creq_free(&req);
+		CHECK(!strcmp(tl_api_value_has(&req.args, "name")->s, "true"), "name read back");
+		CHECK(tl_api_value_has(&req.args, "persistent_keepalive")->i == 25, "integer read back");
+		tl_api_request_free(&req);
 	}
-	tl_ybuf_free(&b);
+	tl_buf_free(&b);
 	/* an error message cut in the middle of a UTF-8 character is still written */
-	tl_ctl_error_reply(&b, "set", "args.name", "bad: \xc3");
+	tl_api_error_reply(&b, "set", "args.name", "bad: \xc3");
 	CHECK(b.p && strstr(b.p, "status: error") && strstr(b.p, "field: args.name") && strstr(b.p, "bad: ?"),
 	      "error reply: %s", b.p ? b.p : "(none)");
-	tl_ybuf_free(&b);
+	tl_buf_free(&b);
 }
 
 int main(void)
 {
 	char err[512];
-	const struct tl_cspec *spec = tl_cspec_builtin(err, sizeof(err));
+	const struct tl_api_spec *spec = tl_api_spec_builtin(err, sizeof(err));
 
 	CHECK(spec != NULL, "embedded spec: %s", err);
 	if (!spec)

@@ -25,7 +25,7 @@ static size_t nonzero(const char *p, size_t n)
 static void feed_chunks(struct tl_device *dev, const char *what, const char *text, size_t len, size_t chunk,
 			const char *want_reply)
 {
-	struct tl_uapi_buf reply = { 0 };
+	struct tl_buf reply = { 0 };
 	char *seen = NULL;
 	size_t n, seen_len = 0;
 

@@ -1,42 +1,11 @@
 /* YAML writing for the control API (libyaml emitter): requests built by tunlessctl and
- * replies built by tunlessd, plus the growable buffer they go to. */
-#include "ctrl/ctlspec.h"
+ * replies built by tunlessd. */
+#include "api/yamlw.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void tl_ybuf_add(struct tl_ybuf *b, const void *data, size_t len)
-{
-	if (b->oom)
-		return;
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *p;
-
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-	b->p[b->len] = '\0';
-}
-
-void tl_ybuf_free(struct tl_ybuf *b)
-{
-	if (b->p)
-		explicit_bzero(b->p, b->cap);
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
 
 /* ---- plain scalar kinds -------------------------------------------------------------------- */
 
@@ -107,13 +76,13 @@ enum tl_ykind tl_yaml_plain_kind(const char *s)
 
 static int yw_out(void *data, unsigned char *buffer, size_t size)
 {
-	struct tl_ybuf *b = data;
+	struct tl_buf *b = data;
 
-	tl_ybuf_add(b, buffer, size);
+	tl_buf_add(b, buffer, size);
 	return !b->oom;
 }
 
-static void yw_emit(struct tl_yw *w, yaml_event_t *ev, int ok)
+static void yw_emit(struct tl_yaml_writer *w, yaml_event_t *ev, int ok)
 {
 	if (!ok) {
 		w->failed = true;
@@ -127,7 +96,7 @@ static void yw_emit(struct tl_yw *w, yaml_event_t *ev, int ok)
 		w->failed = true;
 }
 
-void tl_yw_begin(struct tl_yw *w, struct tl_ybuf *out)
+void tl_yaml_begin(struct tl_yaml_writer *w, struct tl_buf *out)
 {
 	yaml_event_t ev;
 
@@ -145,7 +114,7 @@ void tl_yw_begin(struct tl_yw *w, struct tl_ybuf *out)
 	yw_emit(w, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0));
 }
 
-int tl_yw_finish(struct tl_yw *w)
+int tl_yaml_finish(struct tl_yaml_writer *w)
 {
 	yaml_event_t ev;
 
@@ -157,33 +126,33 @@ int tl_yw_finish(struct tl_yw *w)
 	return w->failed || w->out->oom ? -1 : 0;
 }
 
-static void yw_map(struct tl_yw *w, yaml_mapping_style_t style)
+static void yw_map(struct tl_yaml_writer *w, yaml_mapping_style_t style)
 {
 	yaml_event_t ev;
 
 	yw_emit(w, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, style));
 }
 
-static void yw_seq(struct tl_yw *w, yaml_sequence_style_t style)
+static void yw_seq(struct tl_yaml_writer *w, yaml_sequence_style_t style)
 {
 	yaml_event_t ev;
 
 	yw_emit(w, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style));
 }
 
-void tl_yw_map(struct tl_yw *w) { yw_map(w, YAML_BLOCK_MAPPING_STYLE); }
-void tl_yw_flow_map(struct tl_yw *w) { yw_map(w, YAML_FLOW_MAPPING_STYLE); }
-void tl_yw_seq(struct tl_yw *w) { yw_seq(w, YAML_BLOCK_SEQUENCE_STYLE); }
-void tl_yw_flow_seq(struct tl_yw *w) { yw_seq(w, YAML_FLOW_SEQUENCE_STYLE); }
+void tl_yaml_map(struct tl_yaml_writer *w) { yw_map(w, YAML_BLOCK_MAPPING_STYLE); }
+void tl_yaml_flow_map(struct tl_yaml_writer *w) { yw_map(w, YAML_FLOW_MAPPING_STYLE); }
+void tl_yaml_seq(struct tl_yaml_writer *w) { yw_seq(w, YAML_BLOCK_SEQUENCE_STYLE); }
+void tl_yaml_flow_seq(struct tl_yaml_writer *w) { yw_seq(w, YAML_FLOW_SEQUENCE_STYLE); }
 
-void tl_yw_end_map(struct tl_yw *w)
+void tl_yaml_end_map(struct tl_yaml_writer *w)
 {
 	yaml_event_t ev;
 
 	yw_emit(w, &ev, yaml_mapping_end_event_initialize(&ev));
 }
 
-void tl_yw_end_seq(struct tl_yw *w)
+void tl_yaml_end_seq(struct tl_yaml_writer *w)
 {
 	yaml_event_t ev;
 
@@ -212,7 +181,7 @@ static size_t utf8_len(const unsigned char *s)
 
 /* libyaml refuses invalid UTF-8: such bytes (e.g. a multi-byte character cut short in an
  * echoed value) are written as '?'. */
-static void yw_scalar(struct tl_yw *w, const char *v, yaml_scalar_style_t style)
+static void yw_scalar(struct tl_yaml_writer *w, const char *v, yaml_scalar_style_t style)
 {
 	size_t len = strlen(v), i = 0, n;
 	char *fixed = NULL;
@@ -235,93 +204,93 @@ static void yw_scalar(struct tl_yw *w, const char *v, yaml_scalar_style_t style)
 	free(fixed);
 }
 
-void tl_yw_key(struct tl_yw *w, const char *key)
+void tl_yaml_key(struct tl_yaml_writer *w, const char *key)
 {
 	yw_scalar(w, key, YAML_ANY_SCALAR_STYLE);
 }
 
-void tl_yw_str(struct tl_yw *w, const char *v)
+void tl_yaml_str(struct tl_yaml_writer *w, const char *v)
 {
 	yw_scalar(w, v, tl_yaml_plain_kind(v) == TL_YK_STRING ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
 }
 
-void tl_yw_plain(struct tl_yw *w, const char *v)
+void tl_yaml_plain(struct tl_yaml_writer *w, const char *v)
 {
 	yw_scalar(w, v, YAML_ANY_SCALAR_STYLE);
 }
 
-void tl_yw_u64(struct tl_yw *w, uint64_t v)
+void tl_yaml_u64(struct tl_yaml_writer *w, uint64_t v)
 {
 	char s[24];
 
 	snprintf(s, sizeof(s), "%" PRIu64, v);
-	tl_yw_plain(w, s);
+	tl_yaml_plain(w, s);
 }
 
-void tl_yw_i64(struct tl_yw *w, int64_t v)
+void tl_yaml_i64(struct tl_yaml_writer *w, int64_t v)
 {
 	char s[24];
 
 	snprintf(s, sizeof(s), "%" PRId64, v);
-	tl_yw_plain(w, s);
+	tl_yaml_plain(w, s);
 }
 
-void tl_yw_bool(struct tl_yw *w, bool v)
+void tl_yaml_bool(struct tl_yaml_writer *w, bool v)
 {
-	tl_yw_plain(w, v ? "true" : "false");
+	tl_yaml_plain(w, v ? "true" : "false");
 }
 
-void tl_yw_num(struct tl_yw *w, double v)
+void tl_yaml_num(struct tl_yaml_writer *w, double v)
 {
 	char s[32];
 
 	snprintf(s, sizeof(s), "%.1f", v);
-	tl_yw_plain(w, s);
+	tl_yaml_plain(w, s);
 }
 
-void tl_yw_key_b64(struct tl_yw *w, const uint8_t key[TL_KEY_LEN])
+void tl_yaml_b64(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN])
 {
 	char b64[45];
 
 	tl_key_to_base64(b64, key);
-	tl_yw_str(w, b64);
+	tl_yaml_str(w, b64);
 }
 
-void tl_yw_kstr(struct tl_yw *w, const char *k, const char *v)
+void tl_yaml_key_str(struct tl_yaml_writer *w, const char *k, const char *v)
 {
-	tl_yw_key(w, k);
-	tl_yw_str(w, v);
+	tl_yaml_key(w, k);
+	tl_yaml_str(w, v);
 }
 
-void tl_yw_ku64(struct tl_yw *w, const char *k, uint64_t v)
+void tl_yaml_key_u64(struct tl_yaml_writer *w, const char *k, uint64_t v)
 {
-	tl_yw_key(w, k);
-	tl_yw_u64(w, v);
+	tl_yaml_key(w, k);
+	tl_yaml_u64(w, v);
 }
 
-void tl_yw_kbool(struct tl_yw *w, const char *k, bool v)
+void tl_yaml_key_bool(struct tl_yaml_writer *w, const char *k, bool v)
 {
-	tl_yw_key(w, k);
-	tl_yw_bool(w, v);
+	tl_yaml_key(w, k);
+	tl_yaml_bool(w, v);
 }
 
-void tl_ctl_error_reply(struct tl_ybuf *out, const char *op, const char *field, const char *message)
+void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, const char *message)
 {
-	struct tl_yw w;
+	struct tl_yaml_writer w;
 
-	tl_yw_begin(&w, out);
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "status", "error");
+	tl_yaml_begin(&w, out);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "status", "error");
 	if (op)
-		tl_yw_kstr(&w, "op", op);
-	tl_yw_key(&w, "error");
-	tl_yw_map(&w);
-	tl_yw_kstr(&w, "field", field);
-	tl_yw_kstr(&w, "message", message);
-	tl_yw_end_map(&w);
-	tl_yw_end_map(&w);
-	if (tl_yw_finish(&w) == 0)
+		tl_yaml_key_str(&w, "op", op);
+	tl_yaml_key(&w, "error");
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "field", field);
+	tl_yaml_key_str(&w, "message", message);
+	tl_yaml_end_map(&w);
+	tl_yaml_end_map(&w);
+	if (tl_yaml_finish(&w) == 0)
 		return;
-	tl_ybuf_free(out);      /* out of memory: a fixed reply rather than none */
-	tl_ybuf_add(out, "---\nstatus: error\nerror:\n  field: (request)\n  message: out of memory\n...\n", 73);
+	tl_buf_free(out);      /* out of memory: a fixed reply rather than none */
+	tl_buf_add(out, "---\nstatus: error\nerror:\n  field: (request)\n  message: out of memory\n...\n", 73);
 }

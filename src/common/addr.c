@@ -1,63 +1,13 @@
-/* Text <-> binary parsers for keys, addresses, prefixes, endpoints and MACs. Shared by the
- * config loader, the control API and the UAPI. No allocation, no I/O. */
-#include "ctrl/config.h"
+/* Text <-> binary for addresses, prefixes, endpoints and MACs, shared by the configuration,
+ * the control API and the UAPI. No allocation, no I/O. */
+#include "common/addr.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #define TL_ADDR_TEXT_MAX 64   /* longer than any textual IPv4/IPv6 address */
-
-int tl_key_from_base64(uint8_t key[TL_KEY_LEN], const char *b64)
-{
-	uint8_t tmp[TL_KEY_LEN + 1];
-	size_t len, binlen = 0;
-	const char *end = NULL;
-	int rc = -1;
-
-	if (!b64)
-		return -1;
-	len = strlen(b64);
-	if (len == 44 && sodium_base642bin(tmp, sizeof(tmp), b64, len, NULL, &binlen, &end,
-					   sodium_base64_VARIANT_ORIGINAL) == 0 &&
-	    end == b64 + len && binlen == TL_KEY_LEN) {
-		memcpy(key, tmp, TL_KEY_LEN);
-		rc = 0;
-	}
-	sodium_memzero(tmp, sizeof(tmp));
-	return rc;
-}
-
-int tl_key_from_hex(uint8_t key[TL_KEY_LEN], const char *hex)
-{
-	uint8_t tmp[TL_KEY_LEN];
-	size_t binlen = 0;
-	const char *end = NULL;
-	int rc = -1;
-
-	if (!hex || strlen(hex) != 2 * TL_KEY_LEN)
-		return -1;
-	if (sodium_hex2bin(tmp, sizeof(tmp), hex, 2 * TL_KEY_LEN, NULL, &binlen, &end) == 0 &&
-	    end == hex + 2 * TL_KEY_LEN && binlen == TL_KEY_LEN) {
-		memcpy(key, tmp, TL_KEY_LEN);
-		rc = 0;
-	}
-	sodium_memzero(tmp, sizeof(tmp));
-	return rc;
-}
-
-void tl_key_to_base64(char out[45], const uint8_t key[TL_KEY_LEN])
-{
-	sodium_bin2base64(out, 45, key, TL_KEY_LEN, sodium_base64_VARIANT_ORIGINAL);
-}
-
-void tl_key_to_hex(char out[65], const uint8_t key[TL_KEY_LEN])
-{
-	sodium_bin2hex(out, 65, key, TL_KEY_LEN);
-}
 
 int tl_ip_parse(struct tl_ip *ip, const char *s)
 {
@@ -284,4 +234,19 @@ void tl_sockaddr_format(char *out, size_t len, const struct tl_sockaddr *sa)
 		snprintf(out, len, "[%s]:%u", buf, (unsigned)sa->port);
 	else
 		snprintf(out, len, "%s:%u", buf, (unsigned)sa->port);
+}
+
+bool tl_ip_eq(const struct tl_ip *a, const struct tl_ip *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}
+
+bool tl_prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
+{
+	return a->len == b->len && tl_ip_eq(&a->ip, &b->ip);
+}
+
+bool tl_sockaddr_eq(const struct tl_sockaddr *a, const struct tl_sockaddr *b)
+{
+	return tl_ip_eq(&a->ip, &b->ip) && a->port == b->port;
 }
