@@ -10,7 +10,7 @@
 
 #include "crypto/cookie.h"
 #include "crypto/noise.h"
-#include "ctrl/config.h"
+#include "config/config.h"
 #include "kernel/xdp.h"
 #include "dataplane/dp.h"
 #include "dataplane/worker.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "ctrl/config.h"
+#include "config/config.h"
 
 struct tl_device;
 

@@ -1,7 +1,7 @@
 /* libFuzzer harness for the configuration loader: the input is written to a temporary file
  * (tl_config_load takes a path), loaded, and freed. Any crash, leak or sanitizer report is
  * a bug; a rejected config is fine but must come with a one-line error. */
-#include "ctrl/config.h"
+#include "config/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

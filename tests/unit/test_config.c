@@ -1,7 +1,7 @@
 /* Unit tests for the configuration loader: every example config loads, every broken config
  * fails with the expected "<file>:<line>: <field>" prefix, and the shared parsers round-trip.
  * Run from the project source root (meson test sets workdir). */
-#include "ctrl/config.h"
+#include "config/config.h"
 #include "check.h"
 
 #include <arpa/inet.h>

@@ -10,7 +10,7 @@
 #include <sodium.h>
 #include <yaml.h>
 
-#include "ctrl/config_priv.h"
+#include "config/config_priv.h"
 
 /* ---- the one-line error --------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  * syntax errors.
  * Secrets are wiped from every buffer we own: the file text, the index, every block
  * libcyaml allocates (through tl_cfg_mem), and the loaded struct. */
-#include "ctrl/config_priv.h"
+#include "config/config_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

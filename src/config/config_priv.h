@@ -2,8 +2,8 @@
  * libcyaml schema of the raw structs), config.c (the semantic pass into struct tl_config),
  * config_doc.c (the document's path -> line index, the one-line errors, libcyaml's memory
  * and messages). */
-#ifndef TL_CTRL_CONFIG_PRIV_H
-#define TL_CTRL_CONFIG_PRIV_H
+#ifndef TL_CONFIG_PRIV_H
+#define TL_CONFIG_PRIV_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,7 +12,7 @@
 
 #include <cyaml/cyaml.h>
 
-#include "ctrl/config.h"
+#include "config/config.h"
 
 #define TL_CFG_MAX_FILE   (1u << 20)   /* a config larger than 1 MiB is a mistake */
 #define TL_CFG_MAX_DEPTH  64

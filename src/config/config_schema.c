@@ -1,6 +1,6 @@
 /* The libcyaml schema of the configuration file (config_priv.h): every key, loaded into the
  * raw structs as strings and numbers; config.c converts and checks them. */
-#include "ctrl/config_priv.h"
+#include "config/config_priv.h"
 
 #define TL_OPT (CYAML_FLAG_OPTIONAL | CYAML_FLAG_POINTER)
 #define TL_STR(key, st, m)     CYAML_FIELD_STRING_PTR(key, CYAML_FLAG_POINTER, st, m, 0, CYAML_UNLIMITED)
