@@ -58,7 +58,7 @@ static void on_sighup(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tunlessd -c CONFIG.yaml [-v]\n"
-		   "  -c, --config FILE   configuration (see docs/config.md)\n"
+		   "  -c, --config FILE   configuration (see tunless.yaml(5))\n"
 		   "  -v, --verbose       debug logging\n"
 		   "  -t, --check         validate the configuration and exit\n");
 }
@@ -279,7 +279,7 @@ static void config_warnings(const struct tl_config *cfg)
 	while (*p) {
 		size_t n = strcspn(p, "\n");
 
-		fprintf(stderr, "tunlessd: warning: %.*s\n", (int)n, p);
+		tl_log_warn("%.*s", (int)n, p);
 		p += n + (p[n] == '\n');
 	}
 }
@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (tl_config_load(path, &dev.cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "tunlessd: %s\n", err);
+		tl_log_err("%s", err);
 		return 2;
 	}
 	config_warnings(dev.cfg);

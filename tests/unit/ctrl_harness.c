@@ -311,6 +311,11 @@ unsigned tl_ch_worker_round(struct tl_ch *h)
 	rte_rcu_qsbr_thread_online(h->dev.dp.qsbr, 0);
 	w->now_ns = h->now;
 	n = tl_worker_round(w);
+	/* counted as tl_worker_main counts its rounds */
+	if (n)
+		w->cnt.busy_polls++;
+	else
+		w->cnt.idle_polls++;
 	rte_rcu_qsbr_thread_offline(h->dev.dp.qsbr, 0);
 	return n;
 }

@@ -98,7 +98,8 @@ void tl_ch_remote_cookie(struct tl_ch *h, struct tl_ch_remote *r, const void *ou
 
 /* One control-plane timer tick at h->now. */
 void tl_ch_tick(struct tl_ch *h);
-/* One round of worker 0 on the test thread (online in the RCU state for that round only). */
+/* One round of worker 0 on the test thread (online in the RCU state for that round only),
+ * counted in its busy_polls or idle_polls as the worker's loop counts it. */
 unsigned tl_ch_worker_round(struct tl_ch *h);
 
 /* Entries of the control plane's index table whose owner is pc (pc may be freed: only the
