@@ -54,12 +54,14 @@ static void args_summary(FILE *o, const struct tl_api_op *op)
 void ctl_usage(FILE *o, const struct tl_api_spec *spec)
 {
 	fprintf(o, "usage: tunlessctl [-n NAME | -s SOCKET] [--yaml | --json] OP [ARG=VALUE ...]\n"
-		   "       tunlessctl [-n NAME | -s SOCKET] watch [-i SECONDS] [--count N]\n"
-		   "       tunlessctl help [OP | --markdown]\n\n"
+		   "       tunlessctl [-n NAME | -s SOCKET] watch [-i | --interval SECONDS] [-c | --count N]\n"
+		   "       tunlessctl help [OP | --markdown]\n"
+		   "       tunlessctl import WG_QUICK.conf [-o OUT.yaml] [--name NAME] [--wan IFACE]\n\n"
 		   "  -n, --name NAME     instance name: socket %s/NAME.sock\n"
 		   "  -s, --socket PATH   control socket path\n"
 		   "      --yaml          print the reply document as it came\n"
 		   "      --json          print the reply as JSON\n"
+		   "  -h, --help          this text\n"
 		   "Arguments are ARG=VALUE; nested ones use dots (aqm.target_us=2000); prefix lists are\n"
 		   "comma-separated (allowed_ips=10.0.0.2/32,fd00::2/128). OP names take - or _.\n"
 		   "Exit status: 0 ok, 1 the daemon refused, 2 usage error, 3 cannot connect.\n\n"

@@ -220,7 +220,8 @@ static int imp_parse(FILE *f, struct imp *c)
 				imp_note(c->file, line, key, "tunless does not configure resolvers; set them with resolvconf or "
 					 "systemd-resolved");
 			} else if (!strcasecmp(key, "Table")) {
-				imp_note(c->file, line, key, "tunless adds no routes for allowed IPs; add them yourself");
+				imp_note(c->file, line, key, "tunless routes every peer's allowed IPs through the host interface "
+					 "in the main table; another table, or none, is not supported");
 			} else if (!strcasecmp(key, "PreUp") || !strcasecmp(key, "PostUp") || !strcasecmp(key, "PreDown") ||
 				   !strcasecmp(key, "PostDown")) {
 				imp_note(c->file, line, key, "tunless runs no shell commands; use systemd ExecStartPre/ExecStartPost");

@@ -60,7 +60,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: tunlessd -c CONFIG.yaml [-v]\n"
 		   "  -c, --config FILE   configuration (see tunless.yaml(5))\n"
 		   "  -v, --verbose       debug logging\n"
-		   "  -t, --check         validate the configuration and exit\n");
+		   "  -t, --check         validate the configuration and exit\n"
+		   "  -h, --help          this text\n");
 }
 
 static void dp_params(struct tl_device *dev)

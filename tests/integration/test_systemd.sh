@@ -182,8 +182,11 @@ if command -v systemd-analyze >/dev/null; then
 	d=$LAB_DIR/unit
 	mkdir -p "$d"
 	sed -e "s|/usr/sbin/tunlessd|$HL_TUNLESSD|" "$UNIT" >"$d/tunless@.service"
-	hl_check "systemd-analyze verify tunless@.service" sh -c \
-		"out=\$(systemd-analyze verify '$d/tunless@.service' 2>&1); echo \"\$out\"; ! echo \"\$out\" | grep -v -e 'Failed to prepare' -e 'Cannot add dependency job' -e '^\$' | grep -q ."
+	# verify also looks up the Documentation= manual pages: the built ones, laid out as installed
+	mkdir -p "$d/man/man8" "$d/man/man5"
+	cp "$TUNLESS_BUILD"/docs/man/*.8 "$d/man/man8/" && cp "$TUNLESS_BUILD"/docs/man/*.5 "$d/man/man5/"
+	hl_check_out "systemd-analyze verify tunless@.service" sh -c \
+		"out=\$(MANPATH='$d/man' systemd-analyze verify '$d/tunless@.service' 2>&1); echo \"\$out\"; ! echo \"\$out\" | grep -v -e 'Failed to prepare' -e 'Cannot add dependency job' -e '^\$' | grep -q ."
 else
 	hl_note "systemd-analyze not found: unit not verified"
 fi

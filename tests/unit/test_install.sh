@@ -1,12 +1,14 @@
 #!/bin/sh
 # `meson install --destdir D` puts the binaries in sbindir, the XDP objects in libdir/tunless
 # (the path tunlessd has compiled in after TUNLESS_BPF_DIR and the build tree) and the example
-# configurations in the documentation; the installed tunlessd checks a configuration.
-# Usage: test_install.sh BUILD_DIR SOURCE_DIR PREFIX SBINDIR BPF_DIR EXAMPLES_DIR (dirs relative to PREFIX or absolute)
+# configurations in the documentation, the manual pages in mandir (each renders without a
+# warning, as lintian renders them); the installed tunlessd checks a configuration.
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR PREFIX SBINDIR BPF_DIR EXAMPLES_DIR MANDIR
+# (dirs relative to PREFIX or absolute)
 set -u
 build=$1 src=$2 prefix=$3
 abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
-sbin=$(abs "$4") bpf=$(abs "$5") ex=$(abs "$6")
+sbin=$(abs "$4") bpf=$(abs "$5") ex=$(abs "$6") man=$(abs "${7:-share/man}")
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail=0
@@ -22,6 +24,13 @@ for f in tl_wan.bpf.o tl_lan.bpf.o; do
 done
 for f in gateway-a.yaml gateway-b.yaml host-a.yaml host-b.yaml roadwarrior.conf; do
 	[ -f "$d$ex/$f" ]; check "$ex/$f installed" $?
+done
+[ -n "${7:-}" ] || echo "# manual pages not built (-Dman=disabled): not checked"
+for f in ${7:+man8/tunlessd.8 man8/tunlessctl.8 man5/tunless.yaml.5}; do
+	[ -s "$d$man/$f" ]; check "$man/$f installed" $?
+	w=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$d$man/$f" 2>&1 >/dev/null)
+	[ $? -eq 0 ] && [ -z "$w" ]; check "$man/$f renders without warnings${w:+: $w}" $?
+	MANWIDTH=80 man -l "$d$man/$f" 2>/dev/null | grep -q '^NAME'; check "man -l $man/$f shows the page" $?
 done
 [ -f "$d$prefix/lib/systemd/system/tunless@.service" ]; check "$prefix/lib/systemd/system/tunless@.service installed" $?
 [ ! -e "$d/etc" ] && [ ! -e "$d$prefix/etc" ]; check "nothing installed under etc" $?
