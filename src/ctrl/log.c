@@ -42,30 +42,27 @@ static const char *level_word(int priority)
 	}
 }
 
-void tl_log_line(int priority, const char *fmt, ...)
+static void log_v(int priority, bool level, const char *fmt, va_list ap)
 {
 	char stack[512], *msg = stack;
 	const char *p;
-	va_list ap;
+	va_list again;
 	int n;
 
 	if (g_journal < 0)
 		g_journal = stderr_is_journal();
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(stack, sizeof(stack), fmt, ap);
-	va_end(ap);
+	if (n >= 0 && (size_t)n >= sizeof(stack)) {
+		msg = malloc((size_t)n + 1);
+		if (msg)
+			vsnprintf(msg, (size_t)n + 1, fmt, again);
+		else
+			msg = stack;   /* the truncated message rather than none */
+	}
+	va_end(again);
 	if (n < 0)
 		return;
-	if ((size_t)n >= sizeof(stack)) {
-		msg = malloc((size_t)n + 1);
-		if (!msg) {
-			msg = stack;   /* the truncated message rather than none */
-		} else {
-			va_start(ap, fmt);
-			vsnprintf(msg, (size_t)n + 1, fmt, ap);
-			va_end(ap);
-		}
-	}
 	p = msg;
 	do {
 		size_t len = strcspn(p, "\n");
@@ -74,9 +71,28 @@ void tl_log_line(int priority, const char *fmt, ...)
 		if (g_journal)
 			snprintf(pre, sizeof(pre), "<%d>", priority);
 		/* one fprintf per line: stderr is unbuffered, each line is one write */
-		fprintf(stderr, "%s%s: %s: %.*s\n", pre, tl_log_name, level_word(priority), (int)len, p);
+		fprintf(stderr, "%s%s: %s%s%.*s\n", pre, tl_log_name, level ? level_word(priority) : "", level ? ": " : "",
+			(int)len, p);
 		p += len + (p[len] == '\n');
 	} while (*p);
 	if (msg != stack)
 		free(msg);
+}
+
+void tl_log_line(int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_v(priority, true, fmt, ap);
+	va_end(ap);
+}
+
+void tl_log_bare(int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_v(priority, false, fmt, ap);
+	va_end(ap);
 }

@@ -22,6 +22,9 @@ extern int tl_log_verbose;
 
 /* One message; a message of several lines is written line by line, each with the prefix. */
 void tl_log_line(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same without the level word ("name: message"): lines whose form is a contract, such as
+ * the configuration loader's one error line. */
+void tl_log_bare(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether lines carry the journal's priority prefix: decided at the first message from
  * JOURNAL_STREAM and stderr; tl_log_reset() makes the next message decide again (tests). */
 void tl_log_reset(void);

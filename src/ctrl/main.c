@@ -318,7 +318,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (tl_config_load(path, &dev.cfg, err, sizeof(err)) != 0) {
-		tl_log_err("%s", err);
+		tl_log_bare(TL_LOG_ERR, "%s", err);
 		return 2;
 	}
 	config_warnings(dev.cfg);

@@ -60,6 +60,11 @@ static void levels(void)
 	tl_log_debug("not shown");
 }
 
+static void bare(void)
+{
+	tl_log_bare(TL_LOG_ERR, "x.yaml:3: mtu: 70000 is out of range 576..9000");
+}
+
 static void multiline(void)
 {
 	tl_log_err("reload refused:\nfield: mode\nmessage: needs a restart\n");
@@ -87,6 +92,13 @@ int main(void)
 	CHECK(out && !strcmp(out, "<3>gw0: error: bad 1\n<4>gw0: warning: careful\n<6>gw0: info: up: host mode\n"
 				  "<7>gw0: debug: detail\n"),
 	      "priority prefixes when JOURNAL_STREAM is stderr: [%s]", out);
+
+	out = capture(NULL, bare);
+	CHECK(out && !strcmp(out, "gw0: x.yaml:3: mtu: 70000 is out of range 576..9000\n"),
+	      "tl_log_bare: no level word: [%s]", out);
+	out = capture("self", bare);
+	CHECK(out && !strcmp(out, "<3>gw0: x.yaml:3: mtu: 70000 is out of range 576..9000\n"),
+	      "tl_log_bare: the priority prefix still: [%s]", out);
 
 	out = capture("self", multiline);
 	CHECK(out && !strcmp(out, "<3>gw0: error: reload refused:\n<3>gw0: error: field: mode\n"
