@@ -9,6 +9,7 @@
 
 #include "ctrl/accounting.h"
 #include "ctrl/device.h"
+#include "ctrl/telemetry.h"
 
 const char *const tl_ctrl_flow_names[TL_FLOW_MAX] = { "handshakes", "staged", "frames", "slowpath" };
 

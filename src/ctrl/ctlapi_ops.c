@@ -14,6 +14,8 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
+#include "ctrl/peer.h"
+#include "ctrl/ports.h"
 #include "ctrl/uapi.h"
 
 static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };

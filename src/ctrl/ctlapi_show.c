@@ -9,6 +9,7 @@
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/metrics.h"
+#include "ctrl/ports.h"
 #include "ctrl/uapi.h"
 
 /* ---- show ------------------------------------------------------------------------------------ */

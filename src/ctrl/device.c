@@ -3,6 +3,7 @@
  * staged packets, and the per-source handshake rate limiter. */
 #include "ctrl/device.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/session.h"
 
 int tl_device_objects_create(struct tl_device *dev)
 {

@@ -9,6 +9,7 @@
 #include "ctrl/device.h"
 #include "ctrl/eal.h"
 #include "ctrl/log.h"
+#include "ctrl/ports.h"
 #include "dataplane/runtime.h"
 
 /* Everything but the port pools: control pools (~60 MB), hashes and rings, and the routing

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ctrl/device.h"
+#include "ctrl/hostmode.h"
 #include "ctrl/log.h"
 #include "kernel/netlink.h"
 

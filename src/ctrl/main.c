@@ -23,15 +23,22 @@
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/eal.h"
+#include "ctrl/handshake.h"
+#include "ctrl/hostmode.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
-#include "kernel/netlink.h"
+#include "ctrl/neigh.h"
 #include "ctrl/notify.h"
+#include "ctrl/peer.h"
+#include "ctrl/ports.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/telemetry.h"
+#include "ctrl/timers.h"
 #include "ctrl/uapi.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/route.h"
+#include "kernel/netlink.h"
 
 #define TL_TICK_NS (5ull * 1000000ull)
 /* The control loop sleeps 1 ms between empty rounds, 4 ms once it has had nothing to do

@@ -22,8 +22,9 @@
 #include "ctrl/httpreq.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
-#include "ctrl/unixsock.h"
 #include "ctrl/metrics_priv.h"
+#include "ctrl/ports.h"
+#include "ctrl/unixsock.h"
 
 const char *const tl_metrics_port_names[TL_PORT_MAX] = { "wan", "lan" };
 

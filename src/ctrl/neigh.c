@@ -6,6 +6,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/neigh.h"
 #include "kernel/netlink.h"
 
 #define TL_RESOLVE_RETRY_NS (100ull * 1000000ull)

@@ -7,6 +7,9 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/peer.h"
+#include "ctrl/send.h"
+#include "ctrl/session.h"
 #include "dataplane/route.h"
 
 static uint32_t peer_id_free(struct tl_device *dev)

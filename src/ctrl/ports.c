@@ -20,11 +20,12 @@
 #include <rte_mbuf_pool_ops.h>
 
 #include "ctrl/device.h"
-#include "dataplane/crypto_stage.h"
 #include "ctrl/log.h"
-#include "kernel/netlink.h"
+#include "ctrl/ports.h"
 #include "ctrl/udpsock.h"
+#include "dataplane/crypto_stage.h"
 #include "dataplane/udpport.h"
+#include "kernel/netlink.h"
 
 #define TL_RX_DESC 2048
 #define TL_TX_DESC 2048

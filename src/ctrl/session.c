@@ -7,6 +7,7 @@
 #include <rte_malloc.h>
 
 #include "ctrl/device.h"
+#include "ctrl/session.h"
 
 uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake)
 {

@@ -5,6 +5,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/metrics.h"
+#include "ctrl/ports.h"
 
 void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *sum)
 {

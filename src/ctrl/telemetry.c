@@ -18,6 +18,8 @@
 #include "ctrl/device.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/metrics.h"
+#include "ctrl/ports.h"
+#include "ctrl/telemetry.h"
 
 static struct tl_device *g_dev;
 

@@ -3,6 +3,9 @@
  * per-packet timer updates on the fast path. Run every few milliseconds. */
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/send.h"
+#include "ctrl/session.h"
+#include "ctrl/timers.h"
 
 static uint64_t secs(double s)
 {

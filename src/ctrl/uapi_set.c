@@ -9,7 +9,11 @@
 #include <string.h>
 
 #include "ctrl/device.h"
+#include "ctrl/hostmode.h"
 #include "ctrl/log.h"
+#include "ctrl/peer.h"
+#include "ctrl/ports.h"
+#include "ctrl/session.h"
 #include "ctrl/uapi.h"
 
 /* ---- applying --------------------------------------------------------------------------- */

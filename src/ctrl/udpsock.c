@@ -12,6 +12,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/neigh.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/packet.h"
 

@@ -13,10 +13,13 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
+#include "ctrl/handshake.h"
+#include "ctrl/peer.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/timers.h"
+#include "ctrl_harness.h"
 #include "dataplane/packet.h"
 #include "dataplane/runtime.h"
-#include "ctrl_harness.h"
 #include "test_eal.h"
 
 #define RING_SIZE 1024

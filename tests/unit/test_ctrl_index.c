@@ -4,6 +4,9 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "ctrl/peer.h"
+#include "ctrl/send.h"
+#include "ctrl/session.h"
 #include "ctrl_harness.h"
 
 #define MS 1000000ull

@@ -3,8 +3,11 @@
  * few control-plane ticks, with nothing else happening on the index table; the AEAD key
  * copies of the control plane and of the workers go with it. */
 #include "check.h"
-#include "ctrl_harness.h"
+#include "ctrl/peer.h"
+#include "ctrl/send.h"
+#include "ctrl/session.h"
 #include "ctrl/uapi.h"
+#include "ctrl_harness.h"
 
 #define MS 1000000ull
 #define TICKS 3                        /* the bound: control-plane ticks after retirement */

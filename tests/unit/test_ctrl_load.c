@@ -4,6 +4,7 @@
  * handshake ring, whose overflow the workers count (handshake_overload) before they hand a
  * message over. Nothing is dropped because the control TX ring is full (ctrl_backlog). */
 #include "check.h"
+#include "ctrl/handshake.h"
 #include "ctrl_harness.h"
 
 #define FLOOD 1000u

@@ -8,8 +8,10 @@
 #include <rte_memzone.h>
 
 #include "check.h"
-#include "ctrl_harness.h"
+#include "ctrl/peer.h"
+#include "ctrl/send.h"
 #include "ctrl/uapi.h"
+#include "ctrl_harness.h"
 #include "dataplane/route.h"
 
 #define MS 1000000ull

@@ -6,6 +6,7 @@
  * answered; and no initiation within REKEY_TIMEOUT of a handshake response we sent. Also:
  * packets staged for a session leave from the control plane with their inner ECN outside. */
 #include "check.h"
+#include "ctrl/send.h"
 #include "ctrl_harness.h"
 #include "dataplane/packet.h"
 
