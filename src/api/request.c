@@ -87,10 +87,10 @@ static int rinteger(struct rparse *r, const char *path, yaml_node_t *n, const st
 	v->i = strtoll(s, &end, 10);
 	if (errno == ERANGE || *end)
 		return rfail(r, path, "'" SHOW "' is out of range %" PRId64 "..%" PRId64, s,
-			     f->has_min ? f->min : INT64_MIN, f->has_max ? f->max : INT64_MAX);
-	if ((f->has_min && v->i < f->min) || (f->has_max && v->i > f->max))
+			     f->min ? *f->min : INT64_MIN, f->max ? *f->max : INT64_MAX);
+	if ((f->min && v->i < *f->min) || (f->max && v->i > *f->max))
 		return rfail(r, path, "%" PRId64 " is out of range %" PRId64 "..%" PRId64, v->i,
-			     f->has_min ? f->min : INT64_MIN, f->has_max ? f->max : INT64_MAX);
+			     f->min ? *f->min : INT64_MIN, f->max ? *f->max : INT64_MAX);
 	return 0;
 }
 

@@ -1,13 +1,13 @@
-/* The control API spec (ctlapi.yaml, embedded at build time) loaded into C structures. */
+/* The control API spec (ctlapi.yaml, embedded at build time) loaded with a libcyaml schema,
+ * then checked for what a schema cannot say. */
 #include "api/spec.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ydoc.h"
+#include <cyaml/cyaml.h>
 
 #define SPEC_MAX_DEPTH 8
 
@@ -25,15 +25,110 @@ const char *const tl_api_type_names[TL_API_MAX] = {
 	[TL_API_COUNTERS] = "counters",
 };
 
-/* ---- spec loading ------------------------------------------------------------------------ */
+/* ---- the schema ------------------------------------------------------------------------------ */
 
-struct sload {
-	yaml_document_t *doc;
-	char *err;
-	size_t errlen;
+static const cyaml_strval_t type_strings[TL_API_MAX] = {
+	{ "string", TL_API_STRING }, { "integer", TL_API_INTEGER }, { "boolean", TL_API_BOOLEAN },
+	{ "key", TL_API_KEY }, { "endpoint", TL_API_ENDPOINT }, { "prefix_list", TL_API_PREFIX_LIST },
+	{ "enum", TL_API_ENUM }, { "map", TL_API_MAP }, { "number", TL_API_NUMBER }, { "list", TL_API_LIST },
+	{ "counters", TL_API_COUNTERS },
 };
 
-static int __attribute__((format(printf, 3, 4))) sfail(struct sload *s, const char *path, const char *fmt, ...)
+static const cyaml_schema_value_t string_schema = {
+	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 0, CYAML_UNLIMITED),
+};
+
+/* A field holds fields (maps, lists of maps): the schema refers to itself. */
+static const cyaml_schema_value_t field_schema;
+
+static const cyaml_schema_field_t field_fields[] = {
+	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct tl_api_field, name, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_ENUM("type", CYAML_FLAG_STRICT, struct tl_api_field, type, type_strings, TL_API_MAX),
+	CYAML_FIELD_STRING_PTR("help", CYAML_FLAG_POINTER, struct tl_api_field, help, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_BOOL("required", CYAML_FLAG_OPTIONAL, struct tl_api_field, required),
+	CYAML_FIELD_INT_PTR("min", CYAML_FLAG_OPTIONAL, struct tl_api_field, min),
+	CYAML_FIELD_INT_PTR("max", CYAML_FLAG_OPTIONAL, struct tl_api_field, max),
+	CYAML_FIELD_UINT("max_len", CYAML_FLAG_OPTIONAL, struct tl_api_field, max_len),
+	CYAML_FIELD_SEQUENCE_COUNT("values", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_field, values,
+				   n_values, &string_schema, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE_COUNT("fields", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_field, fields,
+				   n_fields, &field_schema, 0, CYAML_UNLIMITED),
+	CYAML_FIELD_ENUM_PTR("items", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, struct tl_api_field, items, type_strings, TL_API_MAX),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t field_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct tl_api_field, field_fields),
+};
+
+static const cyaml_schema_field_t op_fields[] = {
+	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct tl_api_op, name, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("help", CYAML_FLAG_POINTER, struct tl_api_op, help, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE_COUNT("args", CYAML_FLAG_POINTER, struct tl_api_op, args, n_args, &field_schema, 0,
+				   CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE_COUNT("reply", CYAML_FLAG_POINTER, struct tl_api_op, reply, n_reply, &field_schema, 0,
+				   CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t op_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct tl_api_op, op_fields),
+};
+
+static const cyaml_schema_field_t type_doc_fields[] = {
+	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct tl_api_type_doc, name, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("help", CYAML_FLAG_POINTER, struct tl_api_type_doc, help, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t type_doc_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct tl_api_type_doc, type_doc_fields),
+};
+
+static const cyaml_schema_field_t spec_fields[] = {
+	CYAML_FIELD_STRING_PTR("title", CYAML_FLAG_POINTER, struct tl_api_spec, title, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_UINT("version", CYAML_FLAG_DEFAULT, struct tl_api_spec, version),
+	CYAML_FIELD_STRING_PTR("socket", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_spec, socket, 1,
+			       CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("about", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_spec, about, 1,
+			       CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("framing", CYAML_FLAG_POINTER, struct tl_api_spec, framing, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("request", CYAML_FLAG_POINTER, struct tl_api_spec, request, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("reply", CYAML_FLAG_POINTER, struct tl_api_spec, reply, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE_COUNT("types", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_spec, types,
+				   n_types, &type_doc_schema, 0, CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE_COUNT("operations", CYAML_FLAG_POINTER, struct tl_api_spec, ops, n_ops, &op_schema, 1,
+				   CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t spec_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct tl_api_spec, spec_fields),
+};
+
+/* ---- loading: libcyaml's first error line is the message ----------------------------------- */
+
+struct spec_log {
+	char *err;
+	size_t errlen;
+	bool have;
+};
+
+static void spec_log(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+{
+	struct spec_log *l = ctx;
+	size_t n;
+
+	if (level < CYAML_LOG_ERROR || l->have)
+		return;
+	n = strlen(l->err);
+	vsnprintf(l->err + n, l->errlen - n, fmt, args);
+	l->err[strcspn(l->err, "\n")] = '\0';
+	l->have = true;
+}
+
+static int __attribute__((format(printf, 4, 5))) spec_fail(char *err, size_t errlen, const char *path,
+							   const char *fmt, ...)
 {
 	char why[256];
 	va_list ap;
@@ -41,357 +136,105 @@ static int __attribute__((format(printf, 3, 4))) sfail(struct sload *s, const ch
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	snprintf(s->err, s->errlen, "control API spec: %s: %s", path, why);
+	snprintf(err, errlen, "control API spec: %s: %s", path, why);
 	return -1;
 }
 
-static int sstr(struct sload *s, const char *path, yaml_node_t *n, char **out)
-{
-	const char *v = tl_ydoc_scalar(n);
-
-	if (!v)
-		return sfail(s, path, "must be a string, not %s", tl_ydoc_kind(n));
-	*out = strdup(v);
-	return *out ? 0 : sfail(s, path, "out of memory");
-}
-
-static int sint(struct sload *s, const char *path, yaml_node_t *n, int64_t *out)
-{
-	const char *v = tl_ydoc_scalar(n);
-	char *end;
-
-	if (!v || !*v)
-		return sfail(s, path, "must be an integer");
-	errno = 0;
-	*out = strtoll(v, &end, 10);
-	return errno || *end ? sfail(s, path, "'%s' is not an integer", v) : 0;
-}
-
-static int stype(struct sload *s, const char *path, yaml_node_t *n, enum tl_api_type *out)
-{
-	const char *v = tl_ydoc_scalar(n);
-
-	for (int t = 0; v && t < TL_API_MAX; t++)
-		if (!strcmp(v, tl_api_type_names[t])) {
-			*out = (enum tl_api_type)t;
-			return 0;
-		}
-	return sfail(s, path, "unknown type '%s'", v ? v : "?");
-}
-
-static int sfields(struct sload *s, const char *path, yaml_node_t *n, bool arg, unsigned depth,
-		   struct tl_api_field **out, size_t *n_out);
-
-static int svalues(struct sload *s, const char *path, yaml_node_t *n, struct tl_api_field *f)
-{
-	size_t cnt;
-
-	if (!n || n->type != YAML_SEQUENCE_NODE)
-		return sfail(s, path, "must be a sequence of strings");
-	cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	f->values = calloc(cnt ? cnt : 1, sizeof(*f->values));
-	if (!f->values)
-		return sfail(s, path, "out of memory");
-	for (size_t i = 0; i < cnt; i++) {
-		if (sstr(s, path, tl_ydoc_node(s->doc, n->data.sequence.items.start[i]), &f->values[i]) < 0)
-			return -1;
-		f->n_values++;
-	}
-	return cnt ? 0 : sfail(s, path, "an enum needs values");
-}
-
-static int sbool(struct sload *s, const char *path, yaml_node_t *n, bool *out)
-{
-	const char *v = tl_ydoc_scalar(n);
-
-	if (v && (!strcmp(v, "true") || !strcmp(v, "false"))) {
-		*out = !strcmp(v, "true");
-		return 0;
-	}
-	return sfail(s, path, "must be true or false");
-}
-
-static int sfield_attr(struct sload *s, const char *path, const char *k, yaml_node_t *v, bool arg,
-		       unsigned depth, struct tl_api_field *f)
-{
-	int64_t x;
-
-	if (!strcmp(k, "type"))
-		return stype(s, path, v, &f->type);
-	if (!strcmp(k, "help"))
-		return sstr(s, path, v, &f->help);
-	if (!strcmp(k, "required"))
-		return sbool(s, path, v, &f->required);
-	if (!strcmp(k, "min") || !strcmp(k, "max")) {
-		if (sint(s, path, v, &x) < 0)
-			return -1;
-		if (k[1] == 'i')
-			f->min = x, f->has_min = true;
-		else
-			f->max = x, f->has_max = true;
-		return 0;
-	}
-	if (!strcmp(k, "max_len")) {
-		if (sint(s, path, v, &x) < 0 || x < 1)
-			return sfail(s, path, "must be a positive integer");
-		f->max_len = (size_t)x;
-		return 0;
-	}
-	if (!strcmp(k, "values"))
-		return svalues(s, path, v, f);
-	if (!strcmp(k, "fields"))
-		return sfields(s, path, v, arg, depth + 1, &f->fields, &f->n_fields);
-	if (!strcmp(k, "items"))
-		return stype(s, path, v, &f->items);
-	return sfail(s, path, "unknown attribute");
-}
-
-static int sfield_check(struct sload *s, const char *path, bool arg, const struct tl_api_field *f)
-{
-	if (f->type == TL_API_MAX)
-		return sfail(s, path, "type missing");
-	if (arg && (f->type == TL_API_NUMBER || f->type == TL_API_LIST || f->type == TL_API_COUNTERS))
-		return sfail(s, path, "type %s is for replies only", tl_api_type_names[f->type]);
-	if (f->type == TL_API_ENUM && !f->n_values)
-		return sfail(s, path, "an enum needs values");
-	if (arg && f->type == TL_API_MAP && !f->n_fields)
-		return sfail(s, path, "an argument map needs fields");
-	if (f->has_min && f->has_max && f->min > f->max)
-		return sfail(s, path, "min above max");
-	if (!f->help)
-		return sfail(s, path, "help missing");
-	return 0;
-}
-
-static int sfield(struct sload *s, const char *path, yaml_node_t *n, bool arg, unsigned depth,
-		  struct tl_api_field *f)
+/* What the schema cannot say, for each field under path. */
+static int fields_check(const struct tl_api_field *f, size_t n, bool arg, unsigned depth, const char *path,
+			char *err, size_t errlen)
 {
 	char sub[256];
 
-	f->type = TL_API_MAX;
-	f->items = TL_API_MAX;
-	if (depth > SPEC_MAX_DEPTH)
-		return sfail(s, path, "nested too deep");
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return sfail(s, path, "a field is a mapping with type and help");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		const char *k = tl_ydoc_scalar(tl_ydoc_node(s->doc, p->key));
-
-		if (!k)
-			return sfail(s, path, "keys must be strings");
-		snprintf(sub, sizeof(sub), "%.180s.%.60s", path, k);
-		if (sfield_attr(s, sub, k, tl_ydoc_node(s->doc, p->value), arg, depth, f) < 0)
-			return -1;
-	}
-	return sfield_check(s, path, arg, f);
-}
-
-static int sfields(struct sload *s, const char *path, yaml_node_t *n, bool arg, unsigned depth,
-		   struct tl_api_field **out, size_t *n_out)
-{
-	char sub[256];
-	size_t cnt;
-
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return sfail(s, path, "must be a mapping of fields");
-	cnt = tl_ydoc_len(n);
-	*out = calloc(cnt ? cnt : 1, sizeof(**out));
-	if (!*out)
-		return sfail(s, path, "out of memory");
-	for (size_t i = 0; i < cnt; i++) {
-		yaml_node_pair_t *p = &n->data.mapping.pairs.start[i];
-		struct tl_api_field *f = &(*out)[i];
-
-		snprintf(sub, sizeof(sub), "%.180s.%.60s", path, tl_ydoc_scalar(tl_ydoc_node(s->doc, p->key)) ? tl_ydoc_scalar(tl_ydoc_node(s->doc, p->key)) : "?");
-		if (sstr(s, sub, tl_ydoc_node(s->doc, p->key), &f->name) < 0)
-			return -1;
-		(*n_out)++;
-		if (sfield(s, sub, tl_ydoc_node(s->doc, p->value), arg, depth, f) < 0)
-			return -1;
-		if (tl_api_field_find(*out, i, f->name))
-			return sfail(s, sub, "defined twice");
-	}
-	return 0;
-}
-
-static int sop(struct sload *s, const char *name, yaml_node_t *n, struct tl_api_op *op)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "operations.%.60s", name);
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return sfail(s, path, "an operation is a mapping with help, args, reply");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		const char *k = tl_ydoc_scalar(tl_ydoc_node(s->doc, p->key));
-		yaml_node_t *v = tl_ydoc_node(s->doc, p->value);
-		char sub[256];
-		int rc;
-
-		snprintf(sub, sizeof(sub), "%.180s.%.60s", path, k ? k : "?");
-		if (k && !strcmp(k, "help"))
-			rc = sstr(s, sub, v, &op->help);
-		else if (k && !strcmp(k, "args"))
-			rc = sfields(s, sub, v, true, 0, &op->args, &op->n_args);
-		else if (k && !strcmp(k, "reply"))
-			rc = sfields(s, sub, v, false, 0, &op->reply, &op->n_reply);
-		else
-			rc = sfail(s, sub, "unknown attribute");
-		if (rc < 0)
-			return -1;
-	}
-	return op->help ? 0 : sfail(s, path, "help missing");
-}
-
-static int sops(struct sload *s, yaml_node_t *n, struct tl_api_spec *spec)
-{
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return sfail(s, "operations", "must be a mapping");
-	spec->ops = calloc(tl_ydoc_len(n) + 1, sizeof(*spec->ops));
-	if (!spec->ops)
-		return sfail(s, "operations", "out of memory");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		struct tl_api_op *op = &spec->ops[spec->n_ops];
-
-		if (sstr(s, "operations", tl_ydoc_node(s->doc, p->key), &op->name) < 0)
-			return -1;
-		spec->n_ops++;
-		if (sop(s, op->name, tl_ydoc_node(s->doc, p->value), op) < 0)
-			return -1;
-	}
-	return spec->n_ops ? 0 : sfail(s, "operations", "none defined");
-}
-
-static int stypes(struct sload *s, yaml_node_t *n, struct tl_api_spec *spec)
-{
-	if (!n || n->type != YAML_MAPPING_NODE)
-		return sfail(s, "types", "must be a mapping of type name to description");
-	spec->types = calloc(tl_ydoc_len(n) + 1, sizeof(*spec->types));
-	if (!spec->types)
-		return sfail(s, "types", "out of memory");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		struct tl_api_type_doc *t = &spec->types[spec->n_types];
-
-		if (sstr(s, "types", tl_ydoc_node(s->doc, p->key), &t->name) < 0)
-			return -1;
-		spec->n_types++;
-		if (sstr(s, "types", tl_ydoc_node(s->doc, p->value), &t->help) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int stop_key(struct sload *s, const char *k, yaml_node_t *v, struct tl_api_spec *spec)
-{
-	int64_t version;
-
-	if (!strcmp(k, "title"))
-		return sstr(s, k, v, &spec->title);
-	if (!strcmp(k, "socket"))
-		return sstr(s, k, v, &spec->socket);
-	if (!strcmp(k, "about"))
-		return sstr(s, k, v, &spec->about);
-	if (!strcmp(k, "framing"))
-		return sstr(s, k, v, &spec->framing);
-	if (!strcmp(k, "request"))
-		return sstr(s, k, v, &spec->request);
-	if (!strcmp(k, "reply"))
-		return sstr(s, k, v, &spec->reply);
-	if (!strcmp(k, "types"))
-		return stypes(s, v, spec);
-	if (!strcmp(k, "operations"))
-		return sops(s, v, spec);
-	if (!strcmp(k, "version")) {
-		if (sint(s, k, v, &version) < 0 || version < 1)
-			return sfail(s, k, "must be a positive integer");
-		spec->version = (unsigned)version;
-		return 0;
-	}
-	return sfail(s, k, "unknown key");
-}
-
-int tl_api_spec_load(struct tl_api_spec *spec, const char *text, size_t len, char *err, size_t errlen)
-{
-	yaml_document_t doc;
-	struct sload s = { .doc = &doc, .err = err, .errlen = errlen };
-	char why[256];
-	yaml_node_t *root;
-	int rc = 0;
-
-	memset(spec, 0, sizeof(*spec));
-	if (tl_ydoc_load(&doc, text, len, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "control API spec: %s", why);
-		return -1;
-	}
-	root = yaml_document_get_root_node(&doc);
-	if (root->type != YAML_MAPPING_NODE)
-		rc = sfail(&s, "(document)", "must be a mapping");
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; !rc && root->type == YAML_MAPPING_NODE &&
-	     p < root->data.mapping.pairs.top; p++) {
-		const char *k = tl_ydoc_scalar(tl_ydoc_node(&doc, p->key));
-
-		rc = k ? stop_key(&s, k, tl_ydoc_node(&doc, p->value), spec) : sfail(&s, "(document)", "keys must be strings");
-	}
-	if (!rc && (!spec->title || !spec->ops || !spec->framing || !spec->request || !spec->reply))
-		rc = sfail(&s, "(document)", "title, framing, request, reply and operations are required");
-	tl_ydoc_delete(&doc);
-	if (rc)
-		tl_api_spec_free(spec);
-	return rc;
-}
-
-static void cfields_free(struct tl_api_field *f, size_t n)
-{
 	for (size_t i = 0; i < n; i++) {
-		free(f[i].name);
-		free(f[i].help);
-		for (size_t v = 0; v < f[i].n_values; v++)
-			free(f[i].values[v]);
-		free(f[i].values);
-		cfields_free(f[i].fields, f[i].n_fields);
+		snprintf(sub, sizeof(sub), "%.180s.%.60s", path, f[i].name);
+		if (depth > SPEC_MAX_DEPTH)
+			return spec_fail(err, errlen, sub, "nested too deep");
+		if (tl_api_field_find(f, i, f[i].name))
+			return spec_fail(err, errlen, sub, "defined twice");
+		if (arg && (f[i].type == TL_API_NUMBER || f[i].type == TL_API_LIST || f[i].type == TL_API_COUNTERS))
+			return spec_fail(err, errlen, sub, "type %s is for replies only", tl_api_type_names[f[i].type]);
+		if (f[i].type == TL_API_ENUM && !f[i].n_values)
+			return spec_fail(err, errlen, sub, "an enum needs values");
+		if (arg && f[i].type == TL_API_MAP && !f[i].n_fields)
+			return spec_fail(err, errlen, sub, "an argument map needs fields");
+		if (f[i].min && f[i].max && *f[i].min > *f[i].max)
+			return spec_fail(err, errlen, sub, "min above max");
+		if (fields_check(f[i].fields, f[i].n_fields, arg, depth + 1, sub, err, errlen) < 0)
+			return -1;
 	}
-	free(f);
+	return 0;
+}
+
+static int spec_check(const struct tl_api_spec *s, char *err, size_t errlen)
+{
+	char path[128];
+
+	if (s->version < 1)
+		return spec_fail(err, errlen, "version", "must be a positive integer");
+	for (size_t i = 0; i < s->n_ops; i++) {
+		snprintf(path, sizeof(path), "operations.%.60s", s->ops[i].name);
+		if (tl_api_spec_op(s, s->ops[i].name) != &s->ops[i])
+			return spec_fail(err, errlen, path, "defined twice");
+		if (fields_check(s->ops[i].args, s->ops[i].n_args, true, 0, path, err, errlen) < 0 ||
+		    fields_check(s->ops[i].reply, s->ops[i].n_reply, false, 0, path, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static cyaml_config_t spec_config(struct spec_log *l)
+{
+	return (cyaml_config_t){ .log_fn = spec_log, .log_ctx = l, .mem_fn = cyaml_mem, .log_level = CYAML_LOG_ERROR,
+				 .flags = CYAML_CFG_NO_ALIAS };
+}
+
+struct tl_api_spec *tl_api_spec_load(const char *text, size_t len, char *err, size_t errlen)
+{
+	struct spec_log l = { .err = err, .errlen = errlen };
+	cyaml_config_t config = spec_config(&l);
+	struct tl_api_spec *spec = NULL;
+	cyaml_err_t e;
+
+	snprintf(err, errlen, "control API spec: ");
+	e = cyaml_load_data((const uint8_t *)text, len, &config, &spec_schema, (cyaml_data_t **)&spec, NULL);
+	if (e != CYAML_OK) {
+		if (!l.have)
+			snprintf(err, errlen, "control API spec: %s", cyaml_strerror(e));
+		return NULL;
+	}
+	if (spec_check(spec, err, errlen) < 0) {
+		tl_api_spec_free(spec);
+		return NULL;
+	}
+	return spec;
 }
 
 void tl_api_spec_free(struct tl_api_spec *spec)
 {
-	free(spec->title);
-	free(spec->socket);
-	free(spec->about);
-	free(spec->framing);
-	free(spec->request);
-	free(spec->reply);
-	for (size_t i = 0; i < spec->n_types; i++) {
-		free(spec->types[i].name);
-		free(spec->types[i].help);
-	}
-	free(spec->types);
-	for (size_t i = 0; i < spec->n_ops; i++) {
-		free(spec->ops[i].name);
-		free(spec->ops[i].help);
-		cfields_free(spec->ops[i].args, spec->ops[i].n_args);
-		cfields_free(spec->ops[i].reply, spec->ops[i].n_reply);
-	}
-	free(spec->ops);
-	memset(spec, 0, sizeof(*spec));
+	char none[1] = "";
+	struct spec_log l = { .err = none, .errlen = sizeof(none) };
+	cyaml_config_t config = spec_config(&l);
+
+	if (spec)
+		cyaml_free(&config, &spec_schema, spec, 0);
 }
 
-static struct tl_api_spec g_builtin;
-static bool g_builtin_loaded;
+static struct tl_api_spec *g_builtin;
 
 static void builtin_free(void)
 {
-	tl_api_spec_free(&g_builtin);
+	tl_api_spec_free(g_builtin);
 }
 
 const struct tl_api_spec *tl_api_spec_builtin(char *err, size_t errlen)
 {
-	if (g_builtin_loaded)
-		return &g_builtin;
-	if (tl_api_spec_load(&g_builtin, tl_ctlapi_spec_text, tl_ctlapi_spec_len, err, errlen) < 0)
-		return NULL;
-	g_builtin_loaded = true;
-	atexit(builtin_free);
-	return &g_builtin;
+	if (g_builtin)
+		return g_builtin;
+	g_builtin = tl_api_spec_load(tl_ctlapi_spec_text, tl_ctlapi_spec_len, err, errlen);
+	if (g_builtin)
+		atexit(builtin_free);
+	return g_builtin;
 }
 
 const struct tl_api_op *tl_api_spec_op(const struct tl_api_spec *spec, const char *name)
@@ -409,4 +252,3 @@ const struct tl_api_field *tl_api_field_find(const struct tl_api_field *fields, 
 			return &fields[i];
 	return NULL;
 }
-

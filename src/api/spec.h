@@ -33,19 +33,20 @@ enum tl_api_type {
 
 extern const char *const tl_api_type_names[TL_API_MAX];
 
+/* What ctlapi.yaml says of one argument or reply field (loaded by libcyaml: absent optional
+ * values are NULL or 0). */
 struct tl_api_field {
 	char *name;
 	enum tl_api_type type;
 	char *help;
 	bool required;
-	bool has_min, has_max;
-	int64_t min, max;              /* integer */
-	size_t max_len;                /* string, 0 = no limit */
-	char **values;                 /* enum */
+	int64_t *min, *max;               /* integer: bounds, NULL = none */
+	size_t max_len;                   /* string, 0 = no limit */
+	char **values;                    /* enum */
 	size_t n_values;
 	struct tl_api_field *fields;      /* map, list of maps */
 	size_t n_fields;
-	enum tl_api_type items;           /* list of scalars; TL_API_MAX = list of maps */
+	enum tl_api_type *items;          /* list of scalars of this type; NULL = list of maps */
 };
 
 struct tl_api_op {
@@ -71,8 +72,10 @@ struct tl_api_spec {
 	size_t n_ops;
 };
 
-/* Loads a spec from YAML text. 0, or -1 with a message in err. */
-int tl_api_spec_load(struct tl_api_spec *spec, const char *text, size_t len, char *err, size_t errlen);
+/* Loads a spec from YAML text (a libcyaml schema, then the checks of what a schema cannot
+ * say: types for replies only, enums without values, min above max, duplicate names). The
+ * spec, or NULL with a message in err. */
+struct tl_api_spec *tl_api_spec_load(const char *text, size_t len, char *err, size_t errlen);
 /* The embedded spec, loaded once (not thread-safe on the first call); NULL on error. */
 const struct tl_api_spec *tl_api_spec_builtin(char *err, size_t errlen);
 void tl_api_spec_free(struct tl_api_spec *spec);

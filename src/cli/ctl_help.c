@@ -12,8 +12,8 @@ static void type_text(const struct tl_api_field *f, char *out, size_t len)
 
 	switch (f->type) {
 	case TL_API_INTEGER:
-		if (f->has_min && f->has_max)
-			snprintf(out, len, "integer %" PRId64 "..%" PRId64, f->min, f->max);
+		if (f->min && f->max)
+			snprintf(out, len, "integer %" PRId64 "..%" PRId64, *f->min, *f->max);
 		else
 			snprintf(out, len, "integer");
 		return;
@@ -29,8 +29,8 @@ static void type_text(const struct tl_api_field *f, char *out, size_t len)
 			off += (size_t)snprintf(out + off, len - off, "%s%s", i ? ", " : "", f->values[i]);
 		return;
 	case TL_API_LIST:
-		if (f->items != TL_API_MAX)
-			snprintf(out, len, "list of %s", tl_api_type_names[f->items]);
+		if (f->items)
+			snprintf(out, len, "list of %s", tl_api_type_names[*f->items]);
 		else
 			snprintf(out, len, "list of maps");
 		return;
@@ -119,7 +119,7 @@ static void md_fields(FILE *o, const struct tl_api_field *f, size_t n, const cha
 	char type[256], name[256];
 
 	for (size_t i = 0; i < n; i++) {
-		bool list_of_maps = f[i].type == TL_API_LIST && f[i].items == TL_API_MAX;
+		bool list_of_maps = f[i].type == TL_API_LIST && !f[i].items;
 
 		snprintf(name, sizeof(name), "%.120s%.60s", prefix, f[i].name);
 		type_text(&f[i], type, sizeof(type));
