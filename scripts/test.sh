@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every tunless test: installs what is missing (scripts/setup.sh), builds with warnings
-# as errors, runs the unit tests (also under ASan+UBSan) and the network-namespace lab tests
-# (root). Ends with one line "tests: N passed, N failed".
+# as errors, runs the unit tests (also under ASan+UBSan), builds and checks the Debian package
+# and runs the network-namespace lab tests (root). Ends with one line "tests: N passed, N failed".
 #
 # Usage: scripts/test.sh [--unit-only]
 set -euo pipefail
@@ -39,6 +39,8 @@ run_suite() {   # dir, suite
 configure build -Dwerror=true
 ninja -C build
 run_suite build unit
+# The Debian package (dpkg-buildpackage of the committed tree, dpkg -c, lintian).
+run_suite build deb
 
 configure build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
 ninja -C build-san
