@@ -10,13 +10,15 @@
 
 #include <rte_ethdev.h>
 
+#include "config/config_diff.h"
+#include "ctrl/aips.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/metrics.h"
 #include "ctrl/peer.h"
+#include "ctrl/peer_ops.h"
 #include "ctrl/ports.h"
-#include "ctrl/uapi.h"
 
 static const char *const role_names[TL_PORT_MAX] = { "wan", "lan" };
 
@@ -173,24 +175,11 @@ static int op_set(struct tl_device *dev, const struct tl_api_request *req, struc
 
 /* ---- peers ------------------------------------------------------------------------------------ */
 
-/* The peer other than self that has p among its allowed IPs. */
-static struct tl_peer_ctrl *prefix_owner(struct tl_device *dev, const struct tl_prefix *p,
-					 const struct tl_peer_ctrl *self)
-{
-	struct tl_peer_ctrl *pc;
-
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; pc != self && i < pc->cfg.n_allowed_ips; i++)
-			if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p))
-				return pc;
-	return NULL;
-}
-
 static int peer_aips_check(struct tl_device *dev, const struct tl_api_value *aips, const struct tl_peer_ctrl *self,
 			   struct tl_api_error *e)
 {
 	for (size_t i = 0; aips && i < aips->n_prefixes; i++) {
-		struct tl_peer_ctrl *o = prefix_owner(dev, &aips->prefixes[i], self);
+		struct tl_peer_ctrl *o = tl_aips_owner(dev, &aips->prefixes[i], self);
 		char field[64], text[64], who[96];
 
 		if (!o)
@@ -307,245 +296,65 @@ static int op_peer_remove(struct tl_device *dev, const struct tl_api_request *re
 
 /* ---- reload ----------------------------------------------------------------------------------- */
 
-static bool port_static_eq(const struct tl_cfg_port *a, const struct tl_cfg_port *b)
-{
-	return a->present == b->present && !strcmp(a->iface, b->iface) && a->driver == b->driver &&
-	       !strcmp(a->devargs, b->devargs) && a->queues == b->queues && a->zero_copy == b->zero_copy;
-}
-
-static bool neighbours_eq(const struct tl_config *a, const struct tl_config *b)
-{
-	if (a->n_neighbours != b->n_neighbours)
-		return false;
-	for (size_t i = 0; i < a->n_neighbours; i++)
-		if (!tl_ip_eq(&a->neighbours[i].ip, &b->neighbours[i].ip) ||
-		    memcmp(a->neighbours[i].mac, b->neighbours[i].mac, 6) ||
-		    a->neighbours[i].on_wan != b->neighbours[i].on_wan)
-			return false;
-	return true;
-}
-
-static bool timers_eq(const struct tl_cfg_timers *a, const struct tl_cfg_timers *b)
-{
-	return a->rekey_after_time == b->rekey_after_time && a->reject_after_time == b->reject_after_time &&
-	       a->rekey_attempt_time == b->rekey_attempt_time && a->rekey_timeout == b->rekey_timeout &&
-	       a->keepalive_timeout == b->keepalive_timeout && a->rekey_after_messages == b->rekey_after_messages &&
-	       a->reject_after_messages == b->reject_after_messages;
-}
-
-static bool eal_eq(const struct tl_config *a, const struct tl_config *b)
-{
-	if (a->n_eal_args != b->n_eal_args)
-		return false;
-	for (size_t i = 0; i < a->n_eal_args; i++)
-		if (strcmp(a->eal_args[i], b->eal_args[i]))
-			return false;
-	return true;
-}
-
-static bool addresses_eq(const struct tl_config *a, const struct tl_config *b)
-{
-	if (a->n_addresses != b->n_addresses)
-		return false;
-	for (size_t i = 0; i < a->n_addresses; i++)
-		if (!tl_ip_eq(&a->addresses[i].ip, &b->addresses[i].ip) || a->addresses[i].len != b->addresses[i].len)
-			return false;
-	return true;
-}
-
-/* The first key whose change needs a restart, or NULL. Compared with what runs. */
-static const char *reload_restart_key(struct tl_device *dev, const struct tl_config *nc)
-{
-	const struct tl_config *oc = dev->cfg;
-	uint8_t priv[TL_KEY_LEN];
-	bool same_key;
-
-	memcpy(priv, nc->private_key, TL_KEY_LEN);
-	same_key = !memcmp(priv, dev->id.priv, TL_KEY_LEN);
-	tl_wipe(priv, sizeof(priv));
-	if (strcmp(nc->name, oc->name))
-		return "name";
-	if (nc->mode != oc->mode)
-		return "mode";
-	if (!same_key)
-		return "private_key";
-	if (nc->mtu != dev->dp.mtu)
-		return "mtu";
-	if (!addresses_eq(nc, oc))
-		return "addresses";
-	if (nc->workers != oc->workers)
-		return "workers";
-	if (nc->staged_packets != oc->staged_packets)
-		return "staged_packets";
-	if (!port_static_eq(&nc->wan, &oc->wan))
-		return "ports.wan";
-	if (!port_static_eq(&nc->lan, &oc->lan))
-		return "ports.lan";
-	if (!neighbours_eq(nc, oc))
-		return "neighbours";
-	if (!timers_eq(&nc->timers, &oc->timers))
-		return "timers";
-	if (!eal_eq(nc, oc))
-		return "eal";
-	if (nc->metrics.enabled != oc->metrics.enabled || !tl_sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen))
-		return "metrics";
-	return NULL;
-}
-
-static bool prefix_in(const struct tl_prefix *p, const struct tl_prefix *set, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (tl_prefix_eq(p, &set[i]))
-			return true;
-	return false;
-}
-
-static bool aips_eq(const struct tl_cfg_peer *a, const struct tl_cfg_peer *b)
-{
-	if (a->n_allowed_ips != b->n_allowed_ips)
-		return false;
-	for (size_t i = 0; i < a->n_allowed_ips; i++)
-		if (!prefix_in(&a->allowed_ips[i], b->allowed_ips, b->n_allowed_ips))
-			return false;
-	return true;
-}
-
-/* An update op for what differs between the live peer and the file's; false if nothing. */
-static bool reload_peer_diff(const struct tl_peer_ctrl *pc, const struct tl_cfg_peer *f, struct tl_peer_op *op)
-{
-	const struct tl_cfg_peer *c = &pc->cfg;
-	static const uint8_t zero[TL_KEY_LEN];
-
-	memset(op, 0, sizeof(*op));
-	memcpy(op->pub, f->public_key, TL_KEY_LEN);
-	op->update_only = true;
-	if (c->has_psk != f->has_psk || (f->has_psk && memcmp(c->psk, f->psk, TL_KEY_LEN))) {
-		op->has_psk = true;
-		memcpy(op->psk, f->has_psk ? f->psk : zero, TL_KEY_LEN);
-	}
-	if (f->has_endpoint && (!c->has_endpoint || !tl_sockaddr_eq(&c->endpoint, &f->endpoint))) {
-		op->has_endpoint = true;
-		op->endpoint = f->endpoint;
-	}
-	if (c->persistent_keepalive != f->persistent_keepalive) {
-		op->has_keepalive = true;
-		op->keepalive = f->persistent_keepalive;
-	}
-	if (strcmp(c->name, f->name)) {
-		op->has_name = true;
-		snprintf(op->name, sizeof(op->name), "%s", f->name);
-	}
-	if (!aips_eq(c, f)) {
-		op->replace_aips = true;
-		op->aips = f->allowed_ips;
-		op->n_aips = f->n_allowed_ips;
-	}
-	return op->has_psk || op->has_endpoint || op->has_keepalive || op->has_name || op->replace_aips;
-}
-
-static void reload_peer_add(const struct tl_cfg_peer *f, struct tl_peer_op *op)
-{
-	memset(op, 0, sizeof(*op));
-	memcpy(op->pub, f->public_key, TL_KEY_LEN);
-	op->has_psk = f->has_psk;
-	memcpy(op->psk, f->psk, TL_KEY_LEN);
-	op->has_endpoint = f->has_endpoint;
-	op->endpoint = f->endpoint;
-	op->has_keepalive = true;
-	op->keepalive = f->persistent_keepalive;
-	op->has_name = f->name[0] != 0;
-	snprintf(op->name, sizeof(op->name), "%s", f->name);
-	op->replace_aips = true;
-	op->aips = f->allowed_ips;
-	op->n_aips = f->n_allowed_ips;
-}
-
-static const struct tl_cfg_peer *cfg_peer_find(const struct tl_config *c, const uint8_t pub[TL_KEY_LEN])
-{
-	for (size_t i = 0; i < c->n_peers; i++)
-		if (!memcmp(c->peers[i].public_key, pub, TL_KEY_LEN))
-			return &c->peers[i];
-	return NULL;
-}
-
-struct reload_plan {
-	struct tl_peer_op *ops;           /* removes, then updates, then adds */
-	size_t n_ops, n_remove, n_update, n_add;
-	bool queues[TL_PORT_MAX];
-};
-
-static int reload_plan_peers(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p)
+/* The configuration that runs: the daemon's, with what changed since it was loaded (the live
+ * peers, the private key and listen port UAPI may have set, the queue parameters in force).
+ * Its peers are borrowed from the live ones; free the array only. */
+static int running_config(struct tl_device *dev, struct tl_config *rc)
 {
 	struct tl_peer_ctrl *pc;
+	size_t i = 0;
 
-	p->ops = calloc(dev->n_peers + nc->n_peers + 1, sizeof(*p->ops));
-	if (!p->ops)
+	*rc = *dev->cfg;
+	rc->peers = NULL;
+	rc->peers = calloc(dev->n_peers + 1, sizeof(*rc->peers));
+	if (!rc->peers)
 		return -1;
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		if (!cfg_peer_find(nc, pc->cfg.public_key)) {
-			struct tl_peer_op *op = &p->ops[p->n_ops++];
-
-			memcpy(op->pub, pc->cfg.public_key, TL_KEY_LEN);
-			op->remove = true;
-			p->n_remove++;
-		}
-	TAILQ_FOREACH(pc, &dev->peers, link) {
-		const struct tl_cfg_peer *f = cfg_peer_find(nc, pc->cfg.public_key);
-
-		if (f && reload_peer_diff(pc, f, &p->ops[p->n_ops])) {
-			p->n_ops++;
-			p->n_update++;
-		}
-	}
-	for (size_t i = 0; i < nc->n_peers; i++)
-		if (!tl_peer_find(dev, nc->peers[i].public_key)) {
-			reload_peer_add(&nc->peers[i], &p->ops[p->n_ops++]);
-			p->n_add++;
-		}
+		rc->peers[i++] = pc->cfg;
+	rc->n_peers = i;
+	memcpy(rc->private_key, dev->id.priv, TL_KEY_LEN);
+	rc->listen_port = tl_dp_listen_port(&dev->dp);
+	rc->mtu = dev->dp.mtu;
+	if (dev->ports[TL_PORT_WAN].started && dev->dp.n_workers)
+		queue_current(dev, TL_PORT_WAN, &rc->wan.aqm, &rc->wan.shaper);
+	if (dev->ports[TL_PORT_LAN].started && dev->dp.n_workers)
+		queue_current(dev, TL_PORT_LAN, &rc->lan.aqm, &rc->lan.shaper);
 	return 0;
-}
-
-static bool aqm_eq(const struct tl_aqm_params *a, const struct tl_aqm_params *b)
-{
-	return a->target_us == b->target_us && a->interval_us == b->interval_us && a->quantum == b->quantum &&
-	       a->flows == b->flows && a->limit == b->limit && a->memory_limit == b->memory_limit && a->ecn == b->ecn;
 }
 
 /* Queue parameters first (a worker may refuse them: then everything is rolled back), the
  * peers last (they can only fail for lack of memory). */
-static int reload_queues(struct tl_device *dev, const struct tl_config *nc, struct reload_plan *p, struct tl_api_error *e)
+static int reload_queues(struct tl_device *dev, const struct tl_config *nc, const struct tl_config *run,
+			 bool changed[TL_PORT_MAX], struct tl_api_error *e)
 {
-	struct tl_aqm_params old_aqm[TL_PORT_MAX];
-	struct tl_shaper_params old_sh[TL_PORT_MAX];
-
 	for (int r = 0; r < TL_PORT_MAX; r++) {
-		const struct tl_cfg_port *cp = r == TL_PORT_WAN ? &nc->wan : &nc->lan;
+		const struct tl_cfg_port *np = r == TL_PORT_WAN ? &nc->wan : &nc->lan;
 		char prefix[32];
 
-		if (!cp->present || !dev->ports[r].started || !dev->dp.n_workers)
-			continue;
-		queue_current(dev, r, &old_aqm[r], &old_sh[r]);
-		if (aqm_eq(&old_aqm[r], &cp->aqm) && old_sh[r].rate_bps == cp->shaper.rate_bps &&
-		    old_sh[r].burst_bytes == cp->shaper.burst_bytes)
-			continue;
-		snprintf(prefix, sizeof(prefix), "ports.%s.aqm", role_names[r]);
-		if (queues_apply(dev, r, &cp->aqm, &cp->shaper, prefix, e) == 0) {
-			p->queues[r] = true;
+		if (!changed[r] || !dev->ports[r].started || !dev->dp.n_workers) {
+			changed[r] = false;
 			continue;
 		}
-		for (int k = 0; k < r; k++)
-			if (p->queues[k])
-				queues_apply(dev, k, &old_aqm[k], &old_sh[k], "", &(struct tl_api_error){ 0 });
-		memset(p->queues, 0, sizeof(p->queues));
+		snprintf(prefix, sizeof(prefix), "ports.%s.aqm", role_names[r]);
+		if (queues_apply(dev, r, &np->aqm, &np->shaper, prefix, e) == 0)
+			continue;
+		for (int k = 0; k < r; k++) {
+			const struct tl_cfg_port *op = k == TL_PORT_WAN ? &run->wan : &run->lan;
+
+			if (changed[k])
+				queues_apply(dev, k, &op->aqm, &op->shaper, "", &(struct tl_api_error){ 0 });
+		}
+		memset(changed, 0, TL_PORT_MAX * sizeof(*changed));
 		return -1;
 	}
 	return 0;
 }
 
-static void reload_reply(struct tl_yaml_writer *w, const char *file, const struct reload_plan *p)
+static void reload_reply(struct tl_yaml_writer *w, const char *file, const struct tl_config_diff *d,
+			 const bool queues[TL_PORT_MAX])
 {
 	static const char *const lists[] = { "peers_removed", "peers_updated", "peers_added" };
-	size_t first[] = { 0, p->n_remove, p->n_remove + p->n_update, p->n_ops };
+	size_t first[] = { 0, d->n_remove, d->n_remove + d->n_update, d->n_ops };
 
 	tl_yaml_map(w);
 	tl_yaml_key_str(w, "file", file);
@@ -553,13 +362,13 @@ static void reload_reply(struct tl_yaml_writer *w, const char *file, const struc
 		tl_yaml_key(w, lists[l]);
 		tl_yaml_seq(w);
 		for (size_t i = first[l]; i < first[l + 1]; i++)
-			tl_yaml_b64(w, p->ops[i].pub);
+			tl_yaml_b64(w, d->ops[i].pub);
 		tl_yaml_end_seq(w);
 	}
 	tl_yaml_key(w, "queues_changed");
 	tl_yaml_flow_seq(w);
 	for (int r = 0; r < TL_PORT_MAX; r++)
-		if (p->queues[r])
+		if (queues[r])
 			tl_yaml_str(w, role_names[r]);
 	tl_yaml_end_seq(w);
 	tl_yaml_end_map(w);
@@ -567,35 +376,38 @@ static void reload_reply(struct tl_yaml_writer *w, const char *file, const struc
 
 static int op_reload(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	struct reload_plan plan = { 0 };
-	struct tl_config *nc = NULL;
+	struct tl_config_diff d = { 0 };
+	struct tl_config *nc = NULL, run;
+	bool queues[TL_PORT_MAX] = { false };
 	char msg[1024];
-	const char *key;
 	int rc = -1, err;
 
 	(void)req;
 	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
 		return op_fail(e, "(config)", "%s", msg);
-	key = reload_restart_key(dev, nc);
-	if (key)
-		op_fail(e, key, "changes need a restart (%s); nothing applied", dev->cfg->path);
+	if (running_config(dev, &run) == 0 && tl_config_diff(&run, nc, &d) == 0) {
+		queues[TL_PORT_WAN] = d.queue_wan;
+		queues[TL_PORT_LAN] = d.queue_lan;
+	}
+	if (!run.peers || (!d.ops && !d.restart_key))
+		op_fail(e, "(request)", "out of memory");
+	else if (d.restart_key)
+		op_fail(e, d.restart_key, "changes need a restart (%s); nothing applied", dev->cfg->path);
 	else if (nc->n_peers > TL_MAX_PEERS)
 		op_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
-	else if (reload_plan_peers(dev, nc, &plan) < 0)
-		op_fail(e, "(request)", "out of memory");
-	else if ((err = tl_listen_port_set(dev, nc->listen_port)) != 0)
+	else if (d.listen_port && (err = tl_listen_port_set(dev, nc->listen_port)) != 0)
 		op_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)nc->listen_port,
 			strerror(err));
-	else if (reload_queues(dev, nc, &plan, e) == 0 && peers_apply(dev, plan.ops, plan.n_ops, e) == 0)
+	else if (reload_queues(dev, nc, &run, queues, e) == 0 && peers_apply(dev, d.ops, d.n_ops, e) == 0)
 		rc = 0;
 	if (rc == 0) {
 		tl_log_info("ctlapi: reloaded %s: %zu peer(s) added, %zu removed, %zu changed", dev->cfg->path,
-			    plan.n_add, plan.n_remove, plan.n_update);
-		reload_reply(w, dev->cfg->path, &plan);
+			    d.n_add, d.n_remove, d.n_update);
+		reload_reply(w, dev->cfg->path, &d, queues);
 	}
-	if (plan.ops)
-		tl_wipe(plan.ops, (plan.n_ops + 1) * sizeof(*plan.ops));
-	free(plan.ops);
+	tl_config_diff_free(&d);
+	free(run.peers);
+	tl_wipe(run.private_key, sizeof(run.private_key));
 	tl_config_free(nc);
 	return rc;
 }

@@ -10,7 +10,6 @@
 #include "ctrl/device.h"
 #include "ctrl/metrics.h"
 #include "ctrl/ports.h"
-#include "ctrl/uapi.h"
 
 /* ---- show ------------------------------------------------------------------------------------ */
 

@@ -11,7 +11,7 @@
 #include "crypto/cookie.h"
 #include "crypto/noise.h"
 #include "config/config.h"
-#include "kernel/xdp.h"
+#include "ctrl/ports.h"
 #include "dataplane/dp.h"
 #include "dataplane/worker.h"
 
@@ -49,17 +49,6 @@ TAILQ_HEAD(tl_peer_list, tl_peer_ctrl);
 struct tl_index_ref {
 	struct tl_peer_ctrl *pc;
 	bool is_handshake;
-};
-
-struct tl_port_ctl {
-	bool af_xdp;
-	char iface[IF_NAMESIZE];
-	int ifindex;
-	uint16_t queues;
-	int xsk_fd[TL_MAX_WORKERS];        /* AF_XDP socket of each queue (-1: unknown) */
-	struct tl_xdp_maps maps;
-	bool started;
-	char vdev_name[RTE_DEV_NAME_MAX_LEN];
 };
 
 struct tl_device {

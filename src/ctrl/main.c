@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 
 #include "ctrl/accounting.h"
+#include "ctrl/aips.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/eal.h"
@@ -102,7 +103,7 @@ static int peers_load(struct tl_device *dev)
 			tl_log_err("peers[%zu]: cannot add peer", i);
 			return -1;
 		}
-	return tl_table_publish(dev);
+	return tl_aips_publish(dev);
 }
 
 static int workers_init(struct tl_device *dev)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctrl/uapi.h"
+#include "common/buf.h"
 #include "dataplane/dp.h"
 #include "dataplane/worker.h"
 

@@ -7,7 +7,6 @@
 
 #include "ctrl/device.h"
 #include "ctrl/metrics.h"
-#include "ctrl/uapi.h"
 #include "dataplane/lcore.h"
 
 #define METRICS_MAX_CLIENTS 16

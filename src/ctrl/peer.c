@@ -1,16 +1,16 @@
-/* Peers: creation, removal, endpoints, and the routing table (allowed IPs) that is
- * rebuilt and published to the workers as a whole whenever it changes. */
+/* Peers: creation, removal, lookup, endpoints. Their allowed IPs and the routing table built
+ * from them: aips.c. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <rte_malloc.h>
 
+#include "ctrl/aips.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
-#include "dataplane/route.h"
 
 static uint32_t peer_id_free(struct tl_device *dev)
 {
@@ -119,20 +119,6 @@ int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg)
 	return 0;
 }
 
-static void xdp_routes_del(struct tl_device *dev, const struct tl_peer_ctrl *pc)
-{
-	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
-
-	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
-		return;
-	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-		tl_xdp_route_del(&lan->maps, pc->cfg.allowed_ips[i].ip.family, pc->cfg.allowed_ips[i].ip.addr,
-				 pc->cfg.allowed_ips[i].len);
-}
-
-static struct tl_table *table_build(struct tl_device *dev, const struct tl_peer_ctrl *skip);
-static void table_swap(struct tl_device *dev, struct tl_table *t);
-
 /* The table without the peer is built first: if that fails, nothing changes. Once the
  * workers have stopped (dp.stop), nothing reads the table any more and none is built. */
 int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
@@ -140,20 +126,20 @@ int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	struct tl_table *t = NULL;
 
 	if (!dev->dp.stop) {
-		t = table_build(dev, pc);
+		t = tl_aips_table(dev, pc);
 		if (!t) {
 			tl_log_err("peer %u: not removed: cannot build the routing table without it (out of memory)",
 				   pc->dp->id);
 			return -1;
 		}
 	}
-	xdp_routes_del(dev, pc);
+	tl_aips_unsteer(dev, pc);
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_REMOVE(&dev->peers, pc, link);
 	dev->n_peers--;
 	pthread_mutex_unlock(&dev->lock);
 	if (t)
-		table_swap(dev, t);        /* no worker can find it after the grace period */
+		tl_aips_swap(dev, t);      /* no worker can find it after the grace period */
 	tl_session_clear_all(dev, pc);
 	tl_index_drop_peer(dev, pc);
 	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
@@ -165,93 +151,5 @@ int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	tl_wipe(pc->cfg.psk, sizeof(pc->cfg.psk));
 	free(pc->cfg.allowed_ips);
 	free(pc);
-	return 0;
-}
-
-/* The routing entries of every peer but skip, for tl_table_build. */
-static struct tl_route_entry *route_entries(struct tl_device *dev, const struct tl_peer_ctrl *skip, size_t *n)
-{
-	struct tl_route_entry *e;
-	struct tl_peer_ctrl *pc;
-	size_t total = 0, k = 0;
-
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		if (pc != skip)
-			total += pc->cfg.n_allowed_ips;
-	e = calloc(total ? total : 1, sizeof(*e));
-	if (!e)
-		return NULL;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; pc != skip && i < pc->cfg.n_allowed_ips; i++, k++) {
-			e[k].family = pc->cfg.allowed_ips[i].ip.family;
-			memcpy(e[k].addr, pc->cfg.allowed_ips[i].ip.addr, 16);
-			e[k].len = pc->cfg.allowed_ips[i].len;
-			e[k].peer_id = pc->dp->id;
-		}
-	*n = total;
-	return e;
-}
-
-unsigned tl_table_build_test_failures;
-
-/* The table of every peer but skip (NULL: all of them). */
-static struct tl_table *table_build(struct tl_device *dev, const struct tl_peer_ctrl *skip)
-{
-	struct tl_route_entry *e;
-	struct tl_peer_ctrl *pc;
-	struct tl_table *t;
-	size_t n = 0;
-
-	if (tl_table_build_test_failures) {
-		tl_table_build_test_failures--;
-		return NULL;
-	}
-	e = route_entries(dev, skip, &n);
-	if (!e)
-		return NULL;
-	t = tl_table_build(e, n, dev->table_gen++);
-	free(e);
-	if (t)
-		TAILQ_FOREACH(pc, &dev->peers, link)
-			if (pc != skip)
-				t->peers[pc->dp->id] = pc->dp;
-	return t;
-}
-
-/* The LAN port's XDP program steers exactly what the table routes. */
-static void xdp_routes_sync(struct tl_device *dev)
-{
-	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
-	struct tl_peer_ctrl *pc;
-
-	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
-		return;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
-			const struct tl_prefix *pf = &pc->cfg.allowed_ips[i];
-
-			tl_xdp_route_add(&lan->maps, pf->ip.family, pf->ip.addr, pf->len, pc->dp->id);
-		}
-}
-
-/* Publishes t; the old table is freed once no worker can hold it. */
-static void table_swap(struct tl_device *dev, struct tl_table *t)
-{
-	struct tl_table *old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
-
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
-	tl_table_free(old);
-	xdp_routes_sync(dev);
-}
-
-int tl_table_publish(struct tl_device *dev)
-{
-	struct tl_table *t = table_build(dev, NULL);
-
-	if (!t) {
-		tl_log_err("cannot build the routing table (out of memory)");
-		return -1;
-	}
-	table_swap(dev, t);
 	return 0;
 }

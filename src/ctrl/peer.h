@@ -8,9 +8,6 @@ int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg);
 /* 0, or -1 when the routing table without the peer cannot be built: then nothing changed. */
 int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc);
 struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN]);
-int tl_table_publish(struct tl_device *dev);
-/* Unit tests only (0 otherwise): the next this many routing table builds fail. */
-extern unsigned tl_table_build_test_failures;
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac);
 

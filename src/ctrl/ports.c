@@ -621,3 +621,15 @@ void tl_ports_teardown(struct tl_device *dev)
 		pc->vdev_name[0] = 0;
 	}
 }
+
+void tl_port_steer(struct tl_device *dev, const struct tl_prefix *p, uint32_t peer_id, bool add)
+{
+	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
+
+	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
+		return;
+	if (add)
+		tl_xdp_route_add(&lan->maps, p->ip.family, p->ip.addr, p->len, peer_id);
+	else
+		tl_xdp_route_del(&lan->maps, p->ip.family, p->ip.addr, p->len);
+}

@@ -2,7 +2,29 @@
 #ifndef TL_CTRL_PORTS_H
 #define TL_CTRL_PORTS_H
 
-#include "ctrl/device.h"
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_dev.h>
+
+#include "common/addr.h"
+#include "dataplane/dp.h"
+#include "kernel/xdp.h"
+
+struct tl_device;
+
+/* A port as the control plane set it up. Only ports.c reads the XDP maps. */
+struct tl_port_ctl {
+	bool af_xdp;
+	char iface[IF_NAMESIZE];
+	int ifindex;
+	uint16_t queues;
+	int xsk_fd[TL_MAX_WORKERS];        /* AF_XDP socket of each queue (-1: unknown) */
+	struct tl_xdp_maps maps;
+	bool started;
+	char vdev_name[RTE_DEV_NAME_MAX_LEN];
+};
 
 struct rte_eth_stats;
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
@@ -17,5 +39,8 @@ int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int w
  * workers accept and send from. 0, or an errno value (EINVAL: port 0; EADDRINUSE, ...)
  * with a log line and nothing changed. Control thread. */
 int tl_listen_port_set(struct tl_device *dev, uint16_t port);
+/* The LAN port's XDP program steers p to the dataplane (add: for peer_id) or no longer
+ * (an AF_XDP LAN port; nothing for other kinds). Control thread. */
+void tl_port_steer(struct tl_device *dev, const struct tl_prefix *p, uint32_t peer_id, bool add);
 
 #endif

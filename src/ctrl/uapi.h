@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "config/config.h"
+#include "config/peer_op.h"
 
 struct tl_device;
 
@@ -35,29 +35,6 @@ void tl_uapi_request(struct tl_device *dev, char *req, struct tl_buf *out);
  * the caller frees it). 0, or -1 out of memory. */
 int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
 			size_t *seen_len, struct tl_buf *reply);
-/* One change to one peer, as a set=1 request describes it per public_key (also built by the
- * control API). Applied in this order: remove; create unless update_only; psk, endpoint,
- * keepalive, name; replace_aips empties the list; aips are taken (moved away from any other
- * peer that has them). */
-struct tl_peer_op {
-	uint8_t pub[TL_KEY_LEN];
-	bool remove, update_only, replace_aips;
-	bool has_psk, has_endpoint, has_keepalive, has_name;
-	uint8_t psk[TL_KEY_LEN];           /* all-zero = no PSK */
-	struct tl_sockaddr endpoint;
-	uint16_t keepalive;
-	char name[32];
-	struct tl_prefix *aips;
-	size_t n_aips, cap_aips;
-};
-
-/* Applies the private key (priv NULL = unchanged), replace_peers, then ops in order; a peer
- * with our own public key is ignored. Publishes the table once and syncs host routes and the
- * LAN XDP steering. The caller has checked everything: the only failure left is running out
- * of memory (ENOMEM, applied in part). Control thread. uapi_set.c */
-int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
-		      bool replace_peers);
-
 /* The body of a set=1 request (lines after "set=1"). Returns 0 or an errno value; on an
  * error nothing has been changed. Parses and checks (below), then applies. uapi_set.c */
 int tl_uapi_set(struct tl_device *dev, char *body);

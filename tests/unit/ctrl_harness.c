@@ -13,6 +13,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
+#include "ctrl/aips.h"
 #include "ctrl/handshake.h"
 #include "ctrl/peer.h"
 #include "ctrl/ratelimit.h"
@@ -119,7 +120,7 @@ int tl_ch_setup(struct tl_ch *h)
 		printf("harness ports: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
-	if (tl_worker_init(&dev->workers[0], 0, &dev->dp) != 0 || tl_table_publish(dev) != 0) {
+	if (tl_worker_init(&dev->workers[0], 0, &dev->dp) != 0 || tl_aips_publish(dev) != 0) {
 		printf("harness worker / table: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
@@ -177,7 +178,7 @@ struct tl_peer_ctrl *tl_ch_peer_add(struct tl_ch *h, struct tl_ch_remote *r, uin
 	if (tl_peer_add(dev, &cfg) != 0 || !(pc = tl_peer_find(dev, r->id.pub)))
 		return NULL;
 	tl_peer_set_endpoint(dev, pc, &cfg.endpoint, r->at.mac);
-	return tl_table_publish(dev) == 0 ? pc : NULL;
+	return tl_aips_publish(dev) == 0 ? pc : NULL;
 }
 
 struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)

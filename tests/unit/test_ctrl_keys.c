@@ -4,6 +4,7 @@
  * copies of the control plane and of the workers go with it. */
 #include "check.h"
 #include "ctrl/peer.h"
+#include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
 #include "ctrl/uapi.h"

@@ -8,6 +8,7 @@
 #include <rte_memzone.h>
 
 #include "check.h"
+#include "ctrl/aips.h"
 #include "ctrl/peer.h"
 #include "ctrl/send.h"
 #include "ctrl/uapi.h"
@@ -178,7 +179,7 @@ static void test_peers_take_no_memzone(void)
 	}
 	CHECK(added == TL_MAX_PEERS, "%u of %u peers added", added, TL_MAX_PEERS);
 	CHECK(memzones() == before, "no memzone per peer (%u before, %u after)", before, memzones());
-	CHECK(tl_table_publish(&h.dev) == 0, "table of %u peers published", added);
+	CHECK(tl_aips_publish(&h.dev) == 0, "table of %u peers published", added);
 	t = atomic_load(&h.dev.dp.table);
 	for (uint32_t i = 0; t && i < added; i++) {
 		uint8_t a[4] = { 10, 200, (uint8_t)(i >> 8), (uint8_t)i };

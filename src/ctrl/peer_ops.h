@@ -1,0 +1,21 @@
+/* The one write model (peer_ops.c): every front-end (UAPI set, the control API's peer
+ * operations, a reload) changes peers by handing a list of tl_peer_op to tl_peer_ops_apply,
+ * after its own checks. Control thread. */
+#ifndef TL_CTRL_PEER_OPS_H
+#define TL_CTRL_PEER_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/peer_op.h"
+#include "ctrl/device.h"
+
+/* Applies the private key (priv NULL = unchanged), replace_peers, then ops in order; a peer
+ * with our own public key is ignored. Publishes the table once and syncs host routes and the
+ * LAN XDP steering. The caller has checked everything: the only failure left is running out
+ * of memory (ENOMEM, applied in part). */
+int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+		      bool replace_peers);
+
+#endif
