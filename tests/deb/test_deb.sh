@@ -25,7 +25,7 @@ deb=$(ls "$d"/tunless_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ]; check "tunless_*.deb built" $?
 [ -n "$deb" ] || finish
 list=$(dpkg -c "$deb" | awk '{ print $6 }')
-for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl ./usr/lib/systemd/system/tunless@.service \
+for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl ./lib/systemd/system/tunless@.service \
 	./usr/share/man/man8/tunlessd.8.gz ./usr/share/man/man8/tunlessctl.8.gz \
 	./usr/share/man/man5/tunless.yaml.5.gz \
 	./usr/share/doc/tunless/examples/host-a.yaml ./usr/share/doc/tunless/examples/gateway-a.yaml \
