@@ -11,12 +11,19 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
+#include <rte_memcpy.h>
 #include <rte_udp.h>
 
 #include "dataplane/dp.h"
 #include "dataplane/udpport.h"
 
 #define UDPP_BURST 32
+/* UDP_GRO: the kernel queues a run of datagrams from one sender as one super-datagram of at
+ * most 64 KiB (in particular a peer's UDP_SEGMENT send, which then never gets segmented on
+ * its way here). A queue reads up to GRO_MSGS of them at once into its arena and hands their
+ * datagrams out as frames, a burst at a time; what a burst has no room for waits there. */
+#define GRO_MSGS 4
+#define GRO_MSG_LEN 65536u
 /* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
 #define TL_UDPPORT_GSO_SEGS 64
 #define TL_UDPPORT_GSO_BYTES 65000
@@ -24,14 +31,34 @@
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 
+struct rx_meta {
+	uint8_t dst[16];
+	bool has_dst;
+	uint8_t tos;
+	uint16_t seg;                  /* UDP_GRO: the datagrams' size; 0: one datagram */
+};
+
+/* A message read into the arena: one datagram, or several of seg bytes (the last may be
+ * shorter) from one source with one ECN field. */
+struct rx_msg {
+	uint32_t len;
+	uint8_t f;
+	struct rx_meta meta;
+	struct sockaddr_storage src;
+};
+
 struct udpq {
 	int fd[2];                     /* IPv4, IPv6; -1 if not open */
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
 	uint8_t first;                 /* family read first this time, alternated */
 	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
+	uint8_t *arena;                /* GRO_MSGS x GRO_MSG_LEN */
+	struct rx_msg rm[GRO_MSGS];
+	unsigned rm_n, rm_i;           /* messages in the arena, the one being handed out */
+	uint32_t rm_off;               /* its bytes handed out so far */
 	/* written by the queue's worker only, read by the control plane */
-	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors;
+	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs;
 } __rte_cache_aligned;
 
 struct tl_udpport {
@@ -41,7 +68,7 @@ struct tl_udpport {
 };
 
 union ctlbuf {
-	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
 	struct cmsghdr align;
 };
 
@@ -90,6 +117,8 @@ static int sock_open(const struct tl_udpport_cfg *cfg, int family)
 	    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) < 0)
 		goto fail;
+	/* Without UDP_GRO (an older kernel) every datagram comes alone: the same path, slower. */
+	setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	if (cfg->rcvbuf)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf));
 	if (cfg->sndbuf)
@@ -128,6 +157,12 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 		u->q[q].fd[0] = u->q[q].fd[1] = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
+		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
+		if (!u->q[q].arena) {
+			snprintf(err, errlen, "udp port: out of memory");
+			tl_udpport_close(u);
+			return NULL;
+		}
 		for (int f = 0; f < 2; f++) {
 			int fd;
 
@@ -150,10 +185,12 @@ void tl_udpport_close(struct tl_udpport *u)
 {
 	if (!u)
 		return;
-	for (uint16_t q = 0; q < u->queues; q++)
+	for (uint16_t q = 0; q < u->queues; q++) {
 		for (int f = 0; f < 2; f++)
 			if (u->q[q].fd[f] >= 0)
 				close(u->q[q].fd[f]);
+		rte_free(u->q[q].arena);
+	}
 	rte_free(u);
 }
 
@@ -178,13 +215,21 @@ void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st)
 	}
 }
 
-/* ---- receive ------------------------------------------------------------------------------ */
+uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
+{
+	uint64_t n = 0;
 
-struct rx_meta {
-	uint8_t dst[16];
-	bool has_dst;
-	uint8_t tos;
-};
+	for (uint16_t i = 0; u && i < u->queues; i++)
+		n += cnt_get(&u->q[i].gro_msgs);
+	return n;
+}
+
+bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q)
+{
+	return u && q < u->queues && u->q[q].rm_i < u->q[q].rm_n;
+}
+
+/* ---- receive ------------------------------------------------------------------------------ */
 
 static void rx_cmsgs(struct udpq *q, int f, struct msghdr *mh, struct rx_meta *meta)
 {
@@ -214,6 +259,11 @@ static void rx_cmsgs(struct udpq *q, int f, struct msghdr *mh, struct rx_meta *m
 
 			memcpy(&tc, CMSG_DATA(c), sizeof(tc));
 			meta->tos = (uint8_t)tc;
+		} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			meta->seg = seg > 0 && seg < 65536 ? (uint16_t)seg : 0;
 		}
 	}
 }
@@ -272,44 +322,86 @@ static void frame_build(const struct tl_udpport *u, struct rte_mbuf *m, int f, c
 	m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
-static unsigned rx_family(struct tl_udpport *u, struct udpq *q, int f, struct rte_mbuf **out, unsigned n)
+/* Reads up to GRO_MSGS messages of family f into the empty arena. */
+static void arena_fill(struct udpq *q, int f)
 {
-	struct rte_mbuf *m[UDPP_BURST];
-	struct mmsghdr h[UDPP_BURST];
-	struct iovec iov[UDPP_BURST];
-	struct sockaddr_storage src[UDPP_BURST];
-	union ctlbuf ctl[UDPP_BURST];
-	unsigned got = 0;
+	struct mmsghdr h[GRO_MSGS];
+	struct iovec iov[GRO_MSGS];
+	union ctlbuf ctl[GRO_MSGS];
 	int k;
 
-	n = RTE_MIN(n, (unsigned)UDPP_BURST);
-	if (q->fd[f] < 0 || n == 0 || rte_pktmbuf_alloc_bulk(q->mp, m, n) != 0)
-		return 0;   /* no buffer: the datagrams wait in the socket */
-	for (unsigned i = 0; i < n; i++) {
-		iov[i] = (struct iovec){ rte_pktmbuf_mtod_offset(m[i], void *, HDR_ROOM),
-					 rte_pktmbuf_tailroom(m[i]) - HDR_ROOM };
-		h[i].msg_hdr = (struct msghdr){ .msg_name = &src[i], .msg_namelen = sizeof(src[i]), .msg_iov = &iov[i],
-						.msg_iovlen = 1, .msg_control = ctl[i].buf,
+	q->rm_n = q->rm_i = 0;
+	q->rm_off = 0;
+	if (q->fd[f] < 0)
+		return;
+	for (unsigned i = 0; i < GRO_MSGS; i++) {
+		iov[i] = (struct iovec){ q->arena + i * GRO_MSG_LEN, GRO_MSG_LEN };
+		h[i].msg_hdr = (struct msghdr){ .msg_name = &q->rm[i].src, .msg_namelen = sizeof(q->rm[i].src),
+						.msg_iov = &iov[i], .msg_iovlen = 1, .msg_control = ctl[i].buf,
 						.msg_controllen = sizeof(ctl[i].buf) };
 	}
-	k = recvmmsg(q->fd[f], h, n, MSG_DONTWAIT, NULL);
-	if (k < 0)
-		k = 0;
-	for (unsigned i = 0; i < (unsigned)k; i++) {
-		struct rx_meta meta = { .tos = 0 };
+	k = recvmmsg(q->fd[f], h, GRO_MSGS, MSG_DONTWAIT, NULL);
+	for (int i = 0; i < k; i++) {
+		struct rx_msg *r = &q->rm[q->rm_n];
 
-		rx_cmsgs(q, f, &h[i].msg_hdr, &meta);
+		r->meta = (struct rx_meta){ .tos = 0 };
+		rx_cmsgs(q, f, &h[i].msg_hdr, &r->meta);
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			cnt_add(&q->ierrors, 1);        /* larger than a buffer: not a frame we carry */
-			rte_pktmbuf_free(m[i]);
+			cnt_add(&q->ierrors, 1);    /* over 64 KiB: not a datagram we carry */
 			continue;
 		}
-		frame_build(u, m[i], f, &src[i], &meta, h[i].msg_len);
-		cnt_add(&q->ibytes, m[i]->pkt_len);
-		out[got++] = m[i];
+		if (r->meta.seg && h[i].msg_len > r->meta.seg)
+			cnt_add(&q->gro_msgs, 1);
+		else
+			r->meta.seg = 0;
+		if (i != (int)q->rm_n) {
+			memmove(q->arena + q->rm_n * GRO_MSG_LEN, q->arena + i * GRO_MSG_LEN, h[i].msg_len);
+			r->src = q->rm[i].src;
+		}
+		r->len = h[i].msg_len;
+		r->f = (uint8_t)f;
+		q->rm_n++;
 	}
-	if ((unsigned)k < n)
-		rte_pktmbuf_free_bulk(m + k, n - (unsigned)k);
+}
+
+/* Hands out the arena's datagrams as frames, at most n. Stops early when the pool is empty
+ * (the rest waits in the arena). */
+static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf **out, unsigned n)
+{
+	struct rte_mbuf *m[UDPP_BURST];
+	unsigned got = 0, have = 0, used = 0;
+
+	while (got < n && q->rm_i < q->rm_n) {
+		struct rx_msg *r = &q->rm[q->rm_i];
+		uint32_t len = r->meta.seg ? RTE_MIN((uint32_t)r->meta.seg, r->len - q->rm_off) : r->len;
+
+		if (used == have) {
+			have = RTE_MIN(n - got, (unsigned)UDPP_BURST);
+			used = 0;
+			if (rte_pktmbuf_alloc_bulk(q->mp, m, have) != 0) {
+				have = 0;
+				break;      /* no buffer: the datagrams wait in the arena */
+			}
+		}
+		if (len + HDR_ROOM <= rte_pktmbuf_tailroom(m[used])) {
+			struct rte_mbuf *x = m[used++];
+
+			rte_memcpy(rte_pktmbuf_mtod_offset(x, void *, HDR_ROOM),
+				   q->arena + q->rm_i * GRO_MSG_LEN + q->rm_off, len);
+			frame_build(u, x, r->f, &r->src, &r->meta, len);
+			cnt_add(&q->ibytes, x->pkt_len);
+			out[got++] = x;
+		} else {
+			cnt_add(&q->ierrors, 1);    /* larger than a buffer: not a frame we carry */
+		}
+		q->rm_off += len;
+		if (q->rm_off >= r->len) {
+			q->rm_i++;
+			q->rm_off = 0;
+		}
+	}
+	if (used < have)
+		rte_pktmbuf_free_bulk(m + used, have - used);
 	cnt_add(&q->ipackets, got);
 	return got;
 }
@@ -317,12 +409,13 @@ static unsigned rx_family(struct tl_udpport *u, struct udpq *q, int f, struct rt
 uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct udpq *q = &u->q[qi];
-	int f = q->first;
-	unsigned got;
+	unsigned got = arena_take(u, q, pkts, n);
 
-	q->first ^= 1;
-	got = rx_family(u, q, f, pkts, n);
-	got += rx_family(u, q, f ^ 1, pkts + got, n - got);
+	for (int i = 0; i < 2 && got < n && q->rm_i >= q->rm_n; i++) {
+		arena_fill(q, q->first);
+		q->first ^= 1;
+		got += arena_take(u, q, pkts + got, n - got);
+	}
 	return (uint16_t)got;
 }
 

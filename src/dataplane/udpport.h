@@ -48,6 +48,10 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts,
 /* Counters as a DPDK port has them (ipackets, ibytes, opackets, obytes, imissed, ierrors:
  * datagrams too large for a buffer, oerrors: refused sends). */
 void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
+/* Messages read with more than one datagram in them (UDP_GRO), all queues. */
+uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
+/* Queue q holds datagrams read from its sockets and not handed out yet. */
+bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
 /* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. */
 int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f);
 

@@ -183,6 +183,8 @@ static bool can_block(const struct tl_worker *w)
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (w->wake_fd[role] < 0 || tl_aqm_backlog(w->eg[role].aqm))
 			return false;
+	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue))
+		return false;   /* datagrams read from the sockets, not handed out yet */
 	return !tl_cs_busy(w);
 }
 

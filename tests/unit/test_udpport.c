@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -221,6 +222,55 @@ static void test_tx_run(void)
 	tl_udpport_close(u);
 }
 
+/* A peer's GSO send (12 datagrams, the last shorter) arrives as one UDP_GRO message and
+ * leaves the port as 12 frames in order, even when a burst has room for only some of them
+ * (the rest waits in the queue, which says so). */
+static void test_rx_gro(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct rte_mbuf *m[16];
+	struct rte_eth_stats st;
+	int fd = peer_socket(), seg = 1000;
+	uint8_t msg[11 * 1000 + 500];
+	unsigned got = 0, ok = 0, pending = 0;
+
+	if (!u)
+		return;
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i / 1000 * 16 + i % 7);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0, "the peer sends with UDP_SEGMENT");
+	CHECK(sendto(fd, msg, sizeof(msg), 0, (struct sockaddr *)&a, sizeof(a)) == (ssize_t)sizeof(msg), "sent");
+	for (int round = 0; round < 100 && got < 12; round++) {
+		for (uint16_t q = 0; q < QUEUES && got < 12; q++) {
+			unsigned n = tl_udpport_rx(u, q, m + got, 5);
+
+			got += n;
+			pending += n == 5 && tl_udpport_rx_pending(u, q);
+		}
+		if (got < 12)
+			usleep(1000);
+	}
+	CHECK(got == 12, "twelve frames (%u)", got);
+	CHECK(pending >= 1, "a burst of 5 left the rest waiting in the queue");
+	for (unsigned i = 0; i < got; i++) {
+		unsigned len = i == 11 ? 500 : 1000;
+
+		ok += m[i]->pkt_len == RTE_ETHER_HDR_LEN + 28 + len &&
+		      !memcmp(rte_pktmbuf_mtod_offset(m[i], void *, RTE_ETHER_HDR_LEN + 28), msg + i * 1000, len);
+	}
+	CHECK(ok == 12, "each datagram whole, in order (%u right)", ok);
+	rte_pktmbuf_free_bulk(m, got);
+	CHECK(tl_udpport_gro_msgs(u) == 1, "they came as one message (%lu)", (unsigned long)tl_udpport_gro_msgs(u));
+	tl_udpport_stats(u, &st);
+	CHECK(st.ipackets == 12 && st.ierrors == 0, "counted as 12 datagrams (%lu)", (unsigned long)st.ipackets);
+	for (uint16_t q = 0; q < QUEUES; q++)
+		CHECK(!tl_udpport_rx_pending(u, q), "queue %u has nothing left", q);
+	close(fd);
+	tl_udpport_close(u);
+}
+
 /* A small receive buffer, more datagrams than it holds: read + imissed == sent. */
 static void test_overflow_counted(void)
 {
@@ -290,6 +340,7 @@ int main(int argc, char **argv)
 		test_rx_frames();
 		test_tx_datagrams();
 		test_tx_run();
+		test_rx_gro();
 		test_overflow_counted();
 		test_port_in_use();
 	}
