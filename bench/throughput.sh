@@ -11,9 +11,10 @@
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
 # Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-o out.json] [-i impl,impl,...]
-#   impl: wggo, boringtun, tunless, tunless-udp (default: wggo, boringtun, tunless; tunless is
-#         skipped if not built). tunless-udp: tunless with the udp WAN port kind (kernel UDP
-#         sockets) instead of AF_XDP on the WAN veth
+#   impl: wggo, boringtun, tunless, tunless-udp, tunless-packet, tunless-udp-packet (default:
+#         wggo, boringtun, tunless; tunless is skipped if not built). tunless-udp: the udp WAN
+#         port kind (kernel UDP sockets) instead of AF_XDP on the WAN veth; tunless-packet: the
+#         packet LAN port kind (AF_PACKET with GSO) instead of AF_XDP on the host veth
 #   -w: tunless's workers on each end: a number (default 1) or auto (every CPU but one)
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
@@ -208,19 +209,21 @@ run_boringtun() {
 # unique instance name only, because the DPDK runtime dir /var/run/dpdk/tunless-<name> is
 # global and tests may run tla/tlb at the same time.
 run_tunless() {
-	local impl=${1:-tunless} driver=${2:-} v ns cfg
+	local impl=${1:-tunless} driver=${2:-} lan=${3:-} v ns cfg
 	if [ ! -x "$TUNLESSD" ]; then
 		say "tunless: skipped ($TUNLESSD not built: meson setup build && ninja -C build)"
 		return
 	fi
 	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown) workers=$WORKERS"
 	[ -z "$driver" ] || v="$v wan=$driver"
+	[ -z "$lan" ] || v="$v lan=$lan"
 	bench_lab || { record_error "$impl" "$v" "lab setup failed"; return; }
 	for ns in a b; do
 		cfg=$LAB_DIR/host-$ns.yaml
 		sed -e "s/^name: .*/name: bt$$$ns/" -e '/^workers:/d' "$ROOT/configs/host-$ns.yaml" >"$cfg"
 		echo "workers: $WORKERS" >>"$cfg"
 		TL_WAN_DRIVER=$driver lab_wan_driver "$cfg"
+		TL_LAN_DRIVER=$lan lab_lan_driver "$cfg"
 		lab_bg "$ns" "$LAB_DIR/tunless-$ns.log" "$TUNLESSD" -c "$cfg"
 	done
 	if lab_wait_ping a 10.77.0.2 30; then
@@ -243,9 +246,10 @@ def ratio(a, b):
     x, y = by.get(a, {}).get("gbit_s"), by.get(b, {}).get("gbit_s")
     return round(x / y, 2) if x and y else None
 ratios = {"tunless/wireguard-go": ratio("tunless", "wggo"),
-          "tunless/boringtun": ratio("tunless", "boringtun"),
-          "tunless-udp/wireguard-go": ratio("tunless-udp", "wggo"),
-          "tunless-udp/tunless": ratio("tunless-udp", "tunless")}
+          "tunless/boringtun": ratio("tunless", "boringtun")}
+for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
+    ratios[v + "/wireguard-go"] = ratio(v, "wggo")
+    ratios[v + "/tunless"] = ratio(v, "tunless")
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 doc = {
     "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
@@ -259,12 +263,12 @@ doc = {
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
 print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], platform.release(), os.cpu_count()))
-print("%-12s %-26s %9s %8s %8s %6s  %s" % ("impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
+print("%-18s %-26s %9s %8s %8s %6s  %s" % ("impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
     if "error" in r:
-        print("%-12s %-26s %9s %8s %8s %6s  %s" % (r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
+        print("%-18s %-26s %9s %8s %8s %6s  %s" % (r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
     else:
-        print("%-12s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+        print("%-18s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
 for k, v in ratios.items():
     if v is not None:
         print("%-24s %.2f" % (k, v))
@@ -281,6 +285,8 @@ for impl in "${LIST[@]}"; do
 	boringtun) run_boringtun ;;
 	tunless) run_tunless ;;
 	tunless-udp) run_tunless tunless-udp udp ;;
+	tunless-packet) run_tunless tunless-packet "" packet ;;
+	tunless-udp-packet) run_tunless tunless-udp-packet udp packet ;;
 	*) say "unknown implementation '$impl'"; exit 2 ;;
 	esac
 done

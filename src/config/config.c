@@ -295,6 +295,8 @@ static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_r
 		port->driver = TL_DRIVER_UDP;
 	else if (!strcmp(raw->driver, "udp"))
 		return tl_cfg_fail(c, f, "udp is a WAN port kind only (the LAN carries frames, not datagrams)");
+	else if (!strcmp(raw->driver, "packet"))
+		return tl_cfg_fail(c, f, "packet is the LAN port kind of host mode only");
 	else
 		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp, pmd or udp", raw->driver);
 	snprintf(f, sizeof(f), "%s.iface", path);
@@ -348,6 +350,36 @@ static int tl_cfg_metrics(struct tl_cfg_ctx *c, const struct tl_raw_metrics *raw
 	return 0;
 }
 
+/* Host mode's LAN port kind when the file names none. */
+#define TL_HOST_LAN_DRIVER TL_DRIVER_AF_XDP
+
+/* Host mode's LAN port is the veth tunless creates: only its kind (packet: AF_PACKET with
+ * GSO both ways; af_xdp) and its egress queue are chosen. */
+static int tl_cfg_host_lan(struct tl_cfg_ctx *c, const struct tl_raw_port *raw, struct tl_cfg_port *port)
+{
+	static const char why[] = "not in host mode (the host end of the tunnel is created by tunless)";
+
+	port->present = true;
+	port->driver = TL_HOST_LAN_DRIVER;
+	if (raw->driver && !strcmp(raw->driver, "af_xdp"))
+		port->driver = TL_DRIVER_AF_XDP;
+	else if (raw->driver && !strcmp(raw->driver, "packet"))
+		port->driver = TL_DRIVER_PACKET;
+	else if (raw->driver)
+		return tl_cfg_fail(c, "ports.lan.driver", "'" TL_CFG_SHOW "' is not packet or af_xdp (host mode)",
+				   raw->driver);
+	if (raw->iface)
+		return tl_cfg_fail(c, "ports.lan.iface", why);
+	if (raw->devargs)
+		return tl_cfg_fail(c, "ports.lan.devargs", why);
+	if (raw->zero_copy)
+		return tl_cfg_fail(c, "ports.lan.zero_copy", why);
+	if (raw->queues)
+		return tl_cfg_fail(c, "ports.lan.queues", why);
+	return tl_cfg_aqm(c, "ports.lan.aqm", raw->aqm, &port->aqm) < 0 ||
+			       tl_cfg_shaper(c, "ports.lan.shaper", raw->shaper, &port->shaper) < 0 ? -1 : 0;
+}
+
 static int tl_cfg_ports(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			struct tl_config *cfg)
 {
@@ -355,9 +387,10 @@ static int tl_cfg_ports(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 
 	if (tl_cfg_port(c, "ports.wan", p->wan, cfg->workers, &cfg->wan) < 0)
 		return -1;
-	if (cfg->mode == TL_MODE_HOST && p->lan)
-		return tl_cfg_fail(c, "ports.lan", "not allowed in host mode (the host end of "
-				   "the tunnel is created by tunless)");
+	if (cfg->mode == TL_MODE_HOST) {
+		cfg->lan.driver = TL_HOST_LAN_DRIVER;
+		return p->lan ? tl_cfg_host_lan(c, p->lan, &cfg->lan) : 0;
+	}
 	if (cfg->mode == TL_MODE_GATEWAY && !p->lan)
 		return tl_cfg_fail(c, "ports.lan", "missing (required in gateway mode)");
 	return p->lan ? tl_cfg_port(c, "ports.lan", p->lan, cfg->workers, &cfg->lan) : 0;

@@ -17,7 +17,8 @@
 
 enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
 
-enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD, TL_DRIVER_UDP };
+/* af_xdp, pmd: any port; udp: a WAN port only; packet: the LAN port of host mode only. */
+enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD, TL_DRIVER_UDP, TL_DRIVER_PACKET };
 
 struct tl_cfg_port {
 	bool present;

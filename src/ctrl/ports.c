@@ -1,6 +1,8 @@
 /* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
  * interface with our XDP program (the default), or any DPDK PMD from its devargs; or, for
- * the WAN only, the udp port kind: kernel UDP sockets on the listen port (udpport.h). */
+ * the WAN only, the udp port kind: kernel UDP sockets on the listen port (udpport.h); or,
+ * for host mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the
+ * host veth (afpacket.h). */
 #include <dirent.h>
 #include <ifaddrs.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/udpsock.h"
+#include "dataplane/afpacket.h"
 #include "dataplane/crypto_stage.h"
 #include "dataplane/udpport.h"
 #include "kernel/netlink.h"
@@ -82,7 +85,9 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev)
 
 		if (cfg->present && cfg->queues)
 			q = RTE_MIN(q, (unsigned)cfg->queues);
-		if (host_lan || cfg->driver == TL_DRIVER_AF_XDP)
+		if (cfg->driver == TL_DRIVER_PACKET)
+			q = 1;
+		else if (host_lan || cfg->driver == TL_DRIVER_AF_XDP)
 			q = RTE_MIN(q, af_xdp_offer(host_lan ? dev->dp_if : cfg->iface));
 	}
 	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
@@ -375,9 +380,15 @@ static const char *port_iface(struct tl_device *dev, int role)
 	return role == TL_PORT_LAN && dev->dp.host_mode ? dev->dp_if : port_cfg(dev, role)->iface;
 }
 
+static bool port_is_packet(struct tl_device *dev, int role)
+{
+	return role == TL_PORT_LAN && dev->dp.host_mode && port_cfg(dev, role)->driver == TL_DRIVER_PACKET;
+}
+
 static bool port_is_af_xdp(struct tl_device *dev, int role)
 {
-	return (role == TL_PORT_LAN && dev->dp.host_mode) || port_cfg(dev, role)->driver == TL_DRIVER_AF_XDP;
+	return !port_is_packet(dev, role) &&
+	       ((role == TL_PORT_LAN && dev->dp.host_mode) || port_cfg(dev, role)->driver == TL_DRIVER_AF_XDP);
 }
 
 static bool port_is_udp(struct tl_device *dev, int role)
@@ -385,16 +396,14 @@ static bool port_is_udp(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN && port_cfg(dev, role)->driver == TL_DRIVER_UDP;
 }
 
-/* A udp port: one socket per family and queue, each queue with its RX pool; the port's MAC
- * is the interface's (any fixed one would do: frames never leave tunless). */
-static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
+/* A socket port kind (udp, packet) on iface: its MAC (the interface's) and one RX pool
+ * per queue. */
+static int sock_port_prepare(struct tl_device *dev, int role, const char *iface, uint16_t queues,
+			     struct rte_mempool **pools, char *err, size_t errlen)
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct tl_port_ctl *pc = &dev->ports[role];
-	const char *iface = port_cfg(dev, role)->iface;
-	struct rte_mempool *pools[TL_MAX_WORKERS];
 	struct ifreq ifr = { 0 };
-	struct tl_udpport_cfg uc;
 	int fd;
 
 	pc->ifindex = (int)if_nametoindex(iface);
@@ -409,11 +418,6 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 		memcpy(pi->mac, ifr.ifr_hwaddr.sa_data, 6);
 	if (fd >= 0)
 		close(fd);
-	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
-		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
-	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
-	pi->fixed_peer_mac = true;
-	iface_addrs(iface, source_addr, pi);
 	for (uint16_t q = 0; q < queues; q++) {
 		char name[RTE_MEMPOOL_NAMESIZE];
 
@@ -426,6 +430,26 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* A udp port: one socket per family and queue, each queue with its RX pool; the port's MAC
+ * is the interface's (any fixed one would do: frames never leave tunless). */
+static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
+{
+	struct tl_port_info *pi = &dev->dp.port[role];
+	struct tl_port_ctl *pc = &dev->ports[role];
+	const char *iface = port_cfg(dev, role)->iface;
+	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct tl_udpport_cfg uc;
+
+	if (sock_port_prepare(dev, role, iface, queues, pools, err, errlen) != 0)
+		return -1;
+	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
+		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
+	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
+	pi->fixed_peer_mac = true;
+	iface_addrs(iface, source_addr, pi);
 	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
 				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
 				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools,
@@ -438,11 +462,34 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 	return 0;
 }
 
+/* A packet port on host mode's veth: one socket (a veth has one queue pair). The host end's
+ * MAC is the next hop already (tl_host_setup). */
+static int packet_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
+{
+	struct tl_port_info *pi = &dev->dp.port[role];
+	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools,
+				 .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
+
+	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, err, errlen) != 0)
+		return -1;
+	pi->afp = tl_afp_open(&ac, err, errlen);
+	if (!pi->afp)
+		return -1;
+	dev->ports[role].queues = queues;
+	dev->ports[role].started = true;
+	return 0;
+}
+
 int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (dev->dp.port[role].udp) {
 		tl_udpport_stats(dev->dp.port[role].udp, st);
+		return 0;
+	}
+	if (dev->dp.port[role].afp) {
+		tl_afp_stats(dev->dp.port[role].afp, st);
 		return 0;
 	}
 	return dev->ports[role].started ? rte_eth_stats_get(dev->dp.port[role].port_id, st) : -1;
@@ -457,6 +504,8 @@ int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int w
 
 		return which == 0 ? (fd4 >= 0 ? fd4 : fd6) : (fd4 >= 0 ? fd6 : -1);
 	}
+	if (dev->dp.port[role].afp)
+		return which == 0 ? tl_afp_fd(dev->dp.port[role].afp, queue) : -1;
 	return which == 0 && dev->ports[role].af_xdp && queue < TL_MAX_WORKERS ? dev->ports[role].xsk_fd[queue] : -1;
 }
 
@@ -471,6 +520,10 @@ static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *er
 	}
 	if (port_is_udp(dev, role)) {
 		*offer = TL_MAX_WORKERS;          /* SO_REUSEPORT: a socket per worker */
+		return 0;
+	}
+	if (port_is_packet(dev, role)) {
+		*offer = 1;                       /* a veth: one queue pair */
 		return 0;
 	}
 	if (pmd_probe(dev, role, port_cfg(dev, role)->devargs, &port_id, err, errlen) != 0)
@@ -490,6 +543,8 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 
 	if (port_is_udp(dev, role))
 		return udp_open(dev, role, queues, err, errlen);
+	if (port_is_packet(dev, role))
+		return packet_open(dev, role, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
 		unsigned rxq = kernel_rx_queues(iface);
 
@@ -609,6 +664,8 @@ void tl_ports_teardown(struct tl_device *dev)
 		tl_xdp_maps_close(&pc->maps);
 		tl_udpport_close(dev->dp.port[r].udp);
 		dev->dp.port[r].udp = NULL;
+		tl_afp_close(dev->dp.port[r].afp);
+		dev->dp.port[r].afp = NULL;
 		if (!pc->vdev_name[0] || rte_eth_dev_get_port_by_name(pc->vdev_name, &port_id) != 0)
 			continue;
 		if (pc->started)

@@ -120,10 +120,12 @@ struct tl_table {
 
 /* Per port constants for building frames. */
 struct tl_udpport;
+struct tl_afp;
 
 struct tl_port_info {
 	uint16_t port_id;
 	struct tl_udpport *udp;   /* the `udp` WAN port kind (udpport.h); NULL: a DPDK port */
+	struct tl_afp *afp;       /* the `packet` LAN port kind of host mode (afpacket.h) */
 	uint8_t mac[6];
 	uint8_t ip4[4];        /* source address for outer IPv4 (WAN) / ICMP errors (LAN) */
 	uint8_t ip6[16];

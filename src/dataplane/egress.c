@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 #include <rte_ring_peek_zc.h>
 
+#include "dataplane/afpacket.h"
 #include "dataplane/egress.h"
 #include "dataplane/encap.h"
 #include "dataplane/udpport.h"
@@ -328,6 +329,25 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	return true;
 }
 
+/* Sends n (at most a burst) frames on the LAN port and returns how many it took. A
+ * `packet` port may refuse some (the kernel's send error): dropped here as
+ * kernel_send_failed, and *lost says how many. */
+static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost)
+{
+	struct tl_afp *p = w->dp->port[TL_PORT_LAN].afp;
+	struct rte_mbuf *failed[TL_BURST];
+	uint16_t nf = 0, sent;
+
+	*lost = 0;
+	if (!p)
+		return rte_eth_tx_burst(w->eg[TL_PORT_LAN].port_id, w->queue, m, (uint16_t)n);
+	sent = tl_afp_tx(p, w->queue, m, (uint16_t)n, failed, &nf);
+	for (unsigned i = 0; i < nf; i++)
+		tl_drop_deq(w, TL_PORT_LAN, failed[i], TL_DROP_kernel_send_failed);
+	*lost = nf;
+	return sent;
+}
+
 /* LAN: one burst to the port; what it does not take returns to the head of the queue, in
  * order. Returns how many were offered. */
 static unsigned lan_burst(struct tl_worker *w)
@@ -335,7 +355,7 @@ static unsigned lan_burst(struct tl_worker *w)
 	struct tl_egress *e = &w->eg[TL_PORT_LAN];
 	struct rte_mbuf *out[TL_BURST];
 	uint32_t len[TL_BURST];
-	unsigned n = 0, got, sent;
+	unsigned n = 0, got, sent, lost;
 
 	while (n < TL_BURST && shaper_open(e, w->now_ns)) {
 		got = tl_aqm_dequeue_burst(e->aqm, out + n, e->ns_per_byte_q20 ? 1 : TL_BURST - n, w->now_ns);
@@ -352,11 +372,11 @@ static unsigned lan_burst(struct tl_worker *w)
 		return 0;
 	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
 		len[i] = out[i]->pkt_len;
-	sent = rte_eth_tx_burst(e->port_id, w->queue, out, (uint16_t)n);
+	sent = lan_tx(w, out, n, &lost);
 	for (unsigned i = 0; i < sent; i++)
 		e->tx_bytes += len[i];
-	e->tx_packets += sent;
-	w->cnt.tx[TL_PORT_LAN] += sent;
+	e->tx_packets += sent - lost;
+	w->cnt.tx[TL_PORT_LAN] += sent - lost;
 	if (sent < n) {
 		for (unsigned i = sent; i < n; i++)
 			shaper_refund(e, out[i]);

@@ -16,6 +16,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
+#include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
 #include "dataplane/egress.h"
 #include "dataplane/encap.h"
@@ -141,8 +142,10 @@ static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 
 static unsigned lan_read(struct tl_worker *w)
 {
+	const struct tl_port_info *p = &w->dp->port[TL_PORT_LAN];
 	struct rte_mbuf *pkts[TL_BURST];
-	uint16_t n = rte_eth_rx_burst(w->dp->port[TL_PORT_LAN].port_id, w->queue, pkts, TL_BURST);
+	uint16_t n = p->afp ? tl_afp_rx(p->afp, w->queue, pkts, TL_BURST) :
+			      rte_eth_rx_burst(p->port_id, w->queue, pkts, TL_BURST);
 
 	w->cnt.rx[TL_PORT_LAN] += n;
 	tl_encap_burst(w, pkts, n);
@@ -183,8 +186,9 @@ static bool can_block(const struct tl_worker *w)
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (w->wake_fd[role] < 0 || tl_aqm_backlog(w->eg[role].aqm))
 			return false;
-	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue))
-		return false;   /* datagrams read from the sockets, not handed out yet */
+	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue) ||
+	    tl_afp_rx_pending(w->dp->port[TL_PORT_LAN].afp, w->queue))
+		return false;   /* read from the sockets, not handed out yet */
 	return !tl_cs_busy(w);
 }
 

@@ -93,6 +93,7 @@ hl_config() {
 	[ -z "$psk" ] || sed -i -e "s|^\( *\)public_key: \(.*\)|&\n\1preshared_key_file: $psk|" "$out"
 	[ -z "$timers" ] || printf 'timers: %s\n' "$timers" >>"$out"
 	lab_wan_driver "$out"
+	lab_lan_driver "$out"
 }
 
 hl_tl_alive() { [ -n "${HL_PID[$1]:-}" ] && kill -0 "${HL_PID[$1]}" 2>/dev/null; }

@@ -38,6 +38,8 @@
 #   lab_bg <ns> <logfile> cmd... run in background, stdout+stderr to logfile; pid in LAB_LAST_PID
 #   lab_wait_ping <ns> <ip> [timeout_s=10]   wait until ip answers ping from ns
 #   lab_wait_for <timeout_s> cmd...          wait until cmd succeeds
+#   lab_lan_driver <config>...   with TL_LAN_DRIVER set (packet, af_xdp): each host-mode
+#                                config gets ports.lan.driver
 #   lab_wan_driver <config>...   with TL_WAN_DRIVER set (e.g. udp): each tunless config's WAN
 #                                port becomes that kind, so a test runs over it unchanged
 #   lab_on_cleanup <shell-cmd>   run this first when the lab is torn down
@@ -231,6 +233,15 @@ lab_roam() {
 	else
 		ip -n "$ns" addr add "$ip" dev "$dev"
 	fi
+}
+
+lab_lan_driver() {
+	local f
+	[ -n "${TL_LAN_DRIVER:-}" ] || return 0
+	for f in "$@"; do
+		sed -i -e "s/^\( *\)wan: {iface: .*/&\n\1lan: {driver: $TL_LAN_DRIVER}/" "$f" || return 1
+		grep -q "lan: {driver: $TL_LAN_DRIVER}" "$f" || { echo "lab_lan_driver: no WAN port in $f" >&2; return 1; }
+	done
 }
 
 lab_wan_driver() {

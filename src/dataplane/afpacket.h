@@ -1,0 +1,65 @@
+/* The host-mode LAN port kind `packet`: an AF_PACKET socket with virtio-net headers
+ * (PACKET_VNET_HDR) on the dataplane end of the host veth, in place of AF_XDP.
+ *
+ * Why: XDP on a veth end turns TSO off on its peer, so every TCP segment the host sends
+ * crosses the veth as its own skb and reaches AF_XDP through one more copy each. Without
+ * XDP the host keeps TSO: its TCP stack hands over up to 64 KiB at once, and in the other
+ * direction a run of one flow's segments crosses as one GSO packet, as a TUN device with
+ * IFF_VNET_HDR does for a userspace VPN.
+ *
+ * The dataplane sees frames, as from any port:
+ * - receive: a GSO packet (TCP over IPv4 or IPv6) is split into the segments the host
+ *   would have sent (headers of each fixed: lengths, IPv4 id, TCP sequence and flags),
+ *   each with its checksums complete; a packet whose checksum the host left to the device
+ *   (VIRTIO_NET_HDR_F_NEEDS_CSUM) has it completed here;
+ * - send: consecutive frames of one TCP flow that the host's GRO would merge (same
+ *   headers, consecutive sequence numbers, equal sizes but the last) leave as one GSO
+ *   packet with its checksum left partial (the host's stack trusts it: it never crosses
+ *   a wire); any other frame leaves as it is.
+ * Backpressure, not loss: when the kernel takes no more (EAGAIN, or ENOBUFS: the host's
+ * backlog was full and the kernel dropped its copy, ours is intact), tl_afp_tx takes
+ * fewer frames and the rest stays with the caller. Packets the socket's receive queue
+ * could not hold are counted from PACKET_STATISTICS as the port's imissed (one per packet
+ * the host sent, which may be a GSO packet of many segments). A packet this port cannot
+ * split (a GSO kind other than TCP; the host end is set up not to send those) is counted
+ * in ierrors. */
+#ifndef TL_DATAPLANE_AFPACKET_H
+#define TL_DATAPLANE_AFPACKET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+struct tl_afp;
+
+struct tl_afp_cfg {
+	const char *iface;                  /* the dataplane end of the host veth */
+	uint16_t queues;                    /* 1: a veth has one queue pair */
+	struct rte_mempool *const *pools;   /* one per queue: the frames read */
+	int rcvbuf, sndbuf;                 /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
+};
+
+/* NULL on failure, with the reason in err. */
+struct tl_afp *tl_afp_open(const struct tl_afp_cfg *cfg, char *err, size_t errlen);
+void tl_afp_close(struct tl_afp *p);
+
+/* Up to n frames read from queue q (GSO packets split into their segments). */
+uint16_t tl_afp_rx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+/* Sends pkts[0..n) in order on queue q and returns how many it took (sent, or refused and
+ * put in failed[0..*n_failed), not freed); the rest was not touched. */
+uint16_t tl_afp_tx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **failed,
+		   uint16_t *n_failed);
+/* Queue q holds segments read from its socket and not handed out yet. */
+bool tl_afp_rx_pending(const struct tl_afp *p, uint16_t q);
+
+/* Counters as a DPDK port has them (ipackets, ibytes: segments as handed out; imissed:
+ * the socket's drops; ierrors: packets not splittable; oerrors: frames refused). */
+void tl_afp_stats(struct tl_afp *p, struct rte_eth_stats *st);
+/* GSO packets read and split, and sent merged, all queues. */
+void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged);
+/* Queue q's socket, or -1. */
+int tl_afp_fd(const struct tl_afp *p, uint16_t q);
+
+#endif
