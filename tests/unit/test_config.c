@@ -48,7 +48,9 @@ static const struct bad_case bad_cases[] = {
 	{ "dup_peer.yaml", 13, "peers[2].public_key", "same public key as peers[0] 'one'" },
 	{ "dup_allowed.yaml", 13, "peers[1].allowed_ips[1]",
 	  "10.2.0.0/24 of peers[1] 'sitec' is already an allowed IP of peers[0] 'siteb'" },
-	{ "lan_in_host.yaml", 7, "ports.lan", "not allowed in host mode" },
+	{ "lan_in_host.yaml", 7, "ports.lan.iface", "not in host mode" },
+	{ "host_lan_udp.yaml", 7, "ports.lan.driver", "'udp' is not packet or af_xdp (host mode)" },
+	{ "packet_gateway.yaml", 6, "ports.lan.driver", "packet is the LAN port kind of host mode only" },
 	{ "addresses_in_gateway.yaml", 7, "addresses", "only for host mode" },
 	{ "missing_wan.yaml", 4, "ports.wan", "missing" },
 	{ "missing_lan.yaml", 4, "ports.lan", "required in gateway mode" },
@@ -281,6 +283,21 @@ static void test_udp_wan(void)
 	tl_config_free(cfg);
 }
 
+static void test_host_lan(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/configs/good/host_lan.yaml");
+
+	if (!cfg)
+		return;
+	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000,
+	      "host mode: ports.lan chooses the packet kind and its queue (target %u us)", cfg->lan.aqm.target_us);
+	tl_config_free(cfg);
+	cfg = load_ok("configs/host-a.yaml");
+	if (cfg)
+		CHECK(!cfg->lan.present && cfg->lan.driver == TL_DRIVER_AF_XDP, "host mode without ports.lan: af_xdp");
+	tl_config_free(cfg);
+}
+
 static void test_key_files(void)
 {
 	struct tl_config *cfg = load_ok("tests/unit/configs/good/keyfile.yaml");
@@ -499,6 +516,7 @@ int main(void)
 	test_full();
 	test_workers_auto();
 	test_udp_wan();
+	test_host_lan();
 	test_key_files();
 	test_key_file_modes();
 	test_bad();
