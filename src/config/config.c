@@ -351,7 +351,7 @@ static int tl_cfg_metrics(struct tl_cfg_ctx *c, const struct tl_raw_metrics *raw
 }
 
 /* Host mode's LAN port kind when the file names none. */
-#define TL_HOST_LAN_DRIVER TL_DRIVER_AF_XDP
+#define TL_HOST_LAN_DRIVER TL_DRIVER_PACKET
 
 /* Host mode's LAN port is the veth tunless creates: only its kind (packet: AF_PACKET with
  * GSO both ways; af_xdp) and its egress queue are chosen. */
@@ -388,6 +388,8 @@ static int tl_cfg_ports(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 	if (tl_cfg_port(c, "ports.wan", p->wan, cfg->workers, &cfg->wan) < 0)
 		return -1;
 	if (cfg->mode == TL_MODE_HOST) {
+		if (!p->wan->driver && !cfg->wan.zero_copy)
+			cfg->wan.driver = TL_DRIVER_AUTO;
 		cfg->lan.driver = TL_HOST_LAN_DRIVER;
 		return p->lan ? tl_cfg_host_lan(c, p->lan, &cfg->lan) : 0;
 	}

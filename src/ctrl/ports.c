@@ -25,6 +25,7 @@
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/udpsock.h"
+#include "kernel/xdp_features.h"
 #include "dataplane/afpacket.h"
 #include "dataplane/crypto_stage.h"
 #include "dataplane/udpport.h"
@@ -50,6 +51,14 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
 	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4 +
 	       TL_DIR_MAX * tl_cs_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
+}
+
+/* The port kind: auto resolved (host mode's WAN: af_xdp only where it brings zero-copy). */
+static enum tl_port_driver driver_of(const struct tl_cfg_port *cfg)
+{
+	if (cfg->driver != TL_DRIVER_AUTO)
+		return cfg->driver;
+	return tl_xdp_zero_copy(cfg->iface) ? TL_DRIVER_AF_XDP : TL_DRIVER_UDP;
 }
 
 /* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
@@ -82,12 +91,13 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev)
 	for (int r = 0; r < TL_PORT_MAX; r++) {
 		const struct tl_cfg_port *cfg = r == TL_PORT_WAN ? &dev->cfg->wan : &dev->cfg->lan;
 		bool host_lan = r == TL_PORT_LAN && dev->dp.host_mode;
+		enum tl_port_driver d = driver_of(cfg);
 
 		if (cfg->present && cfg->queues)
 			q = RTE_MIN(q, (unsigned)cfg->queues);
-		if (cfg->driver == TL_DRIVER_PACKET)
+		if (d == TL_DRIVER_PACKET)
 			q = 1;
-		else if (host_lan || cfg->driver == TL_DRIVER_AF_XDP)
+		else if (host_lan || d == TL_DRIVER_AF_XDP)
 			q = RTE_MIN(q, af_xdp_offer(host_lan ? dev->dp_if : cfg->iface));
 	}
 	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
@@ -97,6 +107,7 @@ static const char *role_name(int role)
 {
 	return role == TL_PORT_WAN ? "wan" : "lan";
 }
+
 
 static const struct tl_cfg_port *port_cfg(struct tl_device *dev, int role)
 {
@@ -382,18 +393,18 @@ static const char *port_iface(struct tl_device *dev, int role)
 
 static bool port_is_packet(struct tl_device *dev, int role)
 {
-	return role == TL_PORT_LAN && dev->dp.host_mode && port_cfg(dev, role)->driver == TL_DRIVER_PACKET;
+	return role == TL_PORT_LAN && dev->dp.host_mode && dev->ports[role].driver == TL_DRIVER_PACKET;
 }
 
 static bool port_is_af_xdp(struct tl_device *dev, int role)
 {
 	return !port_is_packet(dev, role) &&
-	       ((role == TL_PORT_LAN && dev->dp.host_mode) || port_cfg(dev, role)->driver == TL_DRIVER_AF_XDP);
+	       ((role == TL_PORT_LAN && dev->dp.host_mode) || dev->ports[role].driver == TL_DRIVER_AF_XDP);
 }
 
 static bool port_is_udp(struct tl_device *dev, int role)
 {
-	return role == TL_PORT_WAN && port_cfg(dev, role)->driver == TL_DRIVER_UDP;
+	return role == TL_PORT_WAN && dev->ports[role].driver == TL_DRIVER_UDP;
 }
 
 /* A socket port kind (udp, packet) on iface: its MAC (the interface's) and one RX pool
@@ -599,9 +610,13 @@ int tl_listen_port_set(struct tl_device *dev, uint16_t port)
 		return EINVAL;
 	}
 	if (dev->dp.port[TL_PORT_WAN].udp) {
-		tl_log_err("listen port: a udp port keeps its sockets on %u; change listen_port in the "
-			   "configuration and restart to move it", old);
-		return EBUSY;
+		char why[256];
+
+		r = tl_udpport_move(dev->dp.port[TL_PORT_WAN].udp, port, why, sizeof(why));
+		if (r != 0) {
+			tl_log_err("listen port: %s; still %u", why, old);
+			return -r;
+		}
 	}
 	if (wan->af_xdp) {
 		r = tl_udpsock_bind(dev, port, fds);
@@ -633,6 +648,11 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 		const struct tl_cfg_port *cfg = port_cfg(dev, r);
 
 		dev->ports[r].maps = (struct tl_xdp_maps){ -1, -1, -1, -1 };
+		dev->ports[r].driver = driver_of(cfg);
+		if (cfg->driver == TL_DRIVER_AUTO)
+			tl_log_info("%s: %s offers %s zero-copy AF_XDP: the %s port kind", role_name(r), cfg->iface,
+				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "" : "no",
+				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "af_xdp" : "udp");
 		for (unsigned i = 0; i < TL_MAX_WORKERS; i++)
 			dev->ports[r].xsk_fd[i] = -1;
 		if (port_offer(dev, r, &offer[r], err, errlen) != 0)

@@ -16,6 +16,7 @@ struct tl_device;
 
 /* A port as the control plane set it up. Only ports.c reads the XDP maps. */
 struct tl_port_ctl {
+	enum tl_port_driver driver;        /* the kind opened (the configuration's, auto resolved) */
 	bool af_xdp;
 	char iface[IF_NAMESIZE];
 	int ifindex;

@@ -49,6 +49,9 @@ struct rx_msg {
 
 struct udpq {
 	int fd[2];                     /* IPv4, IPv6; -1 if not open */
+	int old_fd[2];                 /* after a move: the sockets of the old port, read until empty */
+	int next_fd[2];                /* a move posted by the control plane, taken by the worker */
+	int swap;                      /* 1: next_fd holds a move not taken yet */
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
 	uint8_t first;                 /* family read first this time, alternated */
@@ -63,6 +66,8 @@ struct udpq {
 
 struct tl_udpport {
 	uint16_t queues, port;
+	struct tl_udpport_cfg cfg;     /* as opened (iface copied), for a move */
+	char iface[32];
 	uint8_t mac[6], gw_mac[6], ip4[4], ip6[16];
 	struct udpq q[];
 };
@@ -136,7 +141,7 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 {
 	struct tl_udpport *u;
 
-	if (!cfg->queues || (!cfg->v4 && !cfg->v6)) {
+	if (!cfg->queues || cfg->queues > TL_MAX_WORKERS || (!cfg->v4 && !cfg->v6)) {
 		snprintf(err, errlen, "udp port: no queue or no address family to open");
 		return NULL;
 	}
@@ -147,6 +152,9 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 	}
 	u->queues = cfg->queues;
 	u->port = cfg->port;
+	u->cfg = *cfg;
+	snprintf(u->iface, sizeof(u->iface), "%s", cfg->iface);
+	u->cfg.iface = u->iface;
 	memcpy(u->mac, cfg->mac, 6);
 	memcpy(u->gw_mac, cfg->gw_mac, 6);
 	if (cfg->ip4)
@@ -154,7 +162,8 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 	if (cfg->ip6)
 		memcpy(u->ip6, cfg->ip6, 16);
 	for (uint16_t q = 0; q < u->queues; q++)
-		u->q[q].fd[0] = u->q[q].fd[1] = -1;
+		for (int f = 0; f < 2; f++)
+			u->q[q].fd[f] = u->q[q].old_fd[f] = u->q[q].next_fd[f] = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
 		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
@@ -186,12 +195,76 @@ void tl_udpport_close(struct tl_udpport *u)
 	if (!u)
 		return;
 	for (uint16_t q = 0; q < u->queues; q++) {
-		for (int f = 0; f < 2; f++)
+		for (int f = 0; f < 2; f++) {
 			if (u->q[q].fd[f] >= 0)
 				close(u->q[q].fd[f]);
+			if (u->q[q].old_fd[f] >= 0)
+				close(u->q[q].old_fd[f]);
+			if (u->q[q].next_fd[f] >= 0)
+				close(u->q[q].next_fd[f]);
+		}
 		rte_free(u->q[q].arena);
 	}
 	rte_free(u);
+}
+
+int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen)
+{
+	struct tl_udpport_cfg c = u->cfg;
+	int fds[TL_MAX_WORKERS][2];
+
+	c.port = port;
+	for (uint16_t q = 0; q < u->queues; q++)
+		if (__atomic_load_n(&u->q[q].swap, __ATOMIC_ACQUIRE)) {
+			snprintf(err, errlen, "udp port: the last move is not taken yet by queue %u", q);
+			return -EBUSY;
+		}
+	for (uint16_t q = 0; q < u->queues; q++)
+		for (int f = 0; f < 2; f++) {
+			int fd = -1;
+
+			if (u->q[q].fd[f] >= 0 && (fd = sock_open(&c, f ? AF_INET6 : AF_INET)) < 0) {
+				snprintf(err, errlen, "cannot bind UDP %u (%s) on %s: %s", port, f ? "IPv6" : "IPv4",
+					 c.iface, strerror(-fd));
+				for (uint16_t k = 0; k <= q; k++)
+					for (int g = 0; g < (k == q ? f : 2); g++)
+						if (fds[k][g] >= 0)
+							close(fds[k][g]);
+				return fd;
+			}
+			fds[q][f] = fd;
+		}
+	for (uint16_t q = 0; q < u->queues; q++) {
+		u->q[q].next_fd[0] = fds[q][0];
+		u->q[q].next_fd[1] = fds[q][1];
+		__atomic_store_n(&u->q[q].swap, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&u->port, port, __ATOMIC_RELAXED);
+	return 0;
+}
+
+bool tl_udpport_moved(const struct tl_udpport *u)
+{
+	for (uint16_t q = 0; u && q < u->queues; q++)
+		if (__atomic_load_n(&u->q[q].swap, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/* The worker takes a move: the new sockets serve from now on, the old ones are read until
+ * empty (what was queued there is not lost), then closed. */
+static void move_take(struct udpq *q)
+{
+	if (!__atomic_load_n(&q->swap, __ATOMIC_ACQUIRE))
+		return;
+	for (int f = 0; f < 2; f++) {
+		if (q->old_fd[f] >= 0)
+			close(q->old_fd[f]);
+		q->old_fd[f] = q->fd[f];
+		q->fd[f] = q->next_fd[f];
+		q->next_fd[f] = -1;
+	}
+	__atomic_store_n(&q->swap, 0, __ATOMIC_RELEASE);
 }
 
 int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f)
@@ -226,7 +299,8 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
 
 bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q)
 {
-	return u && q < u->queues && u->q[q].rm_i < u->q[q].rm_n;
+	return u && q < u->queues &&
+	       (u->q[q].rm_i < u->q[q].rm_n || u->q[q].old_fd[0] >= 0 || u->q[q].old_fd[1] >= 0);
 }
 
 /* ---- receive ------------------------------------------------------------------------------ */
@@ -315,15 +389,16 @@ static void frame_build(const struct tl_udpport *u, struct rte_mbuf *m, int f, c
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		udp->src_port = a->sin6_port;
 	}
-	udp->dst_port = rte_cpu_to_be_16(u->port);
+	udp->dst_port = rte_cpu_to_be_16(__atomic_load_n(&u->port, __ATOMIC_RELAXED));
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len));
 	udp->dgram_cksum = 0;
 	/* The kernel verified both checksums before it queued the datagram. */
 	m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 }
 
-/* Reads up to GRO_MSGS messages of family f into the empty arena. */
-static void arena_fill(struct udpq *q, int f)
+/* Reads up to GRO_MSGS messages of family f from fd into the empty arena; false if there
+ * was nothing to read. */
+static bool arena_fill(struct udpq *q, int fd, int f)
 {
 	struct mmsghdr h[GRO_MSGS];
 	struct iovec iov[GRO_MSGS];
@@ -332,15 +407,15 @@ static void arena_fill(struct udpq *q, int f)
 
 	q->rm_n = q->rm_i = 0;
 	q->rm_off = 0;
-	if (q->fd[f] < 0)
-		return;
+	if (fd < 0)
+		return false;
 	for (unsigned i = 0; i < GRO_MSGS; i++) {
 		iov[i] = (struct iovec){ q->arena + i * GRO_MSG_LEN, GRO_MSG_LEN };
 		h[i].msg_hdr = (struct msghdr){ .msg_name = &q->rm[i].src, .msg_namelen = sizeof(q->rm[i].src),
 						.msg_iov = &iov[i], .msg_iovlen = 1, .msg_control = ctl[i].buf,
 						.msg_controllen = sizeof(ctl[i].buf) };
 	}
-	k = recvmmsg(q->fd[f], h, GRO_MSGS, MSG_DONTWAIT, NULL);
+	k = recvmmsg(fd, h, GRO_MSGS, MSG_DONTWAIT, NULL);
 	for (int i = 0; i < k; i++) {
 		struct rx_msg *r = &q->rm[q->rm_n];
 
@@ -362,6 +437,7 @@ static void arena_fill(struct udpq *q, int f)
 		r->f = (uint8_t)f;
 		q->rm_n++;
 	}
+	return k > 0;
 }
 
 /* Hands out the arena's datagrams as frames, at most n. Stops early when the pool is empty
@@ -409,11 +485,25 @@ static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf
 uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct udpq *q = &u->q[qi];
-	unsigned got = arena_take(u, q, pkts, n);
+	unsigned got;
 
+	move_take(q);
+	got = arena_take(u, q, pkts, n);
+	for (int f = 0; f < 2 && got < n && q->rm_i >= q->rm_n; f++) {
+		if (q->old_fd[f] < 0)
+			continue;
+		if (!arena_fill(q, q->old_fd[f], f)) {
+			close(q->old_fd[f]);    /* drained: the move is complete for this family */
+			q->old_fd[f] = -1;
+			continue;
+		}
+		got += arena_take(u, q, pkts + got, n - got);
+	}
 	for (int i = 0; i < 2 && got < n && q->rm_i >= q->rm_n; i++) {
-		arena_fill(q, q->first);
+		int f = q->first;
+
 		q->first ^= 1;
+		arena_fill(q, q->fd[f], f);
 		got += arena_take(u, q, pkts + got, n - got);
 	}
 	return (uint16_t)got;
@@ -544,6 +634,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
+	move_take(q);
 	while (done < n) {
 		unsigned nm = 0, i, sent = 0;
 		int f = -1, k;

@@ -48,11 +48,19 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts,
 /* Counters as a DPDK port has them (ipackets, ibytes, opackets, obytes, imissed, ierrors:
  * datagrams too large for a buffer, oerrors: refused sends). */
 void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
+/* Moves the port to listen port `port`: every queue's sockets are opened there first (if
+ * one cannot be, nothing changes: an error in err, -errno), then each queue's worker takes
+ * the new sockets at its next call, reads the old ones until they are empty and closes
+ * them. -EBUSY while a queue has not taken the last move. Control plane. */
+int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen);
+/* Every queue took the last move. */
+bool tl_udpport_moved(const struct tl_udpport *u);
 /* Messages read with more than one datagram in them (UDP_GRO), all queues. */
 uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 /* Queue q holds datagrams read from its sockets and not handed out yet. */
 bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
-/* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. */
+/* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. The queue's worker: after a
+ * move the sockets change. */
 int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f);
 
 #endif

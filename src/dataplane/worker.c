@@ -205,6 +205,14 @@ static void idle_block(struct tl_worker *w)
 	int n = 0;
 
 	for (int role = 0; w->owner && role < TL_PORT_MAX; role++) {
+		const struct tl_udpport *u = w->dp->port[role].udp;
+
+		if (u) {   /* its sockets change when the listen port moves */
+			for (int f = 0; f < 2; f++)
+				if (tl_udpport_fd(u, w->queue, f) >= 0)
+					pfd[n++] = (struct pollfd){ .fd = tl_udpport_fd(u, w->queue, f), .events = POLLIN };
+			continue;
+		}
 		pfd[n++] = (struct pollfd){ .fd = w->wake_fd[role], .events = POLLIN };
 		if (w->wake_fd2[role] >= 0)
 			pfd[n++] = (struct pollfd){ .fd = w->wake_fd2[role], .events = POLLIN };

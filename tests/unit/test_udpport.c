@@ -309,6 +309,74 @@ static void test_overflow_counted(void)
 	tl_udpport_close(u);
 }
 
+static void send_to(int fd, uint16_t port, uint8_t tag)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	uint8_t msg[64];
+
+	memset(msg, tag, sizeof(msg));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(sendto(fd, msg, sizeof(msg), 0, (struct sockaddr *)&a, sizeof(a)) == (ssize_t)sizeof(msg),
+	      "datagram %u sent to :%u", tag, port);
+}
+
+/* The listen port moves (wg set listen-port): a port in use is refused and nothing changes;
+ * otherwise what waited in the old sockets still arrives, then what comes to the new port,
+ * frames leave from the new port, and the old one is closed. */
+static void test_move(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT + 10) };
+	struct sockaddr_in from;
+	socklen_t flen = sizeof(from);
+	struct rte_mbuf *m[4], *refused[1];
+	uint16_t nf = 0;
+	int fd = peer_socket(), busy = socket(AF_INET, SOCK_DGRAM, 0), old_fd;
+	char err[256] = "";
+	uint8_t buf[128];
+	unsigned got;
+
+	if (!u)
+		return;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(busy >= 0 && bind(busy, (struct sockaddr *)&a, sizeof(a)) == 0, "another socket holds :%u", PORT + 10);
+	old_fd = tl_udpport_fd(u, 0, 0);
+	CHECK(tl_udpport_move(u, PORT + 10, err, sizeof(err)) < 0 && strstr(err, "cannot bind UDP"),
+	      "a move to a port in use is refused: %s", err);
+	CHECK(tl_udpport_moved(u) && tl_udpport_fd(u, 0, 0) == old_fd, "and nothing changed");
+	close(busy);
+	send_to(fd, PORT, 1);                        /* waits in an old socket */
+	usleep(10000);
+	CHECK(tl_udpport_move(u, PORT + 10, err, sizeof(err)) == 0, "moved to :%u (%s)", PORT + 10, err);
+	CHECK(!tl_udpport_moved(u), "the workers have not taken it yet");
+	CHECK(tl_udpport_move(u, PORT + 11, err, sizeof(err)) == -EBUSY, "a second move waits for the first");
+	send_to(fd, PORT + 10, 2);
+	usleep(10000);
+	got = rx_all(u, m, 2);
+	CHECK(got == 2, "both datagrams arrive (%u)", got);
+	for (unsigned i = 0; i < got; i++) {
+		struct rte_udp_hdr *uh = rte_pktmbuf_mtod_offset(m[i], struct rte_udp_hdr *, RTE_ETHER_HDR_LEN + 20);
+
+		CHECK(ntohs(uh->dst_port) == PORT + 10, "frame %u names the new port", i);
+	}
+	rte_pktmbuf_free_bulk(m, got);
+	CHECK(tl_udpport_moved(u), "every queue took the move");
+	for (uint16_t q = 0; q < QUEUES; q++)
+		tl_udpport_rx(u, q, m, 4);                 /* the drained old sockets close */
+	for (uint16_t q = 0; q < QUEUES; q++)
+		CHECK(!tl_udpport_rx_pending(u, q), "queue %u: old sockets closed", q);
+	m[0] = frame_to(LO4, PEER_PORT, 0, 100);
+	CHECK(m[0] && tl_udpport_tx(u, 0, m, 1, refused, &nf) == 1 && nf == 0, "a frame sent after the move");
+	usleep(10000);
+	CHECK(recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen) == 100 &&
+	      ntohs(from.sin_port) == PORT + 10, "it leaves from :%u", PORT + 10);
+	send_to(fd, PORT, 3);
+	usleep(10000);
+	CHECK(rx_all(u, m, 1) == 0, "nothing is read from the old port any more");
+	close(fd);
+	tl_udpport_close(u);
+}
+
 static void test_port_in_use(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
@@ -341,6 +409,7 @@ int main(int argc, char **argv)
 		test_tx_datagrams();
 		test_tx_run();
 		test_rx_gro();
+		test_move();
 		test_overflow_counted();
 		test_port_in_use();
 	}
