@@ -10,12 +10,15 @@
 # implementation, one iperf3 TCP stream for -t seconds. No CPU pinning: both sides and iperf3
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
-# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-o out.json] [-i impl,impl,...]
-#   impl: wggo, boringtun, tunless, tunless-udp, tunless-packet, tunless-udp-packet (default:
-#         wggo, boringtun, tunless; tunless is skipped if not built). tunless-udp: the udp WAN
-#         port kind (kernel UDP sockets) instead of AF_XDP on the WAN veth; tunless-packet: the
-#         packet LAN port kind (AF_PACKET with GSO) instead of AF_XDP on the host veth
+# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
+#   impl: wggo, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet, tunless-udp-packet
+#         (default: wggo, boringtun, tunless; tunless is skipped if not built). tunless: host
+#         mode's default port kinds (on a veth: udp WAN, packet LAN); tunless-xdp: AF_XDP on both
+#         veths; tunless-udp / tunless-packet / tunless-udp-packet: that WAN / LAN kind named in
+#         the configuration, the other one left to the default
 #   -w: tunless's workers on each end: a number (default 1) or auto (every CPU but one)
+#   -n: runs (default 1); each run measures every implementation in turn, and the report gives
+#       each one's medians, the ratios of the medians and the ratio within each run
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
 
@@ -30,18 +33,21 @@ STREAMS=1
 REVERSE=
 IMPLS=wggo,boringtun,tunless
 WORKERS=1
+RUNS=1
 OUT=
-while getopts "t:P:Rw:o:i:h" o; do
+while getopts "t:P:Rw:n:o:i:h" o; do
 	case $o in
 	t) DURATION=$OPTARG ;;
 	P) STREAMS=$OPTARG ;;
 	R) REVERSE=-R ;;
 	w) WORKERS=$OPTARG ;;
+	n) RUNS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
 	*) sed -n '2,17p' "$0"; exit 2 ;;
 	esac
 done
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/throughput.sh: -n: '$RUNS' is not a number of runs" >&2; exit 2; }
 case $WORKERS in
 auto | [1-9] | [1-9][0-9]) ;;
 *) echo "bench/throughput.sh: -w: '$WORKERS' is not a number of workers or auto" >&2; exit 2 ;;
@@ -112,12 +118,12 @@ run_iperf() {
 	b1=$(busy_ticks)
 	wait "$srv" 2>/dev/null
 	python3 - "$impl" "$version" "$out" "$(((c1 - c0) * 100 / hz))" "$w0" "$w1" \
-		"$(((b1 - b0) * 100 / hz))" >>"$RESULTS" <<'EOF'
+		"$(((b1 - b0) * 100 / hz))" "$RUN_NO" >>"$RESULTS" <<'EOF'
 import json, os, sys
 impl, version, path, cpu_cs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 dur = float(sys.argv[6]) - float(sys.argv[5])  # wall time of the measured window
 busy = round(min(int(sys.argv[7]) / dur, 100.0 * os.cpu_count()), 1)
-res = {"impl": impl, "version": version}
+res = {"impl": impl, "version": version, "run": int(sys.argv[8])}
 try:
     r = json.load(open(path))
 except ValueError:
@@ -147,8 +153,8 @@ EOF
 }
 
 record_error() { # record_error <impl> <version> <message>
-	python3 -c 'import json,sys; print(json.dumps({"impl":sys.argv[1],"version":sys.argv[2],"error":sys.argv[3]}))' \
-		"$1" "$2" "$3" >>"$RESULTS"
+	python3 -c 'import json,sys; print(json.dumps({"impl":sys.argv[1],"version":sys.argv[2],"run":int(sys.argv[4]),"error":sys.argv[3]}))' \
+		"$1" "$2" "$3" "$RUN_NO" >>"$RESULTS"
 	say "$1: $3"
 }
 
@@ -238,18 +244,38 @@ run_tunless() {
 report() {
 	local txt=${OUT%.json}.txt
 	mkdir -p "$(dirname "$OUT")"
-	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" <<'EOF' | tee "$txt"
-import json, os, platform, subprocess, sys, time
+	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" "$RUNS" <<'EOF' | tee "$txt"
+import json, os, platform, statistics, subprocess, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-by = {r["impl"]: r for r in rows}
+runs = int(sys.argv[7])
+impls = list(dict.fromkeys(r["impl"] for r in rows))
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return round(statistics.median(vals), 3) if vals else None
+def cores_per_gbit(r):   # CPU of both VPN ends, in cores, per Gbit/s carried
+    return r["vpn_cpu_percent"] / 100 / r["gbit_s"] if r.get("gbit_s") else None
+ok = [r for r in rows if "gbit_s" in r]
+summary = {i: {"gbit_s": med(r["gbit_s"] for r in ok if r["impl"] == i),
+               "vpn_cpu_percent": med(r["vpn_cpu_percent"] for r in ok if r["impl"] == i),
+               "vpn_cores_per_gbit_s": med(cores_per_gbit(r) for r in ok if r["impl"] == i),
+               "runs_ok": sum(1 for r in ok if r["impl"] == i)} for i in impls}
 def ratio(a, b):
-    x, y = by.get(a, {}).get("gbit_s"), by.get(b, {}).get("gbit_s")
+    x, y = summary.get(a, {}).get("gbit_s"), summary.get(b, {}).get("gbit_s")
     return round(x / y, 2) if x and y else None
-ratios = {"tunless/wireguard-go": ratio("tunless", "wggo"),
-          "tunless/boringtun": ratio("tunless", "boringtun")}
+def paired(a, b):        # the ratio within each run
+    out = []
+    for k in range(1, runs + 1):
+        x = next((r["gbit_s"] for r in ok if r["impl"] == a and r["run"] == k), None)
+        y = next((r["gbit_s"] for r in ok if r["impl"] == b and r["run"] == k), None)
+        if x and y:
+            out.append(round(x / y, 2))
+    return out
+pairs = [("tunless", "wggo"), ("tunless", "boringtun"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
-    ratios[v + "/wireguard-go"] = ratio(v, "wggo")
-    ratios[v + "/tunless"] = ratio(v, "tunless")
+    pairs += [(v, "wggo"), (v, "tunless")]
+name = lambda a, b: "%s/%s" % (a, "wireguard-go" if b == "wggo" else b)
+ratios = {name(a, b): ratio(a, b) for a, b in pairs}
+run_ratios = {name(a, b): paired(a, b) for a, b in pairs}
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 doc = {
     "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
@@ -258,20 +284,28 @@ doc = {
     "tunless_workers": sys.argv[6],
     "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
     "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
-    "results": rows, "ratios": {k: v for k, v in ratios.items() if v is not None},
+    "runs": runs, "results": rows, "summary": summary,
+    "ratios": {k: v for k, v in ratios.items() if v is not None},
+    "ratios_per_run": {k: v for k, v in run_ratios.items() if v},
 }
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
-print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], platform.release(), os.cpu_count()))
-print("%-18s %-26s %9s %8s %8s %6s  %s" % ("impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
+print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
+print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % ("run", "impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
     if "error" in r:
-        print("%-18s %-26s %9s %8s %8s %6s  %s" % (r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
+        print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % (r["run"], r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
     else:
-        print("%-18s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+        print("%-3s %-18s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["run"], r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+if runs > 1:
+    print("medians over %d runs:" % runs)
+    print("    %-18s %9s %8s %14s" % ("impl", "Gbit/s", "vpn CPU", "cores/(Gbit/s)"))
+    for i, s in summary.items():
+        if s["gbit_s"] is not None:
+            print("    %-18s %9.3f %7.0f%% %14.3f" % (i, s["gbit_s"], s["vpn_cpu_percent"], s["vpn_cores_per_gbit_s"]))
 for k, v in ratios.items():
     if v is not None:
-        print("%-24s %.2f" % (k, v))
+        print("%-32s %.2f%s" % (k, v, ("   per run: " + " ".join("%.2f" % x for x in run_ratios[k])) if runs > 1 else ""))
 print("CPU in % of one core (200 % = both): 'vpn CPU' = both ends of the VPN, 'other' = everything but the VPN and iperf3")
 print("JSON: " + sys.argv[2])
 EOF
@@ -279,16 +313,20 @@ EOF
 
 : >"$RESULTS"
 IFS=, read -ra LIST <<<"$IMPLS"
-for impl in "${LIST[@]}"; do
-	case $impl in
-	wggo | wireguard-go) run_wggo ;;
-	boringtun) run_boringtun ;;
-	tunless) run_tunless ;;
-	tunless-udp) run_tunless tunless-udp udp ;;
-	tunless-packet) run_tunless tunless-packet "" packet ;;
-	tunless-udp-packet) run_tunless tunless-udp-packet udp packet ;;
-	*) say "unknown implementation '$impl'"; exit 2 ;;
-	esac
+for RUN_NO in $(seq 1 "$RUNS"); do
+	[ "$RUNS" = 1 ] || say "run $RUN_NO of $RUNS"
+	for impl in "${LIST[@]}"; do
+		case $impl in
+		wggo | wireguard-go) run_wggo ;;
+		boringtun) run_boringtun ;;
+		tunless) run_tunless ;;
+		tunless-udp) run_tunless tunless-udp udp ;;
+		tunless-packet) run_tunless tunless-packet "" packet ;;
+		tunless-udp-packet) run_tunless tunless-udp-packet udp packet ;;
+		tunless-xdp) run_tunless tunless-xdp af_xdp af_xdp ;;
+		*) say "unknown implementation '$impl'"; exit 2 ;;
+		esac
+	done
 done
 trap - EXIT INT TERM
 report

@@ -412,15 +412,28 @@ uint16_t tl_afp_rx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 
 /* ---- send --------------------------------------------------------------------------------- */
 
-/* One message: a frame as it is, or a run of one flow's segments as a GSO packet. */
+/* One message: a frame as it is, or a run of one flow's segments as a GSO packet. The
+ * segments of a run need not be neighbours in the burst (the AQM takes turns between
+ * flows), but a flow's frames keep their order: a frame joins only the latest message of its
+ * flow, and messages leave in the order of their first frames. */
 struct tx_msg {
-	unsigned first, segs;
+	uint8_t idx[AFP_TX_SEGS];        /* its frames, as indexes into the burst */
+	unsigned segs;
+	bool tcp;                        /* a TCP segment, or a run of them */
 	uint32_t gso, payload;           /* a run: the size of its segments, their total */
 	struct tcp_hdrs h;
 	bool psh;                        /* a run: its last segment pushes */
 	struct virtio_net_hdr vh;
 	uint8_t hdr[HDR_MAX];            /* a run: the headers it leaves with */
 };
+
+/* Frames a and f (TCP, headers h) belong to one flow: addresses and ports. */
+static bool same_flow(const uint8_t *a, const uint8_t *f, const struct tcp_hdrs *ha, const struct tcp_hdrs *h)
+{
+	size_t off = h->v6 ? RTE_ETHER_HDR_LEN + 8 : RTE_ETHER_HDR_LEN + 12, len = h->v6 ? 32 : 8;
+
+	return ha->v6 == h->v6 && !memcmp(a + off, f + off, len) && !memcmp(a + ha->l4, f + h->l4, 4);
+}
 
 /* May frame f (its TCP headers h, payload len) join run x, whose first frame is a? Only
  * what the host's GRO would merge: same headers but lengths, id, checksums and PSH on the
@@ -480,42 +493,51 @@ static void run_close(struct tx_msg *x, const uint8_t *a)
 	};
 }
 
-/* Groups pkts[0..n) into messages; returns how many. */
-static unsigned runs_make(struct afq *q, struct rte_mbuf **pkts, unsigned n, struct tx_msg *msgs)
+/* Groups pkts[0..n) into messages; returns how many. *of[i] is frame i's message. */
+static unsigned runs_make(struct afq *q, struct rte_mbuf **pkts, unsigned n, struct tx_msg *msgs, uint8_t *of)
 {
 	unsigned nm = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-		struct tx_msg *last = nm ? &msgs[nm - 1] : NULL;
 		struct tcp_hdrs h;
 		bool tcp = !q->no_merge && pkts[i]->nb_segs == 1 && tcp_parse(f, pkts[i]->data_len, &h);
 		uint32_t len = tcp ? pkts[i]->data_len - h.hlen : 0;
+		struct tx_msg *x = NULL;
 
-		if (tcp && last && last->gso &&
-		    run_joins(last, rte_pktmbuf_mtod(pkts[last->first], const uint8_t *), f, &h, len)) {
+		for (unsigned m = nm; tcp && m-- > 0;) {       /* the latest message of this flow */
+			const uint8_t *a = rte_pktmbuf_mtod(pkts[msgs[m].idx[0]], const uint8_t *);
+
+			if (msgs[m].tcp && same_flow(a, f, &msgs[m].h, &h)) {
+				if (msgs[m].gso && run_joins(&msgs[m], a, f, &h, len))
+					x = &msgs[m];
+				break;
+			}
+		}
+		if (x) {
 			const struct rte_tcp_hdr *th = (const void *)(f + h.l4);
 
-			last->segs++;
-			last->payload += len;
-			last->psh = (th->tcp_flags & TCP_PSH) != 0;
+			x->idx[x->segs++] = (uint8_t)i;
+			x->payload += len;
+			x->psh = (th->tcp_flags & TCP_PSH) != 0;
+			of[i] = (uint8_t)(x - msgs);
 			continue;
 		}
-		if (last)
-			run_close(last, rte_pktmbuf_mtod(pkts[last->first], const uint8_t *));
-		msgs[nm] = (struct tx_msg){ .first = i, .segs = 1 };
-		if (tcp && len) {
+		x = &msgs[nm];
+		*x = (struct tx_msg){ .segs = 1, .tcp = tcp };
+		x->idx[0] = (uint8_t)i;
+		if (tcp) {
 			const struct rte_tcp_hdr *th = (const void *)(f + h.l4);
 
-			msgs[nm].h = h;
-			msgs[nm].gso = len;
-			msgs[nm].payload = len;
-			msgs[nm].psh = (th->tcp_flags & TCP_PSH) != 0;
+			x->h = h;
+			x->gso = len;
+			x->payload = len;
+			x->psh = (th->tcp_flags & TCP_PSH) != 0;
 		}
-		nm++;
+		of[i] = (uint8_t)nm++;
 	}
-	if (nm)
-		run_close(&msgs[nm - 1], rte_pktmbuf_mtod(pkts[msgs[nm - 1].first], const uint8_t *));
+	for (unsigned m = 0; m < nm; m++)
+		run_close(&msgs[m], rte_pktmbuf_mtod(pkts[msgs[m].idx[0]], const uint8_t *));
 	return nm;
 }
 
@@ -533,11 +555,11 @@ static int send_msgs(struct afq *q, struct rte_mbuf **pkts, struct tx_msg *msgs,
 
 		iov[v++] = (struct iovec){ &x->vh, VNET_LEN };
 		if (x->segs == 1) {
-			iov[v++] = (struct iovec){ rte_pktmbuf_mtod(pkts[x->first], void *), pkts[x->first]->data_len };
+			iov[v++] = (struct iovec){ rte_pktmbuf_mtod(pkts[x->idx[0]], void *), pkts[x->idx[0]]->data_len };
 		} else {
 			iov[v++] = (struct iovec){ x->hdr, x->h.hlen };
 			for (unsigned s = 0; s < x->segs; s++) {
-				struct rte_mbuf *m = pkts[x->first + s];
+				struct rte_mbuf *m = pkts[x->idx[s]];
 
 				iov[v++] = (struct iovec){ rte_pktmbuf_mtod_offset(m, uint8_t *, x->h.hlen),
 							   (size_t)(m->data_len - x->h.hlen) };
@@ -549,30 +571,47 @@ static int send_msgs(struct afq *q, struct rte_mbuf **pkts, struct tx_msg *msgs,
 	return k < 0 ? -errno : k;
 }
 
+/* After k messages of pkts[0..n) were sent: their frames are counted and freed, the others
+ * move behind them in their order. Returns the frames sent. */
+static unsigned sent_take(struct afq *q, struct rte_mbuf **pkts, unsigned n, const struct tx_msg *msgs,
+			  const uint8_t *of, unsigned k)
+{
+	struct rte_mbuf *rest[AFP_BURST];
+	unsigned sent = 0, left = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (of[i] >= k) {
+			rest[left++] = pkts[i];
+			continue;
+		}
+		cnt_add(&q->obytes, pkts[i]->pkt_len);
+		rte_pktmbuf_free(pkts[i]);
+		pkts[sent++] = NULL;
+	}
+	for (unsigned m = 0; m < k; m++)
+		if (msgs[m].segs > 1)
+			cnt_add(&q->merged, 1);
+	memcpy(pkts + sent, rest, left * sizeof(rest[0]));
+	cnt_add(&q->opackets, sent);
+	return sent;
+}
+
 uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **failed,
 		   uint16_t *n_failed)
 {
 	struct afq *q = &p->q[qi];
 	struct tx_msg msgs[AFP_BURST];
+	uint8_t of[AFP_BURST];
 	unsigned done = 0;
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)AFP_BURST);
 	while (done < n) {
-		unsigned nm = runs_make(q, pkts + done, n - done, msgs), sent = 0;
+		unsigned nm = runs_make(q, pkts + done, n - done, msgs, of);
 		int k = send_msgs(q, pkts + done, msgs, nm);
 
-		for (int i = 0; i < k; i++) {
-			sent += msgs[i].segs;
-			if (msgs[i].segs > 1)
-				cnt_add(&q->merged, 1);
-		}
 		if (k > 0) {
-			for (unsigned j = 0; j < sent; j++)
-				cnt_add(&q->obytes, pkts[done + j]->pkt_len);
-			cnt_add(&q->opackets, sent);
-			rte_pktmbuf_free_bulk(pkts + done, sent);
-			done += sent;
+			done += sent_take(q, pkts + done, n - done, msgs, of, (unsigned)k);
 			continue;        /* a shorter count: the next call says why */
 		}
 		/* Full (EAGAIN), or ENOBUFS: the host's backlog was full and the kernel dropped its
@@ -583,7 +622,8 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 			q->no_merge = true;      /* this kernel refuses our GSO packets: frame by frame */
 			continue;
 		}
-		failed[(*n_failed)++] = pkts[done++];   /* refused (too big for the device...) */
+		/* the first message is the first frame alone: refused (too big for the device...) */
+		failed[(*n_failed)++] = pkts[done++];
 		cnt_add(&q->oerrors, 1);
 	}
 	return (uint16_t)done;

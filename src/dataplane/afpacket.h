@@ -12,10 +12,11 @@
  *   would have sent (headers of each fixed: lengths, IPv4 id, TCP sequence and flags),
  *   each with its checksums complete; a packet whose checksum the host left to the device
  *   (VIRTIO_NET_HDR_F_NEEDS_CSUM) has it completed here;
- * - send: consecutive frames of one TCP flow that the host's GRO would merge (same
- *   headers, consecutive sequence numbers, equal sizes but the last) leave as one GSO
- *   packet with its checksum left partial (the host's stack trusts it: it never crosses
- *   a wire); any other frame leaves as it is.
+ * - send: the frames of one TCP flow in a burst that the host's GRO would merge (same
+ *   headers, consecutive sequence numbers, equal sizes but the last; other flows' frames
+ *   may lie between them) leave as one GSO packet with its checksum left partial (the
+ *   host's stack trusts it: it never crosses a wire); any other frame leaves as it is. A
+ *   flow's frames keep their order; frames of different flows may pass each other.
  * Backpressure, not loss: when the kernel takes no more (EAGAIN, or ENOBUFS: the host's
  * backlog was full and the kernel dropped its copy, ours is intact), tl_afp_tx takes
  * fewer frames and the rest stays with the caller. Packets the socket's receive queue

@@ -6,7 +6,8 @@
 #   host iface $NA 10.77.0.1/24 fd77::1/64              host iface $NB 10.77.0.2/24 fd77::2/64
 #     tunless A (under test)                              tunless B (the real peer)
 #   veth-a 10.99.0.1 fd99::1  <──────── veth ────────>  veth-b 10.99.0.2 fd99::2
-#     :51820 (AF_XDP)                                     :51820 (AF_XDP, tunless B)
+#     :51820 (AF_XDP, or udp                              :51820 (tunless B)
+#             with TL_WAN_DRIVER=udp)
 #                                                         :40000 probe: a WireGuard initiator in
 #                                                                python, A's second peer 10.77.0.3
 #                                                         :40001-3 junk (UDP sockets, scapy)
@@ -70,6 +71,9 @@ cat >>"$LAB_DIR/a.yaml" <<EOF
     allowed_ips: [10.77.0.3/32, fd77::3/128]
 EOF
 sed "s/^name: tlb$/name: $NB/" "$ROOT/configs/host-b.yaml" >"$LAB_DIR/b.yaml"
+# A's WAN port kind: af_xdp unless TL_WAN_DRIVER says otherwise (the cases expect one of them)
+WAN_DRIVER=${TL_WAN_DRIVER:-af_xdp}
+TL_WAN_DRIVER=$WAN_DRIVER lab_wan_driver "$LAB_DIR/a.yaml"
 A_PUB=$(sed -n 's/^# Public key of this instance: //p' "$ROOT/configs/host-a.yaml")
 TEL_A=/var/run/dpdk/tunless-$NA/dpdk_telemetry.v2
 TEL_B=/var/run/dpdk/tunless-$NB/dpdk_telemetry.v2
@@ -99,7 +103,7 @@ PID_B=$(daemon_pid b)
 
 DST_MAC=$(lab_exec a cat /sys/class/net/veth-a/address)
 lab_exec b $PY "$HERE/bad_input.py" run --ns-a "$P-a" --tel-a "$TEL_A" --dst-mac "$DST_MAC" \
-	--resp-pub "$A_PUB" --probe-priv "$PROBE_PRIV" --peer-if "$NB" 2>&1 | tee "$LAB_DIR/cases.log"
+	--resp-pub "$A_PUB" --probe-priv "$PROBE_PRIV" --peer-if "$NB" --wan-driver "$WAN_DRIVER" 2>&1 | tee "$LAB_DIR/cases.log"
 PY_RC=${PIPESTATUS[0]}
 PASS=$((PASS + $(grep -c '^ok ' "$LAB_DIR/cases.log")))
 FAIL=$((FAIL + $(grep -c '^not ok ' "$LAB_DIR/cases.log")))

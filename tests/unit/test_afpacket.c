@@ -325,6 +325,43 @@ static void test_tx_merge(struct tl_afp *p, int far)
 	CHECK(merged == 2, "two GSO packets sent (%lu)", (unsigned long)merged);
 }
 
+/* Two flows taking turns (as the AQM hands them out), a pure ACK of the first in between:
+ * A1 B1 A2 B2 A3 ack(A) A4 B3 leave as A1-3, B1-3, the ACK, A4 (a flow never passes itself). */
+static void test_tx_interleaved(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	static const struct { char flow; unsigned k, len; } seq[] = {
+		{ 'A', 0, 1000 }, { 'B', 0, 1000 }, { 'A', 1, 1000 }, { 'B', 1, 1000 }, { 'A', 2, 1000 },
+		{ 'a', 3, 0 }, { 'A', 3, 1000 }, { 'B', 2, 700 },
+	};
+	struct rte_mbuf *m[8], *refused[8];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0;
+	unsigned want[][3] = { { 'A', 3000, VIRTIO_NET_HDR_GSO_TCPV4 }, { 'B', 2700, VIRTIO_NET_HDR_GSO_TCPV4 },
+			       { 'a', 0, 0 }, { 'A', 1000, 0 } };
+
+	for (unsigned i = 0; i < 8; i++) {
+		size_t len = tcp_frame(f, false, (seq[i].flow == 'B' ? 90000 : 50000) + seq[i].k * 1000, 0x10, 0,
+				       seq[i].len, (uint8_t)i);
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		if (seq[i].flow == 'B')
+			th->src_port = htons(40001);
+		th->cksum = rte_ipv4_udptcp_cksum((void *)(f + 14), th);
+		m[i] = mbuf_of(f, len);
+	}
+	CHECK(tl_afp_tx(p, 0, m, 8, refused, &nf) == 8 && nf == 0, "all 8 frames taken");
+	for (unsigned i = 0; i < 4; i++) {
+		ssize_t n = far_recv(far, &vh, f, sizeof(f));
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+		bool flow_ok = n > 54 && ntohs(th->src_port) == (want[i][0] == 'B' ? 40001 : 40000);
+
+		CHECK(flow_ok && n == (ssize_t)(14 + 20 + 20 + OPT + want[i][1]) && vh.gso_type == want[i][2],
+		      "message %u: flow %c, %u payload bytes, GSO type %u (got %zd bytes, type %u)", i, (char)want[i][0],
+		      want[i][1], want[i][2], n, vh.gso_type);
+	}
+}
+
 /* A small receive buffer, more frames than it holds: read + imissed == sent. */
 static void test_overflow_counted(int far)
 {
@@ -382,6 +419,7 @@ int main(int argc, char **argv)
 		test_rx_split(p, far);
 		test_rx_csum(p, far);
 		test_tx_merge(p, far);
+		test_tx_interleaved(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)
