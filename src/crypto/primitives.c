@@ -239,11 +239,26 @@ struct tl_dp_aead {
 	bool dec_keyed;
 };
 
+/* cached == key, in time independent of where they differ: the XOR of all words (as
+ * sodium_memcmp, without its byte-wise volatile loop, which was 1.7 % of a host-to-host
+ * profile at one call per packet). */
+static bool tl_dp_key_same(const uint8_t cached[TL_KEY_LEN], const uint8_t key[TL_KEY_LEN])
+{
+	uint64_t a, b, d = 0;
+
+	for (size_t i = 0; i < TL_KEY_LEN; i += sizeof(a)) {
+		memcpy(&a, cached + i, sizeof(a));
+		memcpy(&b, key + i, sizeof(b));
+		d |= a ^ b;
+	}
+	return d == 0;
+}
+
 /* The key to pass to EVP: NULL keeps the one already scheduled in the context. */
 static const uint8_t *tl_dp_key_change(uint8_t cached[TL_KEY_LEN], bool *keyed,
 				       const uint8_t key[TL_KEY_LEN])
 {
-	if (*keyed && tl_equal(cached, key, TL_KEY_LEN))
+	if (*keyed && tl_dp_key_same(cached, key))
 		return NULL;
 	memcpy(cached, key, TL_KEY_LEN);
 	*keyed = true;

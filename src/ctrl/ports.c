@@ -613,23 +613,19 @@ int tl_listen_port_set(struct tl_device *dev, uint16_t port)
 		char why[256];
 
 		r = tl_udpport_move(dev->dp.port[TL_PORT_WAN].udp, port, why, sizeof(why));
-		if (r != 0) {
-			tl_log_err("listen port: %s; still %u", why, old);
-			return -r;
-		}
-	}
-	if (wan->af_xdp) {
+	} else if (wan->af_xdp) {
 		r = tl_udpsock_bind(dev, port, fds);
 		if (r == 0 && (r = tl_xdp_set_cfg(&wan->maps, port, 0)) != 0) {
 			for (int i = 0; i < 2; i++)
 				if (fds[i] >= 0)
 					close(fds[i]);
 		}
-		if (r != 0) {
-			tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface,
-				   strerror(-r), old);
-			return -r;
-		}
+	} else {
+		r = 0;
+	}
+	if (r != 0) {
+		tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface, strerror(-r), old);
+		return -r;
 	}
 	/* From here frames go out from the new port and the workers accept only it; the
 	 * steering above already sends it to them. */
