@@ -9,6 +9,7 @@
 #include <rte_dev.h>
 
 #include "common/addr.h"
+#include "config/config.h"
 #include "dataplane/dp.h"
 #include "kernel/xdp.h"
 
