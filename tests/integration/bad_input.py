@@ -278,7 +278,7 @@ def rand(n):
 
 
 # What the kernel counts for a datagram it drops before any UDP socket sees it.
-KERNEL_DROPS = ("IpInHdrErrors", "IpInTruncatedPkts", "UdpInErrors", "UdpInCsumErrors",
+KERNEL_DROPS = ("IpInHdrErrors", "IpExtInTruncatedPkts", "UdpInErrors", "UdpInCsumErrors",
                 "Ip6InHdrErrors", "Ip6InTruncatedPkts", "Udp6InErrors", "Udp6InCsumErrors")
 
 

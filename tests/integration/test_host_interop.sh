@@ -5,7 +5,9 @@
 #   ${P}-a                                               ${P}-b
 #   tunlessd (configs/host-a.yaml, renamed ti<pid>a)     wireguard-go | boringtun-cli as wg0
 #     host veth ti<pid>a 10.77.0.1/24 fd77::1/64           (or tunlessd configs/host-b.yaml)
-#     AF_XDP on veth-a 10.99.0.1 fd99::1  <──veth──>  veth-b 10.99.0.2 fd99::2   10.77.0.2 fd77::2
+#     WAN veth-a 10.99.0.1 fd99::1  <──veth──>  veth-b 10.99.0.2 fd99::2   10.77.0.2 fd77::2
+#   The port kinds are host mode's defaults (on a veth: udp WAN, packet LAN) unless
+#   TL_WAN_DRIVER / TL_LAN_DRIVER name others (host_interop_xdp: af_xdp on both).
 #
 # Scenarios
 #   1 interop  wireguard-go and boringtun: a pings first / b pings first; IPv4 and IPv6 outer;
