@@ -19,6 +19,7 @@
 #include <rte_tcp.h>
 
 #include "dataplane/afpacket.h"
+#include "dataplane/sockport.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
@@ -56,6 +57,7 @@ struct afq {
 	uint32_t len[AFP_MSGS];
 	unsigned n, i;                   /* packets in the arena, the one being handed out */
 	uint32_t seg;                    /* its next segment */
+	bool started;                    /* packet_start ran for it (it finishes checksums in place) */
 	struct split sp;
 	bool no_merge;                   /* a merged send was refused once: frame by frame */
 	/* written by the queue's worker only, read by the control plane */
@@ -68,15 +70,8 @@ struct tl_afp {
 	struct afq q[];
 };
 
-static void cnt_add(uint64_t *c, uint64_t v)
-{
-	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
-}
-
-static uint64_t cnt_get(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
+#define cnt_add tl_sp_cnt_add
+#define cnt_get tl_sp_cnt_get
 
 /* ---- open, close -------------------------------------------------------------------------- */
 
@@ -253,6 +248,7 @@ static void arena_fill(struct afq *q)
 	int k;
 
 	q->n = q->i = q->seg = 0;
+	q->started = false;
 	for (unsigned i = 0; i < AFP_MSGS; i++) {
 		iov[i] = (struct iovec){ q->arena + (size_t)i * AFP_MSG_LEN, AFP_MSG_LEN };
 		h[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
@@ -346,54 +342,49 @@ static void segment_build(const struct afq *q, const uint8_t *f, struct rte_mbuf
  * pool is empty (the rest waits in the arena). */
 static unsigned arena_take(struct afq *q, struct rte_mbuf **out, unsigned n)
 {
-	struct rte_mbuf *m[AFP_BURST];
-	unsigned got = 0, have = 0, used = 0;
+	struct tl_sp_bufs b = { .have = 0 };
+	uint32_t room = tl_sp_room(q->mp);
+	unsigned got = 0;
 
 	while (got < n && q->i < q->n) {
 		const uint8_t *f = q->arena + (size_t)q->i * AFP_MSG_LEN + VNET_LEN;
 		uint32_t len = q->len[q->i] - VNET_LEN;
+		struct rte_mbuf *m;
 
-		if (q->seg == 0 && !packet_start(q)) {
+		if (!q->started && !packet_start(q)) {
 			cnt_add(&q->ierrors, 1);      /* not a packet this port can split or finish */
 			q->i++;
 			continue;
 		}
-		if (used == have) {
-			have = RTE_MIN(n - got, (unsigned)AFP_BURST);
-			used = 0;
-			if (rte_pktmbuf_alloc_bulk(q->mp, m, have) != 0) {
-				have = 0;
-				break;
-			}
+		q->started = true;
+		if ((q->sp.gso ? (uint32_t)q->sp.h.hlen + q->sp.gso : len) > room) {
+			cnt_add(&q->ierrors, 1);      /* larger than a buffer */
+			q->i++;
+			q->seg = 0;
+			q->started = false;
+			continue;
 		}
+		m = tl_sp_buf(&b, q->mp, n - got);
+		if (!m)
+			break;                        /* no buffer: the rest waits in the arena */
 		if (q->sp.gso == 0) {
-			if (len > rte_pktmbuf_tailroom(m[used])) {
-				cnt_add(&q->ierrors, 1);      /* larger than a buffer */
-				q->i++;
-				continue;
-			}
-			rte_memcpy(rte_pktmbuf_mtod(m[used], void *), f, len);
-			m[used]->data_len = (uint16_t)len;
-			m[used]->pkt_len = len;
+			rte_memcpy(rte_pktmbuf_mtod(m, void *), f, len);
+			m->data_len = (uint16_t)len;
+			m->pkt_len = len;
 		} else {
-			if ((uint32_t)q->sp.h.hlen + q->sp.gso > rte_pktmbuf_tailroom(m[used])) {
-				cnt_add(&q->ierrors, 1);
-				q->i++;
-				continue;
-			}
-			segment_build(q, f, m[used], q->seg);
+			segment_build(q, f, m, q->seg);
 		}
-		cnt_add(&q->ibytes, m[used]->pkt_len);
-		out[got++] = m[used++];
+		cnt_add(&q->ibytes, m->pkt_len);
+		out[got++] = m;
 		if (++q->seg >= q->sp.nseg) {
 			if (q->sp.nseg > 1)
 				cnt_add(&q->split, 1);
 			q->i++;
 			q->seg = 0;
+			q->started = false;
 		}
 	}
-	if (used < have)
-		rte_pktmbuf_free_bulk(m + used, have - used);
+	tl_sp_bufs_end(&b);
 	cnt_add(&q->ipackets, got);
 	return got;
 }

@@ -15,6 +15,7 @@
 #include <rte_udp.h>
 
 #include "dataplane/dp.h"
+#include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
 #define UDPP_BURST 32
@@ -77,15 +78,8 @@ union ctlbuf {
 	struct cmsghdr align;
 };
 
-static void cnt_add(uint64_t *c, uint64_t v)
-{
-	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
-}
-
-static uint64_t cnt_get(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
+#define cnt_add tl_sp_cnt_add
+#define cnt_get tl_sp_cnt_get
 
 /* ---- open, close -------------------------------------------------------------------------- */
 
@@ -444,24 +438,19 @@ static bool arena_fill(struct udpq *q, int fd, int f)
  * (the rest waits in the arena). */
 static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf **out, unsigned n)
 {
-	struct rte_mbuf *m[UDPP_BURST];
-	unsigned got = 0, have = 0, used = 0;
+	struct tl_sp_bufs b = { .have = 0 };
+	uint32_t room = tl_sp_room(q->mp);
+	unsigned got = 0;
 
 	while (got < n && q->rm_i < q->rm_n) {
 		struct rx_msg *r = &q->rm[q->rm_i];
 		uint32_t len = r->meta.seg ? RTE_MIN((uint32_t)r->meta.seg, r->len - q->rm_off) : r->len;
 
-		if (used == have) {
-			have = RTE_MIN(n - got, (unsigned)UDPP_BURST);
-			used = 0;
-			if (rte_pktmbuf_alloc_bulk(q->mp, m, have) != 0) {
-				have = 0;
-				break;      /* no buffer: the datagrams wait in the arena */
-			}
-		}
-		if (len + HDR_ROOM <= rte_pktmbuf_tailroom(m[used])) {
-			struct rte_mbuf *x = m[used++];
+		if (len + HDR_ROOM <= room) {
+			struct rte_mbuf *x = tl_sp_buf(&b, q->mp, n - got);
 
+			if (!x)
+				break;      /* no buffer: the datagrams wait in the arena */
 			rte_memcpy(rte_pktmbuf_mtod_offset(x, void *, HDR_ROOM),
 				   q->arena + q->rm_i * GRO_MSG_LEN + q->rm_off, len);
 			frame_build(u, x, r->f, &r->src, &r->meta, len);
@@ -476,8 +465,7 @@ static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf
 			q->rm_off = 0;
 		}
 	}
-	if (used < have)
-		rte_pktmbuf_free_bulk(m + used, have - used);
+	tl_sp_bufs_end(&b);
 	cnt_add(&q->ipackets, got);
 	return got;
 }

@@ -193,15 +193,14 @@ static void test_rx_split(struct tl_afp *p, int far)
 	CHECK(split == 2, "two packets split (%lu)", (unsigned long)split);
 }
 
-/* A UDP datagram whose checksum the host left to the device arrives complete. */
-static void test_rx_csum(struct tl_afp *p, int far)
+/* A UDP datagram of 100 bytes from 10.77.0.1:1 to .2:2, its checksum left to the device. */
+static size_t udp_partial(uint8_t *f, struct virtio_net_hdr *vh)
 {
-	uint8_t f[256] = { 0 };
 	struct rte_ipv4_hdr *ip = (void *)(f + 14);
 	struct rte_udp_hdr *uh = (void *)(f + 34);
-	struct virtio_net_hdr vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 6 };
-	struct rte_mbuf *m[1];
 
+	memset(f, 0, 14 + 128);
+	*vh = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 6 };
 	memset(f, 0x02, 12);
 	f[12] = 0x08;
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
@@ -216,12 +215,59 @@ static void test_rx_csum(struct tl_afp *p, int far)
 	uh->dgram_len = htons(108);
 	memset(uh + 1, 0xab, 100);
 	uh->dgram_cksum = rte_ipv4_phdr_cksum(ip, 0);
-	CHECK(far_send(far, &vh, f, 14 + 128) == (ssize_t)(VH + 14 + 128), "the host sends a UDP datagram");
+	return 14 + 128;
+}
+
+static bool udp_ok(struct rte_mbuf *m)
+{
+	return rte_ipv4_udptcp_cksum_verify(rte_pktmbuf_mtod_offset(m, void *, 14),
+					    rte_pktmbuf_mtod_offset(m, void *, 34)) == 0;
+}
+
+/* A UDP datagram whose checksum the host left to the device arrives complete. */
+static void test_rx_csum(struct tl_afp *p, int far)
+{
+	uint8_t f[256];
+	struct virtio_net_hdr vh;
+	size_t len = udp_partial(f, &vh);
+	struct rte_mbuf *m[1];
+
+	CHECK(far_send(far, &vh, f, len) == (ssize_t)(VH + len), "the host sends a UDP datagram");
 	CHECK(rx_all(p, m, 1) == 1, "it arrives");
-	CHECK(rte_ipv4_udptcp_cksum_verify(rte_pktmbuf_mtod_offset(m[0], void *, 14),
-					   rte_pktmbuf_mtod_offset(m[0], void *, 34)) == 0,
-	      "with its checksum completed");
+	CHECK(udp_ok(m[0]), "with its checksum completed");
 	rte_pktmbuf_free(m[0]);
+}
+
+/* The pool runs dry after a packet was read: it waits in the port, and arrives whole (its
+ * checksum completed once) when buffers are back. */
+static void test_rx_pool_empty(int far)
+{
+	struct rte_mempool *small = rte_pktmbuf_pool_create("afp_small", 8, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+							    (int)rte_socket_id());
+	struct tl_afp_cfg c = { .iface = "vb", .queues = 1, .pools = &small };
+	struct rte_mbuf *held[8], *m[1];
+	struct virtio_net_hdr vh;
+	uint8_t f[256];
+	size_t len = udp_partial(f, &vh);
+	char err[256] = "";
+	struct tl_afp *p = small ? tl_afp_open(&c, err, sizeof(err)) : NULL;
+	unsigned k = 0;
+
+	CHECK(p != NULL, "a port with a pool of 8 opens (%s)", err);
+	if (!p)
+		return;
+	while (k < 8 && (held[k] = rte_pktmbuf_alloc(small)))
+		k++;
+	CHECK(far_send(far, &vh, f, len) == (ssize_t)(VH + len), "the host sends a UDP datagram");
+	usleep(20000);
+	CHECK(tl_afp_rx(p, 0, m, 1) == 0 && tl_afp_rx_pending(p, 0), "no buffer: it waits in the port");
+	for (int i = 0; i < 2; i++)   /* a checksum finished twice would be undone */
+		CHECK(tl_afp_rx(p, 0, m, 1) == 0, "still no buffer (%d)", i);
+	rte_pktmbuf_free_bulk(held, k);
+	CHECK(tl_afp_rx(p, 0, m, 1) == 1 && udp_ok(m[0]), "buffers back: it arrives with a right checksum");
+	rte_pktmbuf_free(m[0]);
+	tl_afp_close(p);
+	rte_mempool_free(small);
 }
 
 static struct rte_mbuf *mbuf_of(const uint8_t *f, size_t len)
@@ -418,6 +464,7 @@ int main(int argc, char **argv)
 	if (p && far >= 0) {
 		test_rx_split(p, far);
 		test_rx_csum(p, far);
+		test_rx_pool_empty(far);
 		test_tx_merge(p, far);
 		test_tx_interleaved(p, far);
 		test_overflow_counted(far);
