@@ -20,7 +20,7 @@ APT_PACKAGES=(
 	build-essential meson ninja-build pkg-config clang llvm
 	libdpdk-dev dpdk libxdp-dev libbpf-dev bpftool xdp-tools
 	libsodium-dev libssl-dev libcyaml-dev libyaml-dev libmnl-dev libcmocka-dev libsystemd-dev debhelper
-	pandoc lintian man-db
+	pandoc lintian man-db systemd
 	libelf-dev zlib1g-dev libpcap-dev libnuma-dev libclang-rt-14-dev
 	iproute2 iputils-ping iperf3 wireguard-tools tcpdump
 	python3 python3-scapy jq ethtool procps
