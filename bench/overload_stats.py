@@ -96,7 +96,8 @@ def snap(argv):
     for ns in nss:
         doc["ns"][ns] = {"links": links(ns), "qdiscs": qdiscs(ns), "snmp": snmp(ns)}
     for n in names:
-        t = {"drops": telemetry(tool, n, "/tunless/drops"), "stats": telemetry(tool, n, "/tunless/stats"),
+        t = {"drops": telemetry(tool, n, "/tunless/drops"), "device": telemetry(tool, n, "/tunless/device"),
+             "ports": telemetry(tool, n, "/tunless/ports"),
              "queues": {}}
         for q in telemetry(tool, n, "/tunless/queues") or []:
             t["queues"][q] = telemetry(tool, n, "/tunless/queue," + q)

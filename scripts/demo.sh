@@ -154,10 +154,10 @@ def human(n):
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
 
-def age(ms):
-    if ms >= 2**63:
+def age(unix_s):
+    if not unix_s:
         return "never"
-    return f"{ms / 1000:.0f} s ago"
+    return f"{max(time.time() - unix_s, 0):.0f} s ago"
 
 prev, t_prev, shown = {}, None, 0
 start = time.monotonic()
@@ -204,7 +204,7 @@ try:
                     rtx = (tx - prev[key][1]) * 8 / dt / 1e6
                 prev[key] = (rx, tx)
                 lines.append(f"  {label:<7} {p.get('name') or p['public_key'][:10]:<12} {p['endpoint']:<22}"
-                             f" {age(p['last_handshake_age_ms']):>10} {human(rx):>10} {human(tx):>10}"
+                             f" {age(p['last_handshake']):>10} {human(rx):>10} {human(tx):>10}"
                              f" {rrx:>10.1f} {rtx:>10.1f}")
             nz = [f"{k}={v}" for k, v in d.items() if v]
             drops.append(f"{label}: {' '.join(nz) if nz else 'none'}")

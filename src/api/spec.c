@@ -9,6 +9,8 @@
 
 #include <cyaml/cyaml.h>
 
+#include "api/stats_fields.h"
+
 #define SPEC_MAX_DEPTH 8
 
 const char *const tl_api_type_names[TL_API_MAX] = {
@@ -54,6 +56,8 @@ static const cyaml_schema_field_t field_fields[] = {
 	CYAML_FIELD_SEQUENCE_COUNT("fields", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_field, fields,
 				   n_fields, &field_schema, 0, CYAML_UNLIMITED),
 	CYAML_FIELD_ENUM_PTR("items", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, struct tl_api_field, items, type_strings, TL_API_MAX),
+	CYAML_FIELD_STRING_PTR("read_model", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, struct tl_api_field, read_model, 1,
+			       CYAML_UNLIMITED),
 	CYAML_FIELD_END
 };
 
@@ -140,6 +144,68 @@ static int __attribute__((format(printf, 4, 5))) spec_fail(char *err, size_t err
 	return -1;
 }
 
+/* ---- the read model's fields in show's reply -------------------------------------------------- */
+
+struct model_field {
+	const char *id, *help;
+	enum tl_stat_kind kind;
+	enum tl_stat_unit unit;
+};
+
+#define MODEL_FIELD(id, kind, unit, prom, label, help) { #id, help, TL_STAT_##kind, TL_UNIT_##unit },
+#define MODEL_SECTION(name, table) static const struct model_field model_##name[] = { table(MODEL_FIELD) { 0 } };
+TL_STATS_SECTIONS(MODEL_SECTION)
+#define MODEL_ENTRY(name, table) { #name, model_##name },
+static const struct {
+	const char *name;
+	const struct model_field *fields;
+} model_sections[] = { TL_STATS_SECTIONS(MODEL_ENTRY) };
+
+static const char *const unit_names[] = {
+	[TL_UNIT_NONE] = NULL, [TL_UNIT_PACKETS] = "packets", [TL_UNIT_BYTES] = "bytes", [TL_UNIT_JOBS] = "jobs",
+	[TL_UNIT_SECONDS] = "seconds", [TL_UNIT_US] = "microseconds", [TL_UNIT_NS] = "nanoseconds",
+	[TL_UNIT_BPS] = "bits/s", [TL_UNIT_PERCENT] = "percent", [TL_UNIT_BOOL] = NULL,
+};
+
+/* The section's fields appended to f's (as integers, booleans for BOOL), their help with the
+ * kind and the unit. 0, or -1 for an unknown section or out of memory. */
+static int model_expand(struct tl_api_field *f, char *err, size_t errlen)
+{
+	const struct model_field *m = NULL;
+	struct tl_api_field *fields;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(model_sections) / sizeof(model_sections[0]); i++)
+		if (!strcmp(model_sections[i].name, f->read_model))
+			m = model_sections[i].fields;
+	if (!m)
+		return spec_fail(err, errlen, f->name, "no read model section '%s'", f->read_model);
+	while (m[n].id)
+		n++;
+	fields = realloc(f->fields, (f->n_fields + n) * sizeof(*fields));
+	if (!fields)
+		return spec_fail(err, errlen, f->name, "out of memory");
+	f->fields = fields;
+	for (size_t i = 0; i < n; i++) {
+		struct tl_api_field *x = &fields[f->n_fields];
+		char help[512];
+
+		memset(x, 0, sizeof(*x));
+		snprintf(help, sizeof(help), "%s (%s%s%s)", m[i].help, m[i].kind == TL_STAT_COUNTER ? "counter" : "gauge",
+			 unit_names[m[i].unit] ? ", " : "", unit_names[m[i].unit] ? unit_names[m[i].unit] : "");
+		x->type = m[i].unit == TL_UNIT_BOOL ? TL_API_BOOLEAN : TL_API_INTEGER;
+		x->name = strdup(m[i].id);
+		x->help = strdup(help);
+		if (!x->name || !x->help) {
+			free(x->name);
+			free(x->help);
+			return spec_fail(err, errlen, f->name, "out of memory");
+		}
+		f->n_fields++;
+	}
+	return 0;
+}
+
 /* What the schema cannot say, for each field under path. */
 static int fields_check(const struct tl_api_field *f, size_t n, bool arg, unsigned depth, const char *path,
 			char *err, size_t errlen)
@@ -166,7 +232,18 @@ static int fields_check(const struct tl_api_field *f, size_t n, bool arg, unsign
 	return 0;
 }
 
-static int spec_check(const struct tl_api_spec *s, char *err, size_t errlen)
+/* Reply fields naming a read model section get its fields (libcyaml's allocator is libc's:
+ * cyaml_free frees them with the rest). */
+static int fields_expand(struct tl_api_field *f, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((f[i].read_model && model_expand(&f[i], err, errlen) < 0) ||
+		    fields_expand(f[i].fields, f[i].n_fields, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+static int spec_check(struct tl_api_spec *s, char *err, size_t errlen)
 {
 	char path[128];
 
@@ -176,7 +253,8 @@ static int spec_check(const struct tl_api_spec *s, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "operations.%.60s", s->ops[i].name);
 		if (tl_api_spec_op(s, s->ops[i].name) != &s->ops[i])
 			return spec_fail(err, errlen, path, "defined twice");
-		if (fields_check(s->ops[i].args, s->ops[i].n_args, true, 0, path, err, errlen) < 0 ||
+		if (fields_expand(s->ops[i].reply, s->ops[i].n_reply, err, errlen) < 0 ||
+		    fields_check(s->ops[i].args, s->ops[i].n_args, true, 0, path, err, errlen) < 0 ||
 		    fields_check(s->ops[i].reply, s->ops[i].n_reply, false, 0, path, err, errlen) < 0)
 			return -1;
 	}

@@ -47,6 +47,8 @@ struct tl_api_field {
 	struct tl_api_field *fields;      /* map, list of maps */
 	size_t n_fields;
 	enum tl_api_type *items;          /* list of scalars of this type; NULL = list of maps */
+	char *read_model;                 /* reply: the read model section (api/stats_fields.h)
+					   * whose fields follow the ones listed */
 };
 
 struct tl_api_op {

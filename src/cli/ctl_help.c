@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/stats_fields.h"
 #include "cli/ctl.h"
 
 /* "integer 1..65535", "enum: wan, lan", "string (at most 31 characters)". */
@@ -187,4 +188,30 @@ int ctl_help_markdown(FILE *o, const struct tl_api_spec *spec)
 	for (size_t i = 0; i < spec->n_ops; i++)
 		md_op(o, &spec->ops[i]);
 	return ferror(o) ? -1 : 0;
+}
+
+/* ---- the read model (api/stats_fields.h) ----------------------------------------------------------- */
+
+static const char *const unit_names[] = {
+	[TL_UNIT_NONE] = "", [TL_UNIT_PACKETS] = "packets", [TL_UNIT_BYTES] = "bytes", [TL_UNIT_JOBS] = "jobs",
+	[TL_UNIT_SECONDS] = "s", [TL_UNIT_US] = "µs", [TL_UNIT_NS] = "ns", [TL_UNIT_BPS] = "bit/s",
+	[TL_UNIT_PERCENT] = "%", [TL_UNIT_BOOL] = "0/1",
+};
+
+#define MODEL_ROW(id, kind, unit, prom, label, help) \
+	fprintf(o, "| %s | `%s` | %s | %s | `%s%s%s%s` | %s |\n", section, #id, \
+		TL_STAT_##kind == TL_STAT_COUNTER ? "counter" : "gauge", unit_names[TL_UNIT_##unit], prom, \
+		*label ? "{" : "", label, *label ? "}" : "", help);
+#define MODEL_SECTION(name, table) \
+	section = #name; \
+	table(MODEL_ROW)
+
+int ctl_help_read_model(FILE *o)
+{
+	const char *section;
+
+	fprintf(o, "<!-- Generated from src/api/stats_fields.h by `tunlessctl help --read-model`: do not edit. -->\n\n");
+	fprintf(o, "| section | field | kind | unit | Prometheus | meaning |\n|---|---|---|---|---|---|\n");
+	TL_STATS_SECTIONS(MODEL_SECTION)
+	return 0;
 }

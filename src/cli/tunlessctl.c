@@ -388,7 +388,8 @@ static void print_device(yaml_document_t *d, yaml_node_t *dev)
 static void print_peer(yaml_document_t *d, yaml_node_t *p)
 {
 	yaml_node_t *aips = tl_ydoc_get(d, p, "allowed_ips");
-	const char *name = ystr(d, p, "name", NULL), *age = ystr(d, p, "latest_handshake_age_s", NULL);
+	const char *name = ystr(d, p, "name", NULL);
+	uint64_t hs = yu64(d, p, "last_handshake"), now = (uint64_t)time(NULL);
 	char rx[32], tx[32];
 
 	printf("\npeer: %s%s%s%s\n", ystr(d, p, "public_key", "?"), name ? " (" : "", name ? name : "", name ? ")" : "");
@@ -399,9 +400,9 @@ static void print_peer(yaml_document_t *d, yaml_node_t *p)
 		printf("%s%s", i ? ", " : "", a->type == YAML_SCALAR_NODE ? (char *)a->data.scalar.value : "?");
 	}
 	printf("%s\n", tl_ydoc_len(aips) ? "" : "(none)");
-	if (age)
-		printf("  latest handshake: %s s ago (%s handshakes%s)\n", age, ystr(d, p, "handshakes", "0"),
-		       strcmp(ystr(d, p, "session", ""), "true") ? ", no session" : "");
+	if (hs)
+		printf("  latest handshake: %" PRIu64 " s ago (%s handshakes%s)\n", now > hs ? now - hs : 0,
+		       ystr(d, p, "handshakes", "0"), strcmp(ystr(d, p, "session", ""), "true") ? ", no session" : "");
 	else
 		printf("  latest handshake: never\n");
 	printf("  transfer: %s received (%s packets), %s sent (%s packets)\n",
@@ -419,9 +420,10 @@ static void print_ports(yaml_document_t *d, yaml_node_t *ports)
 		yaml_node_t *p = tl_ydoc_item(d, ports, i);
 
 		printf("%-5s %-15s %12s %12s %12s %12s %9s %8s %8s\n", ystr(d, p, "port", "?"), ystr(d, p, "iface", "?"),
-		       ystr(d, p, "rx_packets", "0"), ystr(d, p, "tx_packets", "0"), ystr(d, p, "rx_bytes", "0"),
-		       ystr(d, p, "tx_bytes", "0"), ystr(d, p, "missed", "0"), ystr(d, p, "rx_errors", "0"),
-		       ystr(d, p, "tx_errors", "0"));
+		       ystr(d, p, "ethdev_rx_packets", "0"), ystr(d, p, "ethdev_tx_packets", "0"),
+		       ystr(d, p, "ethdev_rx_bytes", "0"), ystr(d, p, "ethdev_tx_bytes", "0"),
+		       ystr(d, p, "ethdev_rx_missed", "0"), ystr(d, p, "ethdev_rx_errors", "0"),
+		       ystr(d, p, "ethdev_tx_errors", "0"));
 	}
 }
 
@@ -431,20 +433,20 @@ static void print_queues(yaml_document_t *d, yaml_node_t *queues)
 	       "P50us", "P99us", "MAXus", "ENQUEUED", "DEQUEUED", "CODEL", "OVERLIM", "ECN", "BKPR", "SHAPER",
 	       "TARGETus", "INTERVAL", "RATE");
 	for (size_t i = 0; i < tl_ydoc_len(queues); i++) {
-		yaml_node_t *q = tl_ydoc_item(d, queues, i), *drops = tl_ydoc_get(d, q, "drops"), *aqm = tl_ydoc_get(d, q, "aqm");
-		yaml_node_t *sh = tl_ydoc_get(d, q, "shaper");
+		yaml_node_t *q = tl_ydoc_item(d, queues, i);
 		char rate[32];
 
-		if (yu64(d, sh, "rate_bps"))
-			human_rate(rate, sizeof(rate), (double)yu64(d, sh, "rate_bps"));
+		if (yu64(d, q, "shaper_rate_bps"))
+			human_rate(rate, sizeof(rate), (double)yu64(d, q, "shaper_rate_bps"));
 		else
 			snprintf(rate, sizeof(rate), "off");
-		printf("%-4s %2s %7s %9s %7s %7s %8s %10s %10s %7s %7s %7s %6s %6s %9s %9s %12s\n", ystr(d, q, "port", "?"),
-		       ystr(d, q, "worker", "?"), ystr(d, q, "depth_packets", "0"), ystr(d, q, "depth_bytes", "0"),
-		       ystr(d, q, "sojourn_p50_us", "0"), ystr(d, q, "sojourn_p99_us", "0"), ystr(d, q, "sojourn_max_us", "0"),
-		       ystr(d, q, "enqueued", "0"), ystr(d, q, "dequeued", "0"), ystr(d, drops, "aqm_codel", "0"),
-		       ystr(d, drops, "aqm_overlimit", "0"), ystr(d, q, "ecn_marks", "0"), ystr(d, q, "backpressure", "0"),
-		       ystr(d, q, "shaper_waits", "0"), ystr(d, aqm, "target_us", "?"), ystr(d, aqm, "interval_us", "?"), rate);
+		printf("%-4s %2s %7s %9s %7" PRIu64 " %7" PRIu64 " %8" PRIu64 " %10s %10s %7s %7s %7s %6s %6s %9s %9s %12s\n",
+		       ystr(d, q, "port", "?"), ystr(d, q, "worker", "?"), ystr(d, q, "depth_packets", "0"),
+		       ystr(d, q, "depth_bytes", "0"), yu64(d, q, "sojourn_p50_ns") / 1000, yu64(d, q, "sojourn_p99_ns") / 1000,
+		       yu64(d, q, "sojourn_max_ns") / 1000, ystr(d, q, "enqueued", "0"), ystr(d, q, "dequeued", "0"),
+		       ystr(d, q, "drops_aqm_codel", "0"), ystr(d, q, "drops_aqm_overlimit", "0"), ystr(d, q, "ecn_marks", "0"),
+		       ystr(d, q, "backpressure", "0"), ystr(d, q, "shaper_waits", "0"), ystr(d, q, "aqm_target_us", "?"),
+		       ystr(d, q, "aqm_interval_us", "?"), rate);
 	}
 }
 
@@ -454,7 +456,7 @@ static void print_workers(yaml_document_t *d, yaml_node_t *workers)
 	for (size_t i = 0; i < tl_ydoc_len(workers); i++) {
 		yaml_node_t *w = tl_ydoc_item(d, workers, i);
 
-		printf("worker %s: %s%% busy (%s busy rounds, %s idle)\n", ystr(d, w, "id", "?"),
+		printf("worker %s: %s%% busy (%s busy rounds, %s idle)\n", ystr(d, w, "worker", "?"),
 		       ystr(d, w, "busy_percent", "?"), ystr(d, w, "busy_polls", "0"), ystr(d, w, "idle_polls", "0"));
 	}
 }
@@ -599,7 +601,7 @@ static void watch_queues(yaml_document_t *d, yaml_node_t *queues, struct watch_s
 	printf("%-4s %2s %7s %10s %7s %7s %10s %12s %8s %8s %8s\n", "PORT", "W", "DEPTH", "BYTES", "P50us", "P99us",
 	       "TX PPS", "TX RATE", "CODEL", "OVERLIM", "ECN");
 	for (size_t i = 0; i < tl_ydoc_len(queues) && i < WATCH_MAX_QUEUES; i++) {
-		yaml_node_t *q = tl_ydoc_item(d, queues, i), *drops = tl_ydoc_get(d, q, "drops");
+		yaml_node_t *q = tl_ydoc_item(d, queues, i);
 		uint64_t pk = yu64(d, q, "tx_packets"), by = yu64(d, q, "tx_bytes");
 		char pps[24] = "-", rate[32] = "-";
 
@@ -609,20 +611,21 @@ static void watch_queues(yaml_document_t *d, yaml_node_t *queues, struct watch_s
 		}
 		s->tx_packets[i] = pk;
 		s->tx_bytes[i] = by;
-		printf("%-4s %2s %7s %10s %7s %7s %10s %12s %8s %8s %8s\n", ystr(d, q, "port", "?"), ystr(d, q, "worker", "?"),
-		       ystr(d, q, "depth_packets", "0"), ystr(d, q, "depth_bytes", "0"), ystr(d, q, "sojourn_p50_us", "0"),
-		       ystr(d, q, "sojourn_p99_us", "0"), pps, rate, ystr(d, drops, "aqm_codel", "0"),
-		       ystr(d, drops, "aqm_overlimit", "0"), ystr(d, q, "ecn_marks", "0"));
+		printf("%-4s %2s %7s %10s %7" PRIu64 " %7" PRIu64 " %10s %12s %8s %8s %8s\n", ystr(d, q, "port", "?"),
+		       ystr(d, q, "worker", "?"), ystr(d, q, "depth_packets", "0"), ystr(d, q, "depth_bytes", "0"),
+		       yu64(d, q, "sojourn_p50_ns") / 1000, yu64(d, q, "sojourn_p99_ns") / 1000, pps, rate,
+		       ystr(d, q, "drops_aqm_codel", "0"), ystr(d, q, "drops_aqm_overlimit", "0"), ystr(d, q, "ecn_marks", "0"));
 	}
 }
 
-/* "<encap>/<decap>" of a map with those two keys. */
-static void watch_dirs(char *out, size_t len, yaml_document_t *d, yaml_node_t *m)
+/* "<encap>/<decap>" of a worker's <key>_encap and <key>_decap. */
+static void watch_dirs(char *out, size_t len, yaml_document_t *d, yaml_node_t *w, const char *key)
 {
-	if (!m)
-		snprintf(out, len, "-");
-	else
-		snprintf(out, len, "%s/%s", ystr(d, m, "encap", "0"), ystr(d, m, "decap", "0"));
+	char e[48], de[48];
+
+	snprintf(e, sizeof(e), "%s_encap", key);
+	snprintf(de, sizeof(de), "%s_decap", key);
+	snprintf(out, len, "%s/%s", ystr(d, w, e, "0"), ystr(d, w, de, "0"));
 }
 
 static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *workers, struct watch_state *s, double dt)
@@ -632,15 +635,16 @@ static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *wor
 	printf("%2s %5s %6s %11s %9s %11s %9s %13s\n", "W", "OWNER", "BUSY%", "CRYPTO PPS", "JOBS/S", "INFLIGHT", "FIFO",
 	       "BACKPRESS/S");
 	for (size_t i = 0; i < tl_ydoc_len(workers) && i < WATCH_MAX_WORKERS; i++) {
-		yaml_node_t *w = tl_ydoc_item(d, workers, i), *bp = tl_ydoc_get(d, w, "crypto_backpressure");
+		yaml_node_t *w = tl_ydoc_item(d, workers, i);
+		bool owner = !strcmp(ystr(d, w, "owner", "false"), "true");
 		uint64_t pk = yu64(d, w, "crypto_packets"), jb = yu64(d, w, "crypto_jobs");
-		uint64_t be = bp ? yu64(d, bp, "encap") : 0, bd = bp ? yu64(d, bp, "decap") : 0;
+		uint64_t be = yu64(d, w, "crypto_backpressure_encap"), bd = yu64(d, w, "crypto_backpressure_decap");
 		char pps[24] = "-", jps[24] = "-", bps[32] = "-", infl[48], fifo[48];
 
 		if (s->have && dt > 0) {
 			snprintf(pps, sizeof(pps), "%.0f", (double)(pk - s->crypto_pkts[i]) / dt);
 			snprintf(jps, sizeof(jps), "%.0f", (double)(jb - s->crypto_jobs[i]) / dt);
-			if (bp)
+			if (owner)
 				snprintf(bps, sizeof(bps), "%.0f/%.0f", (double)(be - s->backpressure[i][0]) / dt,
 					 (double)(bd - s->backpressure[i][1]) / dt);
 		}
@@ -648,11 +652,14 @@ static void watch_workers(yaml_document_t *d, yaml_node_t *dev, yaml_node_t *wor
 		s->crypto_jobs[i] = jb;
 		s->backpressure[i][0] = be;
 		s->backpressure[i][1] = bd;
-		watch_dirs(infl, sizeof(infl), d, tl_ydoc_get(d, w, "inflight"));
-		watch_dirs(fifo, sizeof(fifo), d, tl_ydoc_get(d, w, "job_fifo"));
-		printf("%2s %5s %6.1f %11s %9s %11s %9s %13s\n", ystr(d, w, "id", "?"),
-		       !strcmp(ystr(d, w, "owner", "false"), "true") ? "yes" : "no",
-		       strtod(ystr(d, w, "busy_percent", "0"), NULL), pps, jps, infl, fifo, bps);
+		watch_dirs(infl, sizeof(infl), d, w, "inflight");
+		watch_dirs(fifo, sizeof(fifo), d, w, "job_fifo");
+		if (!owner) {
+			snprintf(infl, sizeof(infl), "-");
+			snprintf(fifo, sizeof(fifo), "-");
+		}
+		printf("%2s %5s %6s %11s %9s %11s %9s %13s\n", ystr(d, w, "worker", "?"), owner ? "yes" : "no",
+		       ystr(d, w, "busy_percent", "0"), pps, jps, infl, fifo, bps);
 	}
 	printf("(INFLIGHT, FIFO and BACKPRESS/S: encap/decap)\n");
 }
@@ -774,6 +781,8 @@ static int help_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "--markdown"))
 		return ctl_help_markdown(stdout, g_spec) == 0 ? CTL_OK : CTL_USAGE;
+	if (!strcmp(argv[0], "--read-model"))
+		return ctl_help_read_model(stdout) == 0 ? CTL_OK : CTL_USAGE;
 	snprintf(name, sizeof(name), "%s", argv[0]);
 	for (char *p = name; *p; p++)
 		if (*p == '-')

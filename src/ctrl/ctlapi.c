@@ -16,7 +16,6 @@
 
 #define CTL_READ_CHUNK 16384            /* per client per poll */
 #define CTL_IDLE_NS (10ull * TL_NS)     /* a client that stalls this long is closed */
-#define CTL_LOAD_NS TL_NS               /* worker load sampling period */
 
 /* ---- framing -------------------------------------------------------------------------------- */
 
@@ -187,24 +186,6 @@ static unsigned ctl_accept(struct tl_ctlapi *a, uint64_t now)
 	return 1;
 }
 
-/* Busy share of each worker over the last period, from its own time counters. */
-static void load_sample(struct tl_device *dev, struct tl_ctlapi *a, uint64_t now)
-{
-	if (now - a->load_ns < CTL_LOAD_NS)
-		return;
-	a->load_ns = now;
-	for (unsigned w = 0; w < dev->dp.n_workers && w < TL_MAX_WORKERS; w++) {
-		struct tl_ctl_load *l = &a->load[w];
-		uint64_t busy = __atomic_load_n(&dev->workers[w].cnt.busy_ns, __ATOMIC_RELAXED);
-		uint64_t loop = __atomic_load_n(&dev->workers[w].cnt.loop_ns, __ATOMIC_RELAXED);
-
-		if (loop > l->loop_ns)
-			l->busy_percent = 100.0 * (double)(busy - l->busy_ns) / (double)(loop - l->loop_ns);
-		l->busy_ns = busy;
-		l->loop_ns = loop;
-	}
-}
-
 unsigned tl_ctlapi_poll(struct tl_device *dev)
 {
 	struct tl_ctlapi *a = dev->ctlapi;
@@ -214,7 +195,6 @@ unsigned tl_ctlapi_poll(struct tl_device *dev)
 	if (!a)
 		return 0;
 	now = tl_now_ns();
-	load_sample(dev, a, now);
 	n = ctl_accept(a, now);
 	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
 		if (a->c[i].fd >= 0)
@@ -240,7 +220,6 @@ int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen)
 		free(a);
 		return -1;
 	}
-	a->start_ns = tl_now_ns();
 	dev->ctlapi = a;
 	tl_log_info("ctlapi: listening on %s", a->sock.path);
 	return 0;

@@ -26,25 +26,16 @@ struct tl_ctl_client {
 	uint64_t active_ns;
 };
 
-/* Worker load over the last second, from the busy_ns/loop_ns counters. */
-struct tl_ctl_load {
-	uint64_t busy_ns, loop_ns;      /* at the last sample */
-	double busy_percent;
-};
-
 struct tl_ctlapi {
 	struct tl_unixsock sock;
 	const struct tl_api_spec *spec;
-	uint64_t start_ns;
-	uint64_t load_ns;               /* time of the last load sample */
-	struct tl_ctl_load load[TL_MAX_WORKERS];
 	struct tl_ctl_client c[TL_CTL_MAX_CLIENTS];
 };
 
 /* Loads the embedded spec and creates the socket. Fails (message in err) if another live
  * daemon answers on it; a stale socket file left by a dead one is replaced. */
 int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen);
-/* Accepts, reads, answers; samples worker load once a second. Returns how much happened. */
+/* Accepts, reads, answers. Returns how much happened. */
 unsigned tl_ctlapi_poll(struct tl_device *dev);
 /* Closes every client and the socket, removes the socket file. Safe if never opened. */
 void tl_ctlapi_close(struct tl_device *dev);

@@ -1,128 +1,91 @@
-/* The control API's show: device, peers, ports, egress queues, workers, drops. */
+/* The control API's show: the read model (stats.h) as YAML, section by section; keys are the
+ * fields' ids. Also the AQM and shaper parameters as set writes them in its reply. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_ethdev.h>
-
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
-#include "ctrl/metrics.h"
-#include "ctrl/ports.h"
+#include "ctrl/stats.h"
 
-/* ---- show ------------------------------------------------------------------------------------ */
+static void show_fields(struct tl_yaml_writer *w, const void *s, const struct tl_stat_field *f)
+{
+	for (; f->id; f++)
+		if (f->unit == TL_UNIT_BOOL)
+			tl_yaml_key_bool(w, f->id, tl_stat_value(s, f) != 0);
+		else
+			tl_yaml_key_u64(w, f->id, tl_stat_value(s, f));
+}
 
 static void show_device(struct tl_device *dev, struct tl_yaml_writer *w)
 {
-	uint64_t up = dev->ctlapi ? (tl_now_ns() - dev->ctlapi->start_ns) / TL_NS : 0;
-	unsigned cap;
+	struct tl_stats_device s;
 
+	tl_stats_device(dev, &s);
 	tl_yaml_key(w, "device");
 	tl_yaml_map(w);
-	tl_yaml_key_str(w, "name", dev->cfg->name);
-	tl_yaml_key_str(w, "mode", dev->dp.host_mode ? "host" : "gateway");
-	tl_yaml_key(w, "public_key");
-	tl_yaml_b64(w, dev->id.pub);
-	tl_yaml_key_u64(w, "listen_port", tl_dp_listen_port(&dev->dp));
-	tl_yaml_key_u64(w, "mtu", dev->dp.mtu);
-	tl_yaml_key_u64(w, "workers", dev->dp.n_workers);
-	tl_yaml_key_u64(w, "queue_pairs", dev->dp.n_queues);
-	tl_yaml_key_u64(w, "crypto_ring", tl_metrics_crypto_ring(dev, &cap));
-	tl_yaml_key_u64(w, "crypto_ring_capacity", cap);
-	tl_yaml_key_u64(w, "peers", dev->n_peers);
-	tl_yaml_key_u64(w, "uptime_s", up);
+	tl_yaml_key_str(w, "name", s.name);
+	tl_yaml_key_str(w, "mode", s.mode);
+	tl_yaml_key_str(w, "public_key", s.public_key);
+	tl_yaml_key_str(w, "version", s.version);
+	show_fields(w, &s, tl_stats_device_fields);
 	tl_yaml_end_map(w);
 }
 
-static void show_prefixes(struct tl_yaml_writer *w, const struct tl_prefix *p, size_t n)
+/* "a/n,b/m" as a flow sequence. */
+static void show_prefixes(struct tl_yaml_writer *w, const char *list)
 {
-	char text[64];
-
 	tl_yaml_flow_seq(w);
-	for (size_t i = 0; i < n; i++) {
-		tl_prefix_format(text, sizeof(text), &p[i]);
-		tl_yaml_str(w, text);
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		char p[64];
+
+		snprintf(p, sizeof(p), "%.*s", (int)n, list);
+		tl_yaml_str(w, p);
+		list += n + (list[n] == ',');
 	}
 	tl_yaml_end_seq(w);
-}
-
-static void show_peer(struct tl_yaml_writer *w, struct tl_peer_ctrl *pc, uint64_t now)
-{
-	struct tl_peer_stats *st = &pc->dp->stats;
-	struct tl_sockaddr sa = { 0 };
-	struct tl_endpoint ep;
-	char text[64];
-
-	tl_yaml_map(w);
-	if (pc->cfg.name[0])
-		tl_yaml_key_str(w, "name", pc->cfg.name);
-	tl_yaml_key(w, "public_key");
-	tl_yaml_b64(w, pc->cfg.public_key);
-	tl_endpoint_read(pc->dp, &ep);
-	if (ep.family && ep.port) {
-		sa.ip.family = ep.family;
-		memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
-		sa.port = ep.port;
-		tl_sockaddr_format(text, sizeof(text), &sa);
-		tl_yaml_key_str(w, "endpoint", text);
-	}
-	tl_yaml_key(w, "allowed_ips");
-	show_prefixes(w, pc->cfg.allowed_ips, pc->cfg.n_allowed_ips);
-	if (pc->last_session_ns)
-		tl_yaml_key_u64(w, "latest_handshake_age_s", (now - pc->last_session_ns) / TL_NS);
-	tl_yaml_key_u64(w, "handshakes", pc->handshakes);
-	tl_yaml_key_bool(w, "session", atomic_load(&pc->dp->current) != NULL);
-	tl_yaml_key_u64(w, "rx_bytes", atomic_load_explicit(&st->rx_bytes, memory_order_relaxed));
-	tl_yaml_key_u64(w, "tx_bytes", atomic_load_explicit(&st->tx_bytes, memory_order_relaxed));
-	tl_yaml_key_u64(w, "rx_packets", atomic_load_explicit(&st->rx_packets, memory_order_relaxed));
-	tl_yaml_key_u64(w, "tx_packets", atomic_load_explicit(&st->tx_packets, memory_order_relaxed));
-	tl_yaml_key_u64(w, "persistent_keepalive", pc->cfg.persistent_keepalive);
-	tl_yaml_key_u64(w, "staged", rte_ring_count(pc->dp->staged));
-	tl_yaml_end_map(w);
 }
 
 static void show_peers(struct tl_device *dev, struct tl_yaml_writer *w)
 {
-	struct tl_peer_ctrl *pc;
-	uint64_t now = tl_now_ns();
+	struct tl_stats_peer *v;
+	size_t n;
 
+	v = tl_stats_peers(dev, &n, &w->failed);
 	tl_yaml_key(w, "peers");
 	tl_yaml_seq(w);
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		show_peer(w, pc, now);
+	for (size_t i = 0; i < n; i++) {
+		tl_yaml_map(w);
+		if (v[i].name[0])
+			tl_yaml_key_str(w, "name", v[i].name);
+		tl_yaml_key_str(w, "public_key", v[i].public_key);
+		if (v[i].endpoint[0])
+			tl_yaml_key_str(w, "endpoint", v[i].endpoint);
+		tl_yaml_key(w, "allowed_ips");
+		show_prefixes(w, v[i].allowed_ips ? v[i].allowed_ips : "");
+		w->failed |= !v[i].allowed_ips;
+		show_fields(w, &v[i], tl_stats_peer_fields);
+		tl_yaml_end_map(w);
+	}
 	tl_yaml_end_seq(w);
-}
-
-static const char *port_iface(struct tl_device *dev, int role)
-{
-	if (dev->ports[role].iface[0])
-		return dev->ports[role].iface;
-	if (role == TL_PORT_LAN && dev->dp.host_mode)
-		return dev->dp_if;
-	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
+	tl_stats_peers_free(v, n);
 }
 
 static void show_ports(struct tl_device *dev, struct tl_yaml_writer *w)
 {
+	struct tl_stats_port s;
+
 	tl_yaml_key(w, "ports");
 	tl_yaml_seq(w);
 	for (int r = 0; r < TL_PORT_MAX; r++) {
-		struct rte_eth_stats st = { 0 };
-
-		if (!dev->ports[r].started)
+		if (tl_stats_port(dev, r, &s) != 0)
 			continue;
-		tl_port_stats(dev, r, &st);
 		tl_yaml_map(w);
-		tl_yaml_key_str(w, "port", tl_metrics_port_names[r]);
-		tl_yaml_key_str(w, "iface", port_iface(dev, r));
-		tl_yaml_key_u64(w, "rx_packets", st.ipackets);
-		tl_yaml_key_u64(w, "tx_packets", st.opackets);
-		tl_yaml_key_u64(w, "rx_bytes", st.ibytes);
-		tl_yaml_key_u64(w, "tx_bytes", st.obytes);
-		tl_yaml_key_u64(w, "missed", st.imissed);
-		tl_yaml_key_u64(w, "rx_errors", st.ierrors);
-		tl_yaml_key_u64(w, "tx_errors", st.oerrors);
+		tl_yaml_key_str(w, "port", s.port);
+		tl_yaml_key_str(w, "iface", s.iface);
+		show_fields(w, &s, tl_stats_port_fields);
 		tl_yaml_end_map(w);
 	}
 	tl_yaml_end_seq(w);
@@ -149,44 +112,12 @@ void tl_ctlapi_show_shaper(struct tl_yaml_writer *w, const struct tl_shaper_para
 	tl_yaml_end_map(w);
 }
 
-static void show_queue(struct tl_yaml_writer *w, int role, unsigned id, const struct tl_queue_snapshot *s)
-{
-	const struct tl_aqm_stats *a = &s->aqm;
-
-	tl_yaml_map(w);
-	tl_yaml_key_str(w, "port", tl_metrics_port_names[role]);
-	tl_yaml_key_u64(w, "worker", id);
-	tl_yaml_key_u64(w, "depth_packets", a->backlog_pkts);
-	tl_yaml_key_u64(w, "depth_bytes", a->backlog_bytes);
-	tl_yaml_key_u64(w, "memory_bytes", a->memory_bytes);
-	tl_yaml_key_u64(w, "sojourn_p50_us", RTE_MIN(tl_aqm_sojourn_quantile(a, 0.5), a->sojourn_max_ns) / 1000);
-	tl_yaml_key_u64(w, "sojourn_p99_us", RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns) / 1000);
-	tl_yaml_key_u64(w, "sojourn_max_us", a->sojourn_max_ns / 1000);
-	tl_yaml_key_u64(w, "enqueued", a->enqueued);
-	tl_yaml_key_u64(w, "dequeued", a->dequeued);
-	tl_yaml_key_u64(w, "tx_packets", s->tx_packets);
-	tl_yaml_key_u64(w, "tx_bytes", s->tx_bytes);
-	tl_yaml_key(w, "drops");
-	tl_yaml_map(w);
-	tl_yaml_key_u64(w, tl_drop_names[TL_DROP_aqm_codel], a->drops_codel);
-	tl_yaml_key_u64(w, tl_drop_names[TL_DROP_aqm_overlimit], a->drops_overlimit);
-	tl_yaml_end_map(w);
-	tl_yaml_key_u64(w, "ecn_marks", a->ecn_marks);
-	tl_yaml_key_u64(w, "backpressure", s->backpressure);
-	tl_yaml_key_u64(w, "shaper_waits", s->shaper_waits);
-	tl_yaml_key_u64(w, "flows_active", (uint64_t)a->flows_new + a->flows_old);
-	tl_yaml_key(w, "aqm");
-	tl_ctlapi_show_aqm(w, &s->params);
-	tl_yaml_key(w, "shaper");
-	tl_ctlapi_show_shaper(w, &s->shaper);
-	tl_yaml_end_map(w);
-}
-
 static void show_queues(struct tl_device *dev, struct tl_yaml_writer *w)
 {
-	struct tl_queue_snapshot *s = malloc(sizeof(*s));   /* the histogram is large */
+	struct tl_queue_snapshot *snap = malloc(sizeof(*snap));   /* the histogram is large */
+	struct tl_stats_queue s;
 
-	if (!s) {
+	if (!snap) {
 		w->failed = true;
 		return;
 	}
@@ -194,46 +125,28 @@ static void show_queues(struct tl_device *dev, struct tl_yaml_writer *w)
 	tl_yaml_seq(w);
 	for (int r = 0; r < TL_PORT_MAX; r++)
 		for (unsigned i = 0; dev->ports[r].started && i < dev->dp.n_queues; i++) {   /* owners' */
-			tl_worker_queue_read(&dev->workers[i], r, s);
-			show_queue(w, r, i, s);
+			tl_stats_queue(dev, r, i, &s, snap);
+			tl_yaml_map(w);
+			tl_yaml_key_str(w, "port", s.port);
+			tl_yaml_key_u64(w, "worker", s.worker);
+			show_fields(w, &s, tl_stats_queue_fields);
+			tl_yaml_end_map(w);
 		}
 	tl_yaml_end_seq(w);
-	free(s);
-}
-
-static void show_dirs(struct tl_yaml_writer *w, const char *key, const uint64_t v[TL_DIR_MAX])
-{
-	tl_yaml_key(w, key);
-	tl_yaml_map(w);
-	for (int d = 0; d < TL_DIR_MAX; d++)
-		tl_yaml_key_u64(w, tl_metrics_dir_names[d], v[d]);
-	tl_yaml_end_map(w);
+	free(snap);
 }
 
 static void show_workers(struct tl_device *dev, struct tl_yaml_writer *w)
 {
-	struct tl_crypto_view v;
+	struct tl_stats_worker s;
 
 	tl_yaml_key(w, "workers");
 	tl_yaml_seq(w);
 	for (unsigned i = 0; i < dev->dp.n_workers; i++) {
-		const struct tl_counters *c = &dev->workers[i].cnt;
-
+		tl_stats_worker(dev, i, &s);
 		tl_yaml_map(w);
-		tl_yaml_key_u64(w, "id", i);
-		tl_yaml_key(w, "busy_percent");
-		tl_yaml_num(w, dev->ctlapi ? dev->ctlapi->load[i].busy_percent : 0.0);
-		tl_yaml_key_u64(w, "busy_polls", c->busy_polls);
-		tl_yaml_key_u64(w, "idle_polls", c->idle_polls);
-		tl_metrics_crypto_view(dev, i, &v);
-		tl_yaml_key_bool(w, "owner", v.owner);
-		tl_yaml_key_u64(w, "crypto_jobs", v.jobs);
-		tl_yaml_key_u64(w, "crypto_packets", v.pkts);
-		if (v.owner) {
-			show_dirs(w, "inflight", v.inflight);
-			show_dirs(w, "job_fifo", (uint64_t[TL_DIR_MAX]){ v.fifo[TL_DIR_ENCAP], v.fifo[TL_DIR_DECAP] });
-			show_dirs(w, "crypto_backpressure", v.full);
-		}
+		tl_yaml_key_u64(w, "worker", s.worker);
+		show_fields(w, &s, tl_stats_worker_fields);
 		tl_yaml_end_map(w);
 	}
 	tl_yaml_end_seq(w);
@@ -243,7 +156,7 @@ static void show_drops(struct tl_device *dev, struct tl_yaml_writer *w)
 {
 	uint64_t sum[TL_DROP_MAX];
 
-	tl_metrics_drops(dev, sum);
+	tl_stats_drops(dev, sum);
 	tl_yaml_key(w, "drops");
 	tl_yaml_map(w);
 	for (int d = 0; d < TL_DROP_MAX; d++)
@@ -251,7 +164,8 @@ static void show_drops(struct tl_device *dev, struct tl_yaml_writer *w)
 	tl_yaml_end_map(w);
 }
 
-int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
+int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w,
+		      struct tl_api_error *e)
 {
 	static const struct {
 		const char *name;

@@ -78,6 +78,10 @@ struct tl_device {
 	uint64_t under_load_until_ns;
 	uint64_t table_gen;
 	uint64_t handshakes_sent, handshakes_received, cookies_sent;
+	uint64_t start_ns;                 /* when the device came up (uptime) */
+	struct tl_worker_load {            /* each worker's busy share over the last second (stats.c) */
+		uint64_t busy_ns, loop_ns, percent;
+	} load[TL_MAX_WORKERS];
 };
 
 #define TL_NS 1000000000ull

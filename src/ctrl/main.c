@@ -19,7 +19,6 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "ctrl/accounting.h"
 #include "ctrl/aips.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
@@ -34,6 +33,7 @@
 #include "ctrl/peer.h"
 #include "ctrl/ports.h"
 #include "ctrl/ratelimit.h"
+#include "ctrl/stats.h"
 #include "ctrl/telemetry.h"
 #include "ctrl/timers.h"
 #include "ctrl/uapi.h"
@@ -165,6 +165,7 @@ static void control_loop(struct tl_device *dev)
 		if (now - last_gc >= TL_NS) {
 			last_gc = now;
 			tl_ratelimit_gc(dev->ratelimit, now);
+			tl_stats_tick(dev, now);
 		}
 		if (n)
 			last_work = now;
@@ -266,8 +267,6 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		tl_host_routes(dev, true);
 	if (tl_telemetry_register(dev) != 0)
 		tl_log_err("telemetry commands not registered");
-	if (tl_accounting_register(dev) != 0)
-		tl_log_err("telemetry command /tunless/conservation not registered");
 	if (tl_uapi_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	if (tl_ctlapi_open(dev, err, sizeof(err)) != 0)
@@ -352,6 +351,7 @@ int main(int argc, char **argv)
 	} else if (device_up(&dev, argv[0]) != 0) {
 		rc = 1;
 	} else {
+		dev.start_ns = tl_now_ns();
 		tl_log_info("up: %s mode, listening on UDP %u, %zu peer(s), %u worker(s)",
 			    dev.dp.host_mode ? "host" : "gateway", tl_dp_listen_port(&dev.dp), dev.cfg->n_peers,
 			    dev.dp.n_workers);

@@ -14,7 +14,6 @@
 
 #include <rte_ethdev.h>
 
-#include "ctrl/accounting.h"
 #include "ctrl/device.h"
 #include "ctrl/httpreq.h"
 #include "ctrl/log.h"

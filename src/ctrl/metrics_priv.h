@@ -29,7 +29,7 @@ struct metrics_client {
 struct tl_metrics {
 	int fd;
 	struct metrics_client c[METRICS_MAX_CLIENTS];
-	struct tl_queue_snapshot snap[TL_PORT_MAX][TL_MAX_WORKERS];
+	struct tl_queue_snapshot snap[TL_PORT_MAX * TL_MAX_WORKERS];   /* scratch: the owners' queues */
 	uint64_t requests, errors;         /* served, answered with 4xx/5xx */
 };
 

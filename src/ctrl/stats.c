@@ -1,13 +1,44 @@
-/* The sums every observer shares: counters and drops summed over the workers and the
- * control plane, the name of a port's missed frames by port kind, and the sojourn-time
- * histogram bounds. Read by metrics, telemetry and the control API. */
+/* The read model (stats.h): its field tables, the structs filled from the counters, the sums
+ * every observer shares (counters, drops with each port's missed frames, the control plane's
+ * balance, the sojourn histogram's bounds), and the per-second worker load. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <rte_ethdev.h>
 
-#include "ctrl/device.h"
-#include "ctrl/metrics.h"
 #include "ctrl/ports.h"
+#include "ctrl/stats.h"
 
-void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *sum)
+#define TL_STATS_DESC(section, ...) TL_STATS_DESC_(section, __VA_ARGS__)
+#define TL_STATS_DESC_(section, id, kind, unit, prom, label, help) \
+	{ #id, TL_STAT_##kind, TL_UNIT_##unit, prom, label, help, offsetof(struct section, id) },
+#define DEVICE_DESC(...) TL_STATS_DESC(tl_stats_device, __VA_ARGS__)
+#define PORT_DESC(...) TL_STATS_DESC(tl_stats_port, __VA_ARGS__)
+#define QUEUE_DESC(...) TL_STATS_DESC(tl_stats_queue, __VA_ARGS__)
+#define WORKER_DESC(...) TL_STATS_DESC(tl_stats_worker, __VA_ARGS__)
+#define PEER_DESC(...) TL_STATS_DESC(tl_stats_peer, __VA_ARGS__)
+
+const struct tl_stat_field tl_stats_device_fields[] = { TL_STATS_DEVICE(DEVICE_DESC) { 0 } };
+const struct tl_stat_field tl_stats_port_fields[] = { TL_STATS_PORT(PORT_DESC) { 0 } };
+const struct tl_stat_field tl_stats_queue_fields[] = { TL_STATS_QUEUE(QUEUE_DESC) { 0 } };
+const struct tl_stat_field tl_stats_worker_fields[] = { TL_STATS_WORKER(WORKER_DESC) { 0 } };
+const struct tl_stat_field tl_stats_peer_fields[] = { TL_STATS_PEER(PEER_DESC) { 0 } };
+
+const char *const tl_stats_port_names[TL_PORT_MAX] = { "wan", "lan" };
+const char *const tl_stats_dir_names[TL_DIR_MAX] = { "encap", "decap" };
+const char *const tl_ctrl_flow_names[TL_FLOW_MAX] = { "handshakes", "staged", "frames", "slowpath" };
+
+double tl_stat_prom_value(const void *s, const struct tl_stat_field *f)
+{
+	double v = (double)tl_stat_value(s, f);
+
+	return f->unit == TL_UNIT_US ? v / 1e6 : f->unit == TL_UNIT_NS ? v / 1e9 : v;
+}
+
+/* ---- sums ------------------------------------------------------------------------------------ */
+
+void tl_stats_counters_sum(const struct tl_device *dev, struct tl_counters *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned w = 0; w <= dev->dp.n_workers; w++) {
@@ -45,32 +76,301 @@ void tl_metrics_counters_sum(const struct tl_device *dev, struct tl_counters *su
 	}
 }
 
-void tl_metrics_drops(const struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
-{
-	struct tl_counters sum;
-
-	tl_metrics_counters_sum(dev, &sum);
-	memcpy(drops, sum.drops, sizeof(sum.drops));
-	for (int p = 0; p < TL_PORT_MAX; p++) {
-		struct rte_eth_stats st = { 0 };
-
-		if (tl_port_stats(dev, p, &st) == 0)
-			drops[tl_metrics_missed_reason(dev, p)] += st.imissed;
-	}
-}
-
-enum tl_drop tl_metrics_missed_reason(const struct tl_device *dev, int role)
+enum tl_drop tl_stats_missed_reason(const struct tl_device *dev, int role)
 {
 	/* net_af_xdp reports as imissed the frames its socket had no buffer for (XDP_STATISTICS
 	 * rx_dropped: the fill ring was empty because the RX ring, which holds as many, was not
-	 * read; a frame arriving at a full RX ring is the same case); a NIC PMD
-	 * reports frames its own RX ring had no room for. */
+	 * read; a frame arriving at a full RX ring is the same case); a NIC PMD reports frames
+	 * its own RX ring had no room for. */
 	if (dev->dp.port[role].udp || dev->dp.port[role].afp)   /* the sockets' drop counts */
 		return TL_DROP_kernel_socket_overflow;
 	return dev->ports[role].af_xdp ? TL_DROP_xsk_ring_full : TL_DROP_nic_rx_missed;
 }
 
-uint64_t tl_metrics_sojourn_bound(unsigned i)
+void tl_stats_drops(struct tl_device *dev, uint64_t drops[TL_DROP_MAX])
+{
+	struct tl_counters sum;
+
+	tl_stats_counters_sum(dev, &sum);
+	memcpy(drops, sum.drops, sizeof(sum.drops));
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		struct rte_eth_stats st = { 0 };
+
+		if (tl_port_stats(dev, p, &st) == 0)
+			drops[tl_stats_missed_reason(dev, p)] += st.imissed;
+	}
+}
+
+static void flow_set(struct tl_flow_balance *f, uint64_t in, uint64_t out, uint64_t dropped, uint64_t held)
+{
+	*f = (struct tl_flow_balance){ .in = in, .out = out, .dropped = dropped, .held = held };
+	f->balance = (int64_t)in - (int64_t)(out + dropped + held);
+}
+
+void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_MAX])
+{
+	const struct tl_counters *cc = &dev->cnt;
+	uint64_t to_ctrl = 0, staged = 0, staged_drops = tl_cnt_read(&cc->staged_drops), staged_held = 0;
+	uint64_t from_ctrl = 0, ctrl_tx_held = 0, slow_rx = 0, slow_held = 0;
+	struct tl_peer_ctrl *pc;
+
+	for (unsigned i = 0; i < dev->dp.n_workers; i++) {
+		struct tl_worker *w = &dev->workers[i];
+
+		to_ctrl += tl_cnt_read(&w->cnt.to_ctrl);
+		staged += tl_cnt_read(&w->cnt.staged);
+		staged_drops += tl_cnt_read(&w->cnt.staged_drops);
+		from_ctrl += tl_cnt_read(&w->cnt.from_ctrl);
+		slow_rx += tl_cnt_read(&w->cnt.slowpath_rx);
+		ctrl_tx_held += w->ctrl_tx ? rte_ring_count(w->ctrl_tx) : 0;
+		slow_held += w->slow_rx ? rte_ring_count(w->slow_rx) : 0;
+	}
+	pthread_mutex_lock(&dev->lock);
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		staged_held += rte_ring_count(pc->dp->staged);
+	pthread_mutex_unlock(&dev->lock);
+	flow_set(&out[TL_FLOW_HANDSHAKES], to_ctrl, tl_cnt_read(&cc->consumed), tl_cnt_read(&cc->hs_drops),
+		 dev->dp.hs_ring ? rte_ring_count(dev->dp.hs_ring) : 0);
+	flow_set(&out[TL_FLOW_STAGED], staged, tl_cnt_read(&cc->unstaged), staged_drops, staged_held);
+	flow_set(&out[TL_FLOW_FRAMES], tl_cnt_read(&cc->built), from_ctrl, 0, ctrl_tx_held);
+	flow_set(&out[TL_FLOW_SLOWPATH], tl_cnt_read(&cc->slowpath_read), slow_rx, tl_cnt_read(&cc->slowpath_drops),
+		 slow_held);
+}
+
+/* ---- sections -------------------------------------------------------------------------------- */
+
+void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s)
+{
+	struct tl_peer_ctrl *pc;
+	struct tl_counters sum;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", dev->cfg->name);
+	snprintf(s->mode, sizeof(s->mode), "%s", dev->dp.host_mode ? "host" : "gateway");
+	snprintf(s->version, sizeof(s->version), "%s", TL_VERSION);
+	tl_stats_counters_sum(dev, &sum);
+	s->listen_port = tl_dp_listen_port(&dev->dp);
+	s->mtu = dev->dp.mtu;
+	s->workers = dev->dp.n_workers;
+	s->queue_pairs = dev->dp.n_queues;
+	s->crypto_ring = dev->dp.crypto_ring ? rte_ring_count(dev->dp.crypto_ring) : 0;
+	s->crypto_ring_capacity = dev->dp.crypto_ring ? rte_ring_get_capacity(dev->dp.crypto_ring) : 0;
+	s->uptime_s = dev->start_ns ? (tl_now_ns() - dev->start_ns) / TL_NS : 0;
+	s->to_ctrl = sum.to_ctrl;
+	s->consumed = sum.consumed;
+	s->staged = sum.staged;
+	s->unstaged = sum.unstaged;
+	s->from_ctrl = sum.from_ctrl;
+	s->slowpath_rx = sum.slowpath_rx;
+	s->icmp_errors = sum.icmp_errors;
+	s->csum_completed = sum.csum_completed;
+	s->fragmented = sum.fragmented;
+	s->fragments = sum.fragments;
+	s->handshakes_sent = dev->handshakes_sent;
+	s->handshakes_received = dev->handshakes_received;
+	s->cookies_sent = dev->cookies_sent;
+	pthread_mutex_lock(&dev->lock);     /* a UAPI set may change our key; peers come and go */
+	tl_key_to_base64(s->public_key, dev->id.pub);
+	s->peers = dev->n_peers;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		s->handshakes_completed += pc->handshakes;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static const char *port_iface(const struct tl_device *dev, int role)
+{
+	if (dev->ports[role].iface[0])
+		return dev->ports[role].iface;
+	if (role == TL_PORT_LAN && dev->dp.host_mode)
+		return dev->dp_if;
+	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
+}
+
+int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s)
+{
+	struct rte_eth_stats st = { 0 };
+	struct tl_counters sum;
+
+	memset(s, 0, sizeof(*s));
+	s->port = tl_stats_port_names[role];
+	if (!dev->ports[role].started)
+		return -1;
+	snprintf(s->iface, sizeof(s->iface), "%s", port_iface(dev, role));
+	tl_stats_counters_sum(dev, &sum);
+	tl_port_stats(dev, role, &st);
+	s->rx_packets = sum.rx[role];
+	s->tx_packets = sum.tx[role];
+	s->backpressure = sum.backpressure[role];
+	s->rx_drops = sum.rx_drops[role];
+	s->dequeue_drops = sum.deq_drops[role];
+	s->ethdev_rx_packets = st.ipackets;
+	s->ethdev_tx_packets = st.opackets;
+	s->ethdev_rx_bytes = st.ibytes;
+	s->ethdev_tx_bytes = st.obytes;
+	s->ethdev_rx_missed = st.imissed;
+	s->ethdev_rx_errors = st.ierrors;
+	s->ethdev_tx_errors = st.oerrors;
+	return 0;
+}
+
+void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_stats_queue *s,
+		    struct tl_queue_snapshot *snap)
+{
+	const struct tl_aqm_stats *a = &snap->aqm;
+	uint64_t cum[TL_STATS_SOJOURN_BOUNDS];
+
+	memset(s, 0, sizeof(*s));
+	s->port = tl_stats_port_names[role];
+	s->worker = worker;
+	tl_worker_queue_read(&dev->workers[worker], role, snap);
+	s->depth_packets = a->backlog_pkts;
+	s->depth_bytes = a->backlog_bytes;
+	s->memory_bytes = a->memory_bytes;
+	s->enqueued = a->enqueued;
+	s->dequeued = a->dequeued;
+	s->requeued = a->requeued;
+	s->drops_aqm_codel = a->drops_codel;
+	s->drops_aqm_overlimit = a->drops_overlimit;
+	s->ecn_marks = a->ecn_marks;
+	s->new_flows = a->new_flows_count;
+	s->overlimit_events = a->overlimit_events;
+	s->flows_new = a->flows_new;
+	s->flows_old = a->flows_old;
+	s->tx_packets = snap->tx_packets;
+	s->tx_bytes = snap->tx_bytes;
+	s->backpressure = snap->backpressure;
+	s->shaper_waits = snap->shaper_waits;
+	s->delivered = tl_stats_sojourn_cumulative(a, cum);
+	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
+	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);
+	s->sojourn_max_ns = a->sojourn_max_ns;
+	s->aqm_target_us = snap->params.target_us;
+	s->aqm_interval_us = snap->params.interval_us;
+	s->aqm_quantum = snap->params.quantum;
+	s->aqm_flows = snap->params.flows;
+	s->aqm_limit = snap->params.limit;
+	s->aqm_memory_limit = snap->params.memory_limit;
+	s->aqm_ecn = snap->params.ecn;
+	s->shaper_rate_bps = snap->shaper.rate_bps;
+	s->shaper_burst_bytes = snap->shaper.rate_bps ? tl_shaper_burst(&snap->shaper) : 0;
+}
+
+void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_worker *s)
+{
+	const struct tl_worker *wk = &dev->workers[worker];
+	const struct tl_counters *c = &wk->cnt;
+
+	memset(s, 0, sizeof(*s));
+	s->worker = worker;
+	s->lcore = dev->worker_lcores[worker];
+	s->owner = wk->owner;
+	s->busy_polls = tl_cnt_read(&c->busy_polls);
+	s->idle_polls = tl_cnt_read(&c->idle_polls);
+	s->busy_ns = tl_cnt_read(&c->busy_ns);
+	s->loop_ns = tl_cnt_read(&c->loop_ns);
+	s->busy_percent = __atomic_load_n(&dev->load[worker].percent, __ATOMIC_RELAXED);
+	s->crypto_jobs = tl_cnt_read(&c->crypto_jobs);
+	s->crypto_packets = tl_cnt_read(&c->crypto_pkts);
+	s->inflight_encap = tl_cnt_read(&c->inflight[TL_DIR_ENCAP]);
+	s->inflight_decap = tl_cnt_read(&c->inflight[TL_DIR_DECAP]);
+	s->job_fifo_encap = wk->owner && wk->jobs_order[TL_DIR_ENCAP] ? rte_ring_count(wk->jobs_order[TL_DIR_ENCAP]) : 0;
+	s->job_fifo_decap = wk->owner && wk->jobs_order[TL_DIR_DECAP] ? rte_ring_count(wk->jobs_order[TL_DIR_DECAP]) : 0;
+	s->crypto_backpressure_encap = tl_cnt_read(&c->crypto_full[TL_DIR_ENCAP]);
+	s->crypto_backpressure_decap = tl_cnt_read(&c->crypto_full[TL_DIR_DECAP]);
+}
+
+void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_stats_peer *s)
+{
+	const struct tl_peer_stats *st = &pc->dp->stats;
+	struct tl_endpoint ep;
+	size_t off = 0, len = 1;
+
+	(void)dev;
+	memset(s, 0, sizeof(*s));
+	s->id = pc->dp->id;
+	snprintf(s->name, sizeof(s->name), "%s", pc->cfg.name);
+	tl_key_to_base64(s->public_key, pc->cfg.public_key);
+	tl_endpoint_read(pc->dp, &ep);
+	if (ep.family && ep.port) {
+		struct tl_sockaddr sa = { .ip.family = ep.family, .port = ep.port };
+
+		memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
+		tl_sockaddr_format(s->endpoint, sizeof(s->endpoint), &sa);
+	}
+	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+		len += 64;                      /* "," and a prefix's text (at most 49 bytes) */
+	s->allowed_ips = malloc(len);
+	for (size_t i = 0; s->allowed_ips && i < pc->cfg.n_allowed_ips; i++) {
+		char p[64];
+
+		tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[i]);
+		off += (size_t)snprintf(s->allowed_ips + off, len - off, "%s%s", i ? "," : "", p);
+	}
+	if (s->allowed_ips && !off)
+		s->allowed_ips[0] = '\0';
+	s->handshakes = pc->handshakes;
+	s->last_handshake_ns = pc->last_handshake_unix_ns;
+	s->last_handshake = pc->last_handshake_unix_ns / TL_NS;
+	s->session = atomic_load(&pc->dp->current) != NULL;
+	s->rx_bytes = atomic_load_explicit(&st->rx_bytes, memory_order_relaxed);
+	s->tx_bytes = atomic_load_explicit(&st->tx_bytes, memory_order_relaxed);
+	s->rx_packets = atomic_load_explicit(&st->rx_packets, memory_order_relaxed);
+	s->tx_packets = atomic_load_explicit(&st->tx_packets, memory_order_relaxed);
+	s->staged = rte_ring_count(pc->dp->staged);
+	s->persistent_keepalive = pc->cfg.persistent_keepalive;
+}
+
+struct tl_stats_peer *tl_stats_peers(struct tl_device *dev, size_t *n, bool *oom)
+{
+	struct tl_stats_peer *v = NULL;
+	struct tl_peer_ctrl *pc;
+	size_t i = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	*n = dev->n_peers;
+	if (*n && !(v = calloc(*n, sizeof(*v)))) {
+		*n = 0;
+		*oom = true;
+	}
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		if (i < *n)
+			tl_stats_peer(dev, pc, &v[i++]);
+	pthread_mutex_unlock(&dev->lock);
+	return v;
+}
+
+void tl_stats_peer_free(struct tl_stats_peer *s)
+{
+	free(s->allowed_ips);
+	s->allowed_ips = NULL;
+}
+
+void tl_stats_peers_free(struct tl_stats_peer *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tl_stats_peer_free(&v[i]);
+	free(v);
+}
+
+void tl_stats_tick(struct tl_device *dev, uint64_t now)
+{
+	(void)now;
+	for (unsigned w = 0; w < dev->dp.n_workers && w < TL_MAX_WORKERS; w++) {
+		struct tl_worker_load *l = &dev->load[w];
+		uint64_t busy = tl_cnt_read(&dev->workers[w].cnt.busy_ns);
+		uint64_t loop = tl_cnt_read(&dev->workers[w].cnt.loop_ns);
+
+		if (loop > l->loop_ns)
+			__atomic_store_n(&l->percent, ((busy - l->busy_ns) * 100 + (loop - l->loop_ns) / 2) / (loop - l->loop_ns),
+					 __ATOMIC_RELAXED);
+		l->busy_ns = busy;
+		l->loop_ns = loop;
+	}
+}
+
+/* ---- the sojourn histogram ----------------------------------------------------------------------- */
+
+uint64_t tl_stats_sojourn_bound(unsigned i)
 {
 	unsigned k = 10 + i / 2;
 
@@ -86,12 +386,12 @@ static unsigned bound_bucket(unsigned i)
 	return 8 * (k - 2) + (i % 2 ? 4 : 0);
 }
 
-uint64_t tl_metrics_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_METRICS_SOJOURN_BOUNDS])
+uint64_t tl_stats_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_STATS_SOJOURN_BOUNDS])
 {
 	uint64_t seen = 0;
 	unsigned j = 0;
 
-	for (unsigned i = 0; i < TL_METRICS_SOJOURN_BOUNDS; i++) {
+	for (unsigned i = 0; i < TL_STATS_SOJOURN_BOUNDS; i++) {
 		unsigned end = bound_bucket(i);
 
 		for (; j < end && j < TL_AQM_HIST_BUCKETS; j++)
@@ -111,7 +411,7 @@ static double bucket_lower(unsigned j)
 
 /* Sum of sojourn times estimated from bucket midpoints (the AQM keeps no exact sum); the
  * relative error is at most 1/16. The last bucket is open-ended: its lower edge counts. */
-double tl_metrics_sojourn_sum_seconds(const struct tl_aqm_stats *s)
+double tl_stats_sojourn_sum_seconds(const struct tl_aqm_stats *s)
 {
 	double sum = 0;
 
@@ -124,28 +424,4 @@ double tl_metrics_sojourn_sum_seconds(const struct tl_aqm_stats *s)
 		sum += mid * (double)s->sojourn_hist[j];
 	}
 	return sum / 1e9;
-}
-
-const char *const tl_metrics_dir_names[TL_DIR_MAX] = { "encap", "decap" };
-
-void tl_metrics_crypto_view(const struct tl_device *dev, unsigned w, struct tl_crypto_view *v)
-{
-	const struct tl_worker *wk = &dev->workers[w];
-	const struct tl_counters *c = &wk->cnt;
-
-	memset(v, 0, sizeof(*v));
-	v->owner = wk->owner;
-	v->jobs = tl_cnt_read(&c->crypto_jobs);
-	v->pkts = tl_cnt_read(&c->crypto_pkts);
-	for (int d = 0; d < TL_DIR_MAX; d++) {
-		v->inflight[d] = tl_cnt_read(&c->inflight[d]);
-		v->full[d] = tl_cnt_read(&c->crypto_full[d]);
-		v->fifo[d] = wk->owner && wk->jobs_order[d] ? rte_ring_count(wk->jobs_order[d]) : 0;
-	}
-}
-
-unsigned tl_metrics_crypto_ring(const struct tl_device *dev, unsigned *capacity)
-{
-	*capacity = dev->dp.crypto_ring ? rte_ring_get_capacity(dev->dp.crypto_ring) : 0;
-	return dev->dp.crypto_ring ? rte_ring_count(dev->dp.crypto_ring) : 0;
 }

@@ -14,6 +14,7 @@
 
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/stats.h"
 #include "ctrl/uapi.h"
 #include "ctrl/unixsock.h"
 
@@ -49,42 +50,31 @@ static void get_key(struct tl_buf *b, const char *name, const uint8_t key[TL_KEY
 	explicit_bzero(hex, sizeof(hex));
 }
 
-static void get_endpoint(struct tl_buf *b, struct tl_peer_ctrl *pc)
-{
-	struct tl_sockaddr sa = { 0 };
-	struct tl_endpoint ep;
-	char text[64];
-
-	tl_endpoint_read(pc->dp, &ep);
-	if (!ep.family || !ep.port)
-		return;
-	sa.ip.family = ep.family;
-	memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
-	sa.port = ep.port;
-	tl_sockaddr_format(text, sizeof(text), &sa);
-	tl_buf_printf(b, "endpoint=%s\n", text);
-}
-
-static void get_peer(struct tl_buf *b, struct tl_peer_ctrl *pc)
+/* A peer as `wg show` reads it: its keys from the configuration, the rest from the read
+ * model (the values show, telemetry and the metrics report). */
+static void get_peer(struct tl_device *dev, struct tl_buf *b, struct tl_peer_ctrl *pc)
 {
 	static const uint8_t zero[TL_KEY_LEN];
-	uint64_t hs = pc->last_handshake_unix_ns;
-	char text[64];
+	struct tl_stats_peer s;
 
+	tl_stats_peer(dev, pc, &s);
 	get_key(b, "public_key", pc->cfg.public_key);
 	get_key(b, "preshared_key", pc->cfg.has_psk ? pc->cfg.psk : zero);
 	tl_buf_printf(b, "protocol_version=1\n");
-	get_endpoint(b, pc);
+	if (s.endpoint[0])
+		tl_buf_printf(b, "endpoint=%s\n", s.endpoint);
 	tl_buf_printf(b, "last_handshake_time_sec=%" PRIu64 "\nlast_handshake_time_nsec=%" PRIu64 "\n",
-		       (uint64_t)(hs / TL_NS), (uint64_t)(hs % TL_NS));
-	tl_buf_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n",
-		       atomic_load_explicit(&pc->dp->stats.tx_bytes, memory_order_relaxed),
-		       atomic_load_explicit(&pc->dp->stats.rx_bytes, memory_order_relaxed));
-	tl_buf_printf(b, "persistent_keepalive_interval=%u\n", (unsigned)pc->cfg.persistent_keepalive);
-	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
-		tl_prefix_format(text, sizeof(text), &pc->cfg.allowed_ips[i]);
-		tl_buf_printf(b, "allowed_ip=%s\n", text);
+		      (uint64_t)(s.last_handshake_ns / TL_NS), (uint64_t)(s.last_handshake_ns % TL_NS));
+	tl_buf_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n", s.tx_bytes, s.rx_bytes);
+	tl_buf_printf(b, "persistent_keepalive_interval=%" PRIu64 "\n", s.persistent_keepalive);
+	for (const char *p = s.allowed_ips; p && *p;) {
+		size_t n = strcspn(p, ",");
+
+		tl_buf_printf(b, "allowed_ip=%.*s\n", (int)n, p);
+		p += n + (p[n] == ',');
 	}
+	b->oom |= !s.allowed_ips;
+	tl_stats_peer_free(&s);
 }
 
 static void uapi_get(struct tl_device *dev, struct tl_buf *b)
@@ -95,7 +85,7 @@ static void uapi_get(struct tl_device *dev, struct tl_buf *b)
 		get_key(b, "private_key", dev->id.priv);
 	tl_buf_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		get_peer(b, pc);
+		get_peer(dev, b, pc);
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */

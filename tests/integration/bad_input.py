@@ -219,7 +219,10 @@ class Target:
         return telemetry(self.tel, "/tunless/drops")
 
     def stats(self):
-        return telemetry(self.tel, "/tunless/stats")
+        """The device's counters, with each port's under its name (wan, lan)."""
+        s = telemetry(self.tel, "/tunless/device")
+        s.update(telemetry(self.tel, "/tunless/ports"))
+        return s
 
     def ping(self, dst, count=1, wait=2, src=None):
         cmd = ["ip", "netns", "exec", self.ns, "ping", "-q", "-n", "-c", str(count), "-W", str(wait)]
@@ -570,16 +573,16 @@ def flood(tgt, args, sock, dst, garbage_init):
     to_ctrl = s1["to_ctrl"] - s0["to_ctrl"]
     hs_rx = s1["handshakes_received"] - s0["handshakes_received"]
     cookies = s1["cookies_sent"] - s0["cookies_sent"]
-    imissed = s1["wan"]["eth_imissed"] - s0["wan"]["eth_imissed"]
+    imissed = s1["wan"]["ethdev_rx_missed"] - s0["wan"]["ethdev_rx_missed"]
     # the port's imissed under its drop-reason name: the AF_XDP ring, or the udp port's sockets
     missed = dd.get("xsk_ring_full", 0) + dd.get("kernel_socket_overflow", 0)
-    wan_rx = s1["wan"]["rx"] - s0["wan"]["rx"]
+    wan_rx = s1["wan"]["rx_packets"] - s0["wan"]["rx_packets"]
     vdrop = v1 - v0
     replies = drain(sock)
     late_replies = drain(c4)
     ctrl_fate = dd.get("handshake_failed", 0) + dd.get("bad_mac2", 0) + dd.get("bad_mac1", 0)
     note("flood: %d initiations sent in %.3f s (%.0f/s), +%d from port 40004 among them" % (sent, t1 - t0, sent / max(t1 - t0, 1e-9), len(lates)))
-    note("flood: veth-b tx_dropped +%d, wan eth_imissed +%d, wan rx +%d, to_ctrl +%d, handshakes_received +%d"
+    note("flood: veth-b tx_dropped +%d, wan ethdev_rx_missed +%d, wan rx +%d, to_ctrl +%d, handshakes_received +%d"
          % (vdrop, imissed, wan_rx, to_ctrl, hs_rx))
     note("flood: drops delta %s" % dd)
     note("flood: cookies_sent +%d, cookie replies received by the flooder %d (+%d on port 40004)"

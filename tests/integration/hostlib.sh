@@ -170,7 +170,7 @@ hl_tunless_stop() {
 
 # Peer telemetry of the single peer (peer0) of instance <name>.
 hl_peer_get() { hl_tel "$1" /tunless/peers --get "peer0.$2"; }
-hl_has_session() { [ "$(hl_peer_get "$1" has_session)" = 1 ]; }
+hl_has_session() { [ "$(hl_peer_get "$1" session)" = 1 ]; }
 
 # hl_peer_start <ns> <wggo|boringtun> [endpoint] [psk-file]: wg0 on side b, peer = tunless (a).
 hl_peer_start() {

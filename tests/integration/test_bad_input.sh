@@ -37,7 +37,7 @@ dump_logs() {
 		echo "---- telemetry $t ----"
 		$PY - "$t" <<'EOF2'
 import json, socket, sys
-for cmd in ("/tunless/stats", "/tunless/drops", "/tunless/peers"):
+for cmd in ("/tunless/device", "/tunless/ports", "/tunless/drops", "/tunless/peers"):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(sys.argv[1]); s.recv(4096); s.send(cmd.encode())
     print(cmd, json.dumps(json.loads(s.recv(1 << 20))[cmd]))

@@ -223,8 +223,8 @@ iperf_check "a: iperf3 UDP client -> server 100 Mbit/s" client 10.2.0.2 udp -t 3
 
 check "a: gwa completed partial checksums (client's veth offloads them)" tel_gt "$GWA" stats csum_completed 0
 check "a: gwb completed partial checksums (server's veth offloads them)" tel_gt "$GWB" stats csum_completed 0
-check "a: gwa peer gwb has a session" tel_eq "$GWA" peers peer0.has_session 1
-check "a: gwb peer gwa has a session" tel_eq "$GWB" peers peer0.has_session 1
+check "a: gwa peer gwb has a session" tel_eq "$GWA" peers peer0.session 1
+check "a: gwb peer gwa has a session" tel_eq "$GWB" peers peer0.session 1
 check "a: gwa -> gwb tx_bytes > 10 MB" tel_gt "$GWA" peers peer0.tx_bytes 10000000
 check "a: gwa <- gwb rx_bytes > 10 MB" tel_gt "$GWA" peers peer0.rx_bytes 10000000
 check "a: gwb -> gwa tx_bytes > 10 MB" tel_gt "$GWB" peers peer0.tx_bytes 10000000
@@ -310,7 +310,7 @@ rw_scenario() { # rw_scenario <label> cmd...
 	iperf_check "b/$label: iperf3 TCP client -> rw (-R)" rw 10.1.0.2 "rw-$label-R" -t 3 -R
 	frag_scenario "$label"
 	check "b/$label: gwa peer roadwarrior: new handshake" tel_gt "$GWA" peers peer1.handshakes "${hs0:-0}"
-	check "b/$label: gwa peer roadwarrior has a session" tel_eq "$GWA" peers peer1.has_session 1
+	check "b/$label: gwa peer roadwarrior has a session" tel_eq "$GWA" peers peer1.session 1
 	check "b/$label: gwa learnt the roaming endpoint 10.99.0.3" \
 		eval '[[ $(tel "$GWA" peers peer1.endpoint) == 10.99.0.3:* ]]'
 	check "b/$label: wg show reports a handshake with gwa" \

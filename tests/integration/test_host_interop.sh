@@ -11,7 +11,7 @@
 #
 # Scenarios
 #   1 interop  wireguard-go and boringtun: a pings first / b pings first; IPv4 and IPv6 outer;
-#              preshared key. Handshake (telemetry has_session, `wg show` latest handshake), ping
+#              preshared key. Handshake (telemetry session, `wg show` latest handshake), ping
 #              v4+v6 inner both ways, iperf3 TCP both ways, iperf3 UDP 50 Mbit/s both ways.
 #   2 rekey    tunless (initiator) with rekey_after_time 4 s against wireguard-go, 15 s of ping.
 #   3 roaming  the wireguard-go side moves to 10.99.0.20 while it pings; tunless follows.
@@ -51,7 +51,7 @@ end_lab() {
 
 no_xdp() { ! lab_exec "$1" ip -d link show "$2" | grep -q xdp; }
 no_link() { ! lab_exec "$1" ip link show "$2" >/dev/null 2>&1; }
-tl_stat() { hl_tel "$1" /tunless/stats --get "$2"; }
+tl_stat() { hl_tel "$1" /tunless/device --get "$2"; }
 ge() { [ "$1" -ge "$2" ] 2>/dev/null; }
 stat_ge() { ge "$(tl_stat "$1" "$2")" "$3"; }
 nonzero_drops() { hl_tel "$1" /tunless/drops | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join("%s=%d" % kv for kv in d.items() if kv[1]))'; }
@@ -132,7 +132,7 @@ interop_run() {
 		return
 	fi
 	first_contact "$tag" "$first" "$A"
-	hl_check "$tag: tunless telemetry has_session=1" hl_has_session "$A"
+	hl_check "$tag: tunless telemetry session=1" hl_has_session "$A"
 	# boringtun's UAPI reports the seconds since the handshake, not a timestamp: 0 for the
 	# first second, so allow a moment before it shows.
 	hl_check "$tag: $impl 'wg show' has a latest handshake" lab_wait_for 3 hl_wg_has_handshake b
@@ -219,8 +219,8 @@ tt_run() {
 		return
 	fi
 	first_contact "$tag" "$first" "$A"
-	hl_check "$tag: a has_session=1" hl_has_session "$A"
-	hl_check "$tag: b has_session=1" hl_has_session "$B"
+	hl_check "$tag: a session=1" hl_has_session "$A"
+	hl_check "$tag: b session=1" hl_has_session "$B"
 	pings_both_ways "$tag" a b
 	iperf_both_ways "$tag" "$([ "$first" = a ] && echo yes || echo no)"
 	stop_checked "$tag" a "$A" veth-a

@@ -7,7 +7,7 @@
 #   1 UDP blast at 2R client -> server: every packet received on a port is transmitted,
 #     dropped under a named reason, handed to the control plane or still queued, exactly
 #     (/tunless/conservation balance 0 on both ports of both gateways once quiet); the only
-#     drops are AQM drops (aqm_codel, aqm_overlimit); no kernel socket drop (eth_imissed).
+#     drops are AQM drops (aqm_codel, aqm_overlimit); no kernel socket drop (ethdev_rx_missed).
 #   2 during the blast a sparse ping flow is never dropped and waits behind no bulk
 #     packet: p99 RTT <= base RTT + 3 x target (flow isolation).
 #   3 TCP with ECN at R (4 flows: one CUBIC flow sits near the 5 ms target and is marked
@@ -138,7 +138,7 @@ wan_queues_empty() {
 		[ "$("$TEL" "$1" "/tunless/queue,$q" | python3 -c 'import json,sys; print(json.load(sys.stdin)["depth_packets"])')" = 0 ] || return 1
 	done
 }
-imissed() { "$TEL" "$1" /tunless/stats | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wan"]["eth_imissed"] + d["lan"]["eth_imissed"])'; }
+imissed() { "$TEL" "$1" /tunless/ports | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wan"]["ethdev_rx_missed"] + d["lan"]["ethdev_rx_missed"])'; }
 # ping_p99 <file>: p99 of the RTTs (ms) of a `ping` output; "lost" if any reply is missing
 ping_p99() {
 	python3 - "$@" <<'EOF'
@@ -195,7 +195,7 @@ drops "$GWB" >"$LAB_DIR/db1.json"
 info "gwa $(only_aqm_drops "$LAB_DIR/d0.json" "$LAB_DIR/d1.json")"
 check "1: gwa dropped only under AQM reasons (and did drop)" only_aqm_drops "$LAB_DIR/d0.json" "$LAB_DIR/d1.json"
 check "1: gwb dropped nothing" no_drops "$LAB_DIR/db0.json" "$LAB_DIR/db1.json"
-check "1: no packet lost at the AF_XDP sockets (eth_imissed unchanged)" test "$(imissed "$GWA")" = "$M0"
+check "1: no packet lost at the AF_XDP sockets (ethdev_rx_missed unchanged)" test "$(imissed "$GWA")" = "$M0"
 check "2: sparse ping flow lost nothing during the blast" test "${LOST:-1}" = 0
 check "2: sparse ping p99, round 1: ${P99} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99:-1e9}" "$BOUND"
 check "2: sparse ping p99, round 2: ${P99B} ms <= base RTT + 3 x target (${BOUND} ms)" below_bound "${P99B:-1e9}" "$BOUND"
@@ -211,7 +211,7 @@ timeout 60 ip netns exec "$(lab_ns client)" iperf3 -c 10.2.0.2 -u -b $((3 * RATE
 info "UDP blast at 3R: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["end"]["sum"]; print(s["packets"], "sent,", s["lost_percent"], "% lost at the receiver")' "$LAB_DIR/udp3.json" 2>&1 | tail -1)"
 # the blast's backlog (up to the AQM limit, about 1 s at R) drains before the next phase counts drops
 check "1b: gwa's WAN queues drained" lab_wait_for 10 wan_queues_empty "$GWA"
-check "1b: no frame lost at gwa's AF_XDP sockets during the 3R blast (eth_imissed +$(($(imissed "$GWA") - M0)))" \
+check "1b: no frame lost at gwa's AF_XDP sockets during the 3R blast (ethdev_rx_missed +$(($(imissed "$GWA") - M0)))" \
 	test "$(imissed "$GWA")" = "$M0"
 check "1b: gwa conservation exact after the 3R blast" quiet_balance "$GWA"
 drops "$GWA" >"$LAB_DIR/d1c.json"

@@ -53,7 +53,7 @@ start() {
 	fi
 }
 
-tl_stat() { hl_tel "$A" /tunless/stats --get "$1"; }
+tl_stat() { hl_tel "$A" /tunless/device --get "$1"; }
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; } 2>/dev/null
 
 # A UDP sink (reads, never answers) on <ns> at <ip>:9000.

@@ -257,7 +257,7 @@ hl_check "it logs why and keeps 51820" grep -q 'listen port: cannot move to UDP 
 	"$LAB_DIR/tunless-a.log"
 port_is() { test "$(wga show "$A" listen-port)" = "$1"; }
 hl_check "wg show: still listening on 51820" port_is 51820
-tel_slow() { hl_tel "$A" /tunless/stats --get slowpath_rx; }
+tel_slow() { hl_tel "$A" /tunless/device --get slowpath_rx; }
 hl_check "wg set listen-port 51999 is accepted" wga set "$A" listen-port 51999
 hl_check "wg show: listening port 51999" port_is 51999
 hl_check "telemetry /tunless/device: listen_port 51999" test "$(hl_tel "$A" /tunless/device --get listen_port)" = 51999

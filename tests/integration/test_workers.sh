@@ -95,11 +95,11 @@ import json, sys
 dev, ws, n, least = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 w = [ws["worker%d" % i] for i in range(n)]
 print("queue pairs %d, crypto ring %d; crypto packets by worker: %s; backpressure (encap/decap) of the owner: %d/%d"
-      % (dev["queue_pairs"], dev["crypto_ring"], [x["crypto_pkts"] for x in w], w[0]["crypto_full_encap"],
-         w[0]["crypto_full_decap"]))
+      % (dev["queue_pairs"], dev["crypto_ring"], [x["crypto_packets"] for x in w], w[0]["crypto_backpressure_encap"],
+         w[0]["crypto_backpressure_decap"]))
 ok = (len(ws) == n and dev["queue_pairs"] == 1 and dev["crypto_ring"] == 0 and w[0]["owner"] == 1
-      and all(x["owner"] == 0 for x in w[1:]) and sum(x["crypto_pkts"] for x in w) >= least
-      and all(x[k] == 0 for x in w for k in ("inflight_encap", "inflight_decap", "fifo_encap", "fifo_decap")))
+      and all(x["owner"] == 0 for x in w[1:]) and sum(x["crypto_packets"] for x in w) >= least
+      and all(x[k] == 0 for x in w for k in ("inflight_encap", "inflight_decap", "job_fifo_encap", "job_fifo_decap")))
 sys.exit(0 if ok else 1)
 EOF
 }

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ctrl/device.h"
-#include "ctrl/metrics.h"
+#include "ctrl/stats.h"
 #include "check.h"
 
 int main(void)
@@ -12,14 +12,14 @@ int main(void)
 
 	dev.ports[TL_PORT_WAN].af_xdp = true;
 	dev.ports[TL_PORT_LAN].af_xdp = false;
-	CHECK(tl_metrics_missed_reason(&dev, TL_PORT_WAN) == TL_DROP_xsk_ring_full,
+	CHECK(tl_stats_missed_reason(&dev, TL_PORT_WAN) == TL_DROP_xsk_ring_full,
 	      "imissed of an AF_XDP port is xsk_ring_full");
-	CHECK(tl_metrics_missed_reason(&dev, TL_PORT_LAN) == TL_DROP_nic_rx_missed,
+	CHECK(tl_stats_missed_reason(&dev, TL_PORT_LAN) == TL_DROP_nic_rx_missed,
 	      "imissed of a NIC PMD port is nic_rx_missed");
 	dev.ports[TL_PORT_WAN].af_xdp = false;
 	dev.ports[TL_PORT_LAN].af_xdp = true;
-	CHECK(tl_metrics_missed_reason(&dev, TL_PORT_WAN) == TL_DROP_nic_rx_missed &&
-	      tl_metrics_missed_reason(&dev, TL_PORT_LAN) == TL_DROP_xsk_ring_full, "the rule follows the port, not its role");
+	CHECK(tl_stats_missed_reason(&dev, TL_PORT_WAN) == TL_DROP_nic_rx_missed &&
+	      tl_stats_missed_reason(&dev, TL_PORT_LAN) == TL_DROP_xsk_ring_full, "the rule follows the port, not its role");
 	CHECK(!strcmp(tl_drop_names[TL_DROP_nic_rx_missed], "nic_rx_missed") &&
 	      strstr(tl_drop_help[TL_DROP_nic_rx_missed], "PMD"), "nic_rx_missed named and explained");
 	for (int i = 0; i < TL_DROP_MAX; i++)

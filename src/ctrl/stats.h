@@ -1,0 +1,149 @@
+/* The one read model (stats.c): every observer (the control API's show, the DPDK telemetry
+ * commands, the Prometheus text, the UAPI's get) fills these structs and renders their
+ * fields by the tables of api/stats_fields.h, so a value has one name and one meaning in
+ * every output. Filling reads counters that their owners write (tl_cnt_read) and may run on
+ * any thread; the peers are walked under dev->lock (the telemetry thread reads them too).
+ * Also the conservation balances and the sums they share. */
+#ifndef TL_CTRL_STATS_H
+#define TL_CTRL_STATS_H
+
+#include <net/if.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/stats_fields.h"
+#include "ctrl/device.h"
+#include "dataplane/balance.h"
+#include "dataplane/lcore.h"
+
+#define TL_STATS_FIELD(id, kind, unit, prom, label, help) uint64_t id;
+
+struct tl_stats_device {
+	char name[IF_NAMESIZE], mode[8], public_key[45], version[24];
+	TL_STATS_DEVICE(TL_STATS_FIELD)
+};
+
+struct tl_stats_port {
+	const char *port;                  /* "wan", "lan" */
+	char iface[IF_NAMESIZE];
+	TL_STATS_PORT(TL_STATS_FIELD)
+};
+
+struct tl_stats_queue {
+	const char *port;
+	unsigned worker;
+	TL_STATS_QUEUE(TL_STATS_FIELD)
+};
+
+struct tl_stats_worker {
+	unsigned worker;
+	TL_STATS_WORKER(TL_STATS_FIELD)
+};
+
+struct tl_stats_peer {
+	uint32_t id;                       /* the dataplane's peer id (telemetry's peer<id>) */
+	char name[32], public_key[45], endpoint[64];   /* endpoint "" until known */
+	char *allowed_ips;                 /* "a/n,b/m", malloc'd (NULL out of memory) */
+	uint64_t last_handshake_ns;        /* UNIX time in ns (the UAPI's sec and nsec), 0 = never */
+	TL_STATS_PEER(TL_STATS_FIELD)
+};
+
+/* A field as the renderers see it: its declaration and where its value sits in the
+ * section's struct. Each table ends with a zeroed entry. */
+struct tl_stat_field {
+	const char *id;
+	enum tl_stat_kind kind;
+	enum tl_stat_unit unit;
+	const char *prom, *label, *help;
+	size_t offset;
+};
+
+extern const struct tl_stat_field tl_stats_device_fields[], tl_stats_port_fields[], tl_stats_queue_fields[],
+	tl_stats_worker_fields[], tl_stats_peer_fields[];
+
+static inline uint64_t tl_stat_value(const void *s, const struct tl_stat_field *f)
+{
+	return *(const uint64_t *)((const char *)s + f->offset);
+}
+
+/* The value as Prometheus exports it: US and NS in seconds. */
+double tl_stat_prom_value(const void *s, const struct tl_stat_field *f);
+
+extern const char *const tl_stats_port_names[TL_PORT_MAX];   /* "wan", "lan" */
+extern const char *const tl_stats_dir_names[TL_DIR_MAX];     /* "encap", "decap" */
+
+void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s);
+/* 0, or -1 when the port is not running. */
+int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s);
+/* Queue (role, worker) of a queue owner (worker < n_queues); snap is scratch space that
+ * keeps the snapshot read (the sojourn histogram). */
+void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_stats_queue *s,
+		    struct tl_queue_snapshot *snap);
+void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_worker *s);
+/* Caller holds dev->lock or is the control thread; tl_stats_peer_free after. */
+void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_stats_peer *s);
+void tl_stats_peer_free(struct tl_stats_peer *s);
+/* The peers, in list order, in a calloc'd array (*n of them; NULL with *n 0 if none or out of
+ * memory: then *oom is set). Takes dev->lock. Free with tl_stats_peers_free. */
+struct tl_stats_peer *tl_stats_peers(struct tl_device *dev, size_t *n, bool *oom);
+void tl_stats_peers_free(struct tl_stats_peer *v, size_t n);
+
+/* Drops by reason as reported everywhere: the summed counters plus each port's imissed under
+ * tl_stats_missed_reason. */
+void tl_stats_drops(struct tl_device *dev, uint64_t drops[TL_DROP_MAX]);
+/* What a port's imissed counts: kernel_socket_overflow on a udp port (its sockets' drop
+ * count), xsk_ring_full on an AF_XDP port, nic_rx_missed on a NIC PMD port. */
+enum tl_drop tl_stats_missed_reason(const struct tl_device *dev, int role);
+/* Counters of every worker and of the control plane, summed. */
+void tl_stats_counters_sum(const struct tl_device *dev, struct tl_counters *sum);
+
+/* Once a second from the control loop: each worker's busy share over the last second. */
+void tl_stats_tick(struct tl_device *dev, uint64_t now);
+
+/* ---- conservation ---------------------------------------------------------------------------- */
+
+/* One flow through the control plane: every packet that entered it (in) left it (out), was
+ * dropped under a named reason (dropped), or is still held in a ring (held). */
+struct tl_flow_balance {
+	uint64_t in, out, dropped, held;
+	int64_t balance;      /* in - out - dropped - held: 0 = exact */
+};
+
+enum tl_ctrl_flow {
+	/* handshake messages: in = handed by the workers (to_ctrl), out = consumed by the control
+	 * plane, held = in the handshake ring */
+	TL_FLOW_HANDSHAKES,
+	/* packets parked for a handshake: in = staged by the workers, out = sent once a session
+	 * exists (unstaged), dropped = evicted, expired, peer removed or not sendable, held = in
+	 * the peers' staged rings */
+	TL_FLOW_STAGED,
+	/* frames the control plane builds (handshakes, cookies, keepalives, unstaged packets):
+	 * in = put on a control TX ring, out = sent by the worker (from_ctrl), held = in the ring */
+	TL_FLOW_FRAMES,
+	/* datagrams of the listen port that the kernel received (IP fragments it reassembled):
+	 * in = read from the sockets, out = taken by the worker (slowpath_rx), dropped = before
+	 * the slow-path ring, held = in the ring */
+	TL_FLOW_SLOWPATH,
+	TL_FLOW_MAX
+};
+
+extern const char *const tl_ctrl_flow_names[TL_FLOW_MAX];
+
+/* The control plane's balance per flow (takes dev->lock to walk the peers). Exact when the
+ * dataplane and control plane are quiet; off by what is in flight while they work. */
+void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_MAX]);
+
+/* ---- the sojourn histogram (Prometheus and telemetry) ------------------------------------------ */
+
+/* Bounds (ns): 2^k and 1.5 * 2^k for k = 10..32, then 2^33; each is an edge of the AQM's own
+ * histogram, so the cumulative counts are exact (a bound B counts the packets that waited
+ * less than B ns). */
+#define TL_STATS_SOJOURN_BOUNDS 47
+uint64_t tl_stats_sojourn_bound(unsigned i);
+/* Sum of the sojourn times in seconds, estimated from the histogram's bucket midpoints. */
+double tl_stats_sojourn_sum_seconds(const struct tl_aqm_stats *s);
+/* Packets delivered with a sojourn below tl_stats_sojourn_bound(i), for every i, and the
+ * total (the +Inf bucket). */
+uint64_t tl_stats_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_STATS_SOJOURN_BOUNDS]);
+
+#endif
