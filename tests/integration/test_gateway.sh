@@ -165,10 +165,10 @@ info "c: tunnel MTU 1420"
 lab_nsexec client ip route flush cache 2>/dev/null
 lab_nsexec client ip -6 route flush cache 2>/dev/null
 # first without DF (no path MTU cached yet, so the client does not fragment itself)
-FR0=$(tel "$GWA" stats fragmented)
+FR0=$(tel "$GWA" device fragmented)
 check "c: ping -M dont -s 1450 10.2.0.2 (inner 1478 without DF, fragmented by gwa) passes" \
 	ping_n client 10.2.0.2 3 -M dont -s 1450
-check "c: gwa fragmented the packets without DF" tel_gt "$GWA" stats fragmented "${FR0:-0}"
+check "c: gwa fragmented the packets without DF" tel_gt "$GWA" device fragmented "${FR0:-0}"
 FN0=$(tel "$GWA" drops frag_needed)
 out=$(lab_exec client ping -c 2 -i 0.3 -W 1 -M do -s 1450 10.2.0.2 2>&1)
 info "ping -M do -s 1450 10.2.0.2: $(printf '%s' "$out" | grep -iE 'frag|mtu' | head -1)"
@@ -221,8 +221,8 @@ iperf_check "a: iperf3 TCP server -> client (-R)" client 10.2.0.2 tcp-down -t 3 
 iperf_check "a: iperf3 TCP client -> server over IPv6" client fd02::2 tcp6 -t 3
 iperf_check "a: iperf3 UDP client -> server 100 Mbit/s" client 10.2.0.2 udp -t 3 -u -b 100M
 
-check "a: gwa completed partial checksums (client's veth offloads them)" tel_gt "$GWA" stats csum_completed 0
-check "a: gwb completed partial checksums (server's veth offloads them)" tel_gt "$GWB" stats csum_completed 0
+check "a: gwa completed partial checksums (client's veth offloads them)" tel_gt "$GWA" device csum_completed 0
+check "a: gwb completed partial checksums (server's veth offloads them)" tel_gt "$GWB" device csum_completed 0
 check "a: gwa peer gwb has a session" tel_eq "$GWA" peers peer0.session 1
 check "a: gwb peer gwa has a session" tel_eq "$GWB" peers peer0.session 1
 check "a: gwa -> gwb tx_bytes > 10 MB" tel_gt "$GWA" peers peer0.tx_bytes 10000000
@@ -284,11 +284,11 @@ frag_scenario() { # frag_scenario <label>
 	lab_nsexec rw ip route replace 10.99.0.1/32 dev wan-rw mtu lock 1280
 	lab_nsexec rw ip neigh replace 10.99.0.1 lladdr "$mac" dev wan-rw nud permanent
 	lab_nsexec gwa ip neigh del 10.99.0.3 dev wan-a 2>/dev/null
-	sp0=$(tel "$GWA" stats slowpath_rx)
+	sp0=$(tel "$GWA" device slowpath_rx)
 	d0=$(nonzero_drops "$GWA")
 	check "b/$label: ping -s 1300 rw -> 10.1.0.2 (outer datagrams fragmented), 5/5" ping_n rw 10.1.0.2 5 -s 1300
 	check "b/$label: gwa took the reassembled datagrams through the slow path" \
-		tel_gt "$GWA" stats slowpath_rx $((${sp0:-0} + 4))
+		tel_gt "$GWA" device slowpath_rx $((${sp0:-0} + 4))
 	check "b/$label: no drop on gwa meanwhile ($d0)" eval '[ "$(nonzero_drops "$GWA")" = "$d0" ]'
 	lab_nsexec rw ip route del 10.99.0.1/32 dev wan-rw
 	lab_nsexec rw ip neigh del 10.99.0.1 dev wan-rw

@@ -48,7 +48,7 @@ hl_ok "the imported road warrior runs as tunlessd in rw"
 
 hl_check "rw -> client 10.1.0.2 answers through the tunnel" lab_wait_ping rw 10.1.0.2 20
 hl_check "client -> rw 10.3.0.2 answers" lab_exec client ping -c 3 -i 0.2 -W 2 -q 10.3.0.2
-hl_check "gwa's peer roadwarrior has a session" test "$(hl_tel "$GWA" /tunless/peers --get peer1.has_session)" = 1
+hl_check "gwa's peer roadwarrior has a session" test "$(hl_tel "$GWA" /tunless/peers --get peer1.session)" = 1
 
 # --- round trip: what runs is what the wg-quick file said ------------------------------------------
 lab_exec rw wg showconf "$RW" >"$LAB_DIR/showconf" 2>&1

@@ -287,7 +287,7 @@ check "6: add a peer under load" "$CTL" -n "$GWA" peer-add public_key="$NEW_KEY"
 check "6: remove the road-warrior peer under load" "$CTL" -n "$GWA" peer-remove public_key="$RW_KEY"
 wait "$LIVE"
 show_json() { "$CTL" -n "$GWA" --json show section="$1"; }
-check "6: the new target is live" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json queues | grep -q '\"target_us\": 2000'"
+check "6: the new target is live" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json queues | grep -q '\"aqm_target_us\": 2000'"
 check "6: the new peer is listed" bash -c "$(declare -f show_json); CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$NEW_KEY'"
 check "6: the removed peer is gone" bash -c "$(declare -f show_json); ! (CTL='$CTL' GWA='$GWA' show_json peers | grep -qF '$RW_KEY')"
 check "6: gwa conservation exact after the changes" quiet_balance "$GWA"
