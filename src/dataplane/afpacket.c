@@ -60,6 +60,7 @@ struct afq {
 	bool started;                    /* packet_start ran for it (it finishes checksums in place) */
 	struct split sp;
 	bool no_merge;                   /* a merged send was refused once: frame by frame */
+	bool out_full;                   /* the last send stopped on EAGAIN: the socket buffer */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, ierrors, opackets, obytes, oerrors, split, merged;
 	uint64_t imissed;                /* PACKET_STATISTICS, added up by the readers */
@@ -146,6 +147,11 @@ void tl_afp_close(struct tl_afp *p)
 		rte_free(p->q[i].arena);
 	}
 	rte_free(p);
+}
+
+int tl_afp_tx_full(const struct tl_afp *p, uint16_t q)
+{
+	return p && q < p->queues && p->q[q].out_full ? p->q[q].fd : -1;
 }
 
 int tl_afp_fd(const struct tl_afp *p, uint16_t q)
@@ -597,6 +603,7 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)AFP_BURST);
+	q->out_full = false;
 	while (done < n) {
 		unsigned nm = runs_make(q, pkts + done, n - done, msgs, of);
 		int k = send_msgs(q, pkts + done, msgs, nm);
@@ -607,8 +614,10 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 		}
 		/* Full (EAGAIN), or ENOBUFS: the host's backlog was full and the kernel dropped its
 		 * copy of the packet; ours waits with the caller. */
-		if (k == -EAGAIN || k == -EWOULDBLOCK || k == -ENOBUFS || k == -EINTR)
+		if (k == -EAGAIN || k == -EWOULDBLOCK || k == -ENOBUFS || k == -EINTR) {
+			q->out_full = k != -ENOBUFS && k != -EINTR;
 			break;
+		}
 		if (msgs[0].segs > 1) {
 			q->no_merge = true;      /* this kernel refuses our GSO packets: frame by frame */
 			continue;

@@ -52,6 +52,9 @@ uint16_t tl_afp_rx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_
  * put in failed[0..*n_failed), not freed); the rest was not touched. */
 uint16_t tl_afp_tx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **failed,
 		   uint16_t *n_failed);
+/* Queue q's socket if the last send stopped because its buffer was full (EAGAIN: the worker
+ * may wait for POLLOUT), else -1. ENOBUFS (the host's backlog) is not a socket's to signal. */
+int tl_afp_tx_full(const struct tl_afp *p, uint16_t q);
 /* Queue q holds segments read from its socket and not handed out yet. */
 bool tl_afp_rx_pending(const struct tl_afp *p, uint16_t q);
 

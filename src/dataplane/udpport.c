@@ -57,6 +57,7 @@ struct udpq {
 	struct rte_mempool *mp;
 	uint8_t first;                 /* family read first this time, alternated */
 	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
+	int8_t out_full;               /* family whose socket took no more at the last send, or -1 */
 	uint8_t *arena;                /* GRO_MSGS x GRO_MSG_LEN */
 	struct rx_msg rm[GRO_MSGS];
 	unsigned rm_n, rm_i;           /* messages in the arena, the one being handed out */
@@ -158,6 +159,8 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 	for (uint16_t q = 0; q < u->queues; q++)
 		for (int f = 0; f < 2; f++)
 			u->q[q].fd[f] = u->q[q].old_fd[f] = u->q[q].next_fd[f] = -1;
+	for (uint16_t q = 0; q < u->queues; q++)
+		u->q[q].out_full = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
 		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
@@ -235,6 +238,11 @@ int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errle
 	}
 	__atomic_store_n(&u->port, port, __ATOMIC_RELAXED);
 	return 0;
+}
+
+int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q)
+{
+	return u && q < u->queues && u->q[q].out_full >= 0 ? u->q[q].fd[u->q[q].out_full] : -1;
 }
 
 bool tl_udpport_moved(const struct tl_udpport *u)
@@ -623,6 +631,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
 	move_take(q);
+	q->out_full = -1;
 	while (done < n) {
 		unsigned nm = 0, i, sent = 0;
 		int f = -1, k;
@@ -670,8 +679,10 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			done += sent;
 			continue;        /* a shorter count: the next call reports why */
 		}
-		if (k == -EAGAIN || k == -EWOULDBLOCK || k == -ENOBUFS || k == -EINTR)
+		if (k == -EAGAIN || k == -EWOULDBLOCK || k == -ENOBUFS || k == -EINTR) {
+			q->out_full = (int8_t)msgs[0].f;
 			break;           /* the socket is full: the rest waits with the caller */
+		}
 		if (msgs[0].segs > 1 && (k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
 			q->no_gso = true;  /* this kernel or device does not segment: one by one */
 			continue;

@@ -198,10 +198,10 @@ static bool work_waiting(struct tl_worker *w)
 	       !rte_ring_empty(w->dp->crypto_ring) || w->dp->stop;
 }
 
-static void idle_block(struct tl_worker *w)
+/* The worker's sockets to wait on for input (a queue owner's ports), and its eventfd last;
+ * returns how many. */
+static int idle_fds(const struct tl_worker *w, struct pollfd *pfd)
 {
-	struct pollfd pfd[2 * TL_PORT_MAX + 1];
-	uint64_t v;
 	int n = 0;
 
 	for (int role = 0; w->owner && role < TL_PORT_MAX; role++) {
@@ -218,6 +218,41 @@ static void idle_block(struct tl_worker *w)
 			pfd[n++] = (struct pollfd){ .fd = w->wake_fd2[role], .events = POLLIN };
 	}
 	pfd[n++] = (struct pollfd){ .fd = w->kick_fd, .events = POLLIN };
+	return n;
+}
+
+/* A socket port took no more at its last send: its socket, to wait for POLLOUT on, or -1. */
+static int out_full_fd(const struct tl_worker *w)
+{
+	int fd = tl_udpport_tx_full(w->dp->port[TL_PORT_WAN].udp, w->queue);
+
+	return fd >= 0 ? fd : tl_afp_tx_full(w->dp->port[TL_PORT_LAN].afp, w->queue);
+}
+
+/* Waits (at most 1 ms) until the full socket takes more, input arrives or the worker is
+ * kicked, instead of yielding in a loop while the kernel drains it. */
+static void idle_wait_out(struct tl_worker *w, int out_fd)
+{
+	struct pollfd pfd[2 * TL_PORT_MAX + 2];
+	int n = idle_fds(w, pfd), kick = n - 1;
+	uint64_t v;
+
+	pfd[n++] = (struct pollfd){ .fd = out_fd, .events = POLLOUT };
+	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
+	if (poll(pfd, (nfds_t)n, 1) > 0)
+		w->cnt.wakeups++;
+	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);
+	if ((pfd[kick].revents & POLLIN) && read(w->kick_fd, &v, sizeof(v)) < 0) {
+		/* consumed by another round already */
+	}
+}
+
+static void idle_block(struct tl_worker *w)
+{
+	struct pollfd pfd[2 * TL_PORT_MAX + 1];
+	uint64_t v;
+	int n = idle_fds(w, pfd);
+
 	atomic_store_explicit(&w->blocked, true, memory_order_relaxed);
 	atomic_fetch_add_explicit(&w->dp->n_blocked, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -238,10 +273,15 @@ static void idle(struct tl_worker *w)
 {
 	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_egress_shaper_wait_ns(w);
 	uint32_t us;
+	int out_fd;
 
 	w->cnt.idle_polls++;
 	if (idle_ns < TL_IDLE_SPIN_NS || (wait && wait < TL_IDLE_SPIN_NS)) {
 		rte_pause();
+		return;
+	}
+	if (w->owner && !wait && (out_fd = out_full_fd(w)) >= 0) {
+		idle_wait_out(w, out_fd);
 		return;
 	}
 	if (idle_ns < TL_IDLE_YIELD_NS || (wait && wait < 2 * TL_IDLE_SLEEP_MIN_US * 1000ull) ||

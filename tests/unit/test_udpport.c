@@ -3,9 +3,13 @@
  * checksums marked verified), frames sent leave as datagrams to the address, port and ECN
  * field their headers name, several queues share the port (SO_REUSEPORT), a frame the kernel
  * refuses is handed back and counted, and datagrams the kernel dropped for a full receive
- * buffer are counted as imissed: read + imissed == sent. Needs CAP_NET_RAW (SO_BINDTODEVICE). */
+ * buffer are counted as imissed: read + imissed == sent; a socket that takes no more is named
+ * for the worker to wait for POLLOUT on. Needs root (SO_BINDTODEVICE, a namespace, tc). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <string.h>
@@ -377,6 +381,54 @@ static void test_move(void)
 	tl_udpport_close(u);
 }
 
+/* A socket that takes no more (its send buffer held by a slow qdisc on the way out): the
+ * send stops, the port names the socket to wait on for POLLOUT, which is not ready yet;
+ * once the queue drains the rest goes and the port names none. Runs last: it moves this
+ * process into a network namespace of its own (a veth with a tbf qdisc of 8 kbit/s). */
+static void test_tx_full(void)
+{
+	static const uint8_t far[4] = { 10, 9, 0, 2 }, near[4] = { 10, 9, 0, 1 };
+	struct tl_udpport_cfg c = { .iface = "va", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
+				    .ip4 = near, .pools = pools, .sndbuf = 4096 };
+	struct rte_mbuf *m[32], *refused[32];
+	char err[256] = "";
+	struct tl_udpport *u;
+	uint16_t nf = 0, took = 0;
+	struct pollfd pfd;
+
+	if (unshare(CLONE_NEWNET) != 0 ||
+	    system("ip link add va type veth peer name vb && ip addr add 10.9.0.1/24 dev va && "
+		   "ip link set va up && ip link set vb up && "
+		   "ip neigh add 10.9.0.2 lladdr 02:00:00:00:09:02 dev va nud permanent && "
+		   "tc qdisc add dev va root tbf rate 8kbit burst 1600 limit 100000") != 0) {
+		CHECK(0, "a veth with a slow tbf in a namespace of our own");
+		return;
+	}
+	u = tl_udpport_open(&c, err, sizeof(err));
+	CHECK(u != NULL, "udp port on va (%s)", err);
+	if (!u)
+		return;
+	CHECK(tl_udpport_tx_full(u, 0) < 0, "nothing full before the first send");
+	for (int round = 0; round < 20 && tl_udpport_tx_full(u, 0) < 0; round++) {
+		unsigned k = 0;
+
+		while (k < 32 && (m[k] = frame_to(far, PEER_PORT, 0, 1000)))
+			k++;
+		took = tl_udpport_tx(u, 0, m, (uint16_t)k, refused, &nf);
+		rte_pktmbuf_free_bulk(m + took, k - took);
+	}
+	CHECK(tl_udpport_tx_full(u, 0) == tl_udpport_fd(u, 0, 0) && nf == 0,
+	      "the socket took no more (%u of 32 taken): the port names it", took);
+	pfd = (struct pollfd){ .fd = tl_udpport_fd(u, 0, 0), .events = POLLOUT };
+	CHECK(poll(&pfd, 1, 0) == 0, "and it is not writable yet: a wait for POLLOUT makes sense");
+	CHECK(system("tc qdisc del dev va root") == 0, "the qdisc goes (with what it held)");
+	CHECK(poll(&pfd, 1, 2000) == 1 && (pfd.revents & POLLOUT), "POLLOUT comes");
+	m[0] = frame_to(far, PEER_PORT, 0, 1000);
+	CHECK(m[0] && tl_udpport_tx(u, 0, m, 1, refused, &nf) == 1 && tl_udpport_tx_full(u, 0) < 0,
+	      "the next send goes and nothing is full");
+	tl_udpport_close(u);
+}
+
 static void test_port_in_use(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
@@ -412,6 +464,7 @@ int main(int argc, char **argv)
 		test_move();
 		test_overflow_counted();
 		test_port_in_use();
+		test_tx_full();
 	}
 	for (int q = 0; q < QUEUES; q++)
 		rte_mempool_free(pools[q]);
