@@ -19,6 +19,7 @@
 #include <rte_tcp.h>
 
 #include "dataplane/afpacket.h"
+#include "dataplane/csum.h"
 #include "dataplane/sockport.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
@@ -281,7 +282,7 @@ static bool csum_finish(uint8_t *f, uint32_t len, const struct virtio_net_hdr *v
 	if ((off != offsetof(struct rte_tcp_hdr, cksum) && off != offsetof(struct rte_udp_hdr, dgram_cksum)) ||
 	    start < RTE_ETHER_HDR_LEN || start + off + 2 > len)
 		return false;
-	c = (uint16_t)~rte_raw_cksum(f + start, len - start);
+	c = (uint16_t)~tl_csum_raw(f + start, len - start);
 	if (c == 0)
 		c = 0xffff;
 	memcpy(f + start + off, &c, 2);
@@ -334,13 +335,13 @@ static void segment_build(const struct afq *q, const uint8_t *f, struct rte_mbuf
 		struct rte_ipv6_hdr *ip = (void *)(d + RTE_ETHER_HDR_LEN);
 
 		ip_lengths(d, &sp->h, slen);
-		th->cksum = rte_ipv6_udptcp_cksum(ip, th);
+		th->cksum = tl_csum_ipv6_l4(ip, th);
 	} else {
 		struct rte_ipv4_hdr *ip = (void *)(d + RTE_ETHER_HDR_LEN);
 
 		ip->packet_id = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(ip->packet_id) + k));
 		ip_lengths(d, &sp->h, slen);
-		th->cksum = rte_ipv4_udptcp_cksum(ip, th);
+		th->cksum = tl_csum_ipv4_l4(ip, th);
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
+#include "dataplane/csum.h"
 #include "dataplane/packet.h"
 
 /* After the structure is known to be sound: the destination (not_for_us), then the IPv4
@@ -198,7 +199,7 @@ static bool l4_csum_complete4(struct rte_ipv4_hdr *ip, uint16_t len)
 	if (!csum_partial(field, rte_ipv4_phdr_cksum(ip, 0), udp))
 		return false;
 	memset(l4 + off, 0, 2);
-	field = rte_ipv4_udptcp_cksum(ip, l4);
+	field = tl_csum_ipv4_l4(ip, l4);
 	memcpy(l4 + off, &field, 2);
 	return true;
 }
@@ -221,7 +222,7 @@ static bool l4_csum_complete6(struct rte_ipv6_hdr *ip, uint16_t len)
 	if (!csum_partial(field, rte_ipv6_phdr_cksum(ip, 0), false))
 		return false;
 	memset(l4 + off, 0, 2);
-	field = rte_ipv6_udptcp_cksum(ip, l4);
+	field = tl_csum_ipv6_l4(ip, l4);
 	memcpy(l4 + off, &field, 2);
 	return true;
 }
@@ -290,7 +291,7 @@ static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		fill_udp(udp, src_port, ep->port, ulen);
 		if (csum)
-			udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+			udp->dgram_cksum = tl_csum_ipv6_l4(ip, udp);
 	}
 	return 0;
 }
@@ -313,7 +314,7 @@ void tl_pkt_outer_csum(struct rte_mbuf *m)
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 
 	udp->dgram_cksum = 0;
-	udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
+	udp->dgram_cksum = tl_csum_ipv6_l4(ip, udp);
 }
 
 int tl_pkt_push_eth(struct rte_mbuf *m, const uint8_t dst[6], const uint8_t src[6], int family)
@@ -418,7 +419,7 @@ static int too_big4(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 	icmp->icmp_type = 3;                          /* destination unreachable */
 	icmp->icmp_code = 4;                          /* fragmentation needed and DF set */
 	icmp->icmp_seq_nb = rte_cpu_to_be_16(mtu);    /* next-hop MTU in the low 16 bits */
-	icmp->icmp_cksum = ~rte_raw_cksum(icmp, 8 + quote);
+	icmp->icmp_cksum = ~tl_csum_raw(icmp, 8 + quote);
 	return 0;
 }
 
@@ -453,7 +454,7 @@ static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 	icmp[2] = icmp[3] = 0;
 	memcpy(icmp + 4, &mtu32, 4);
 	{
-		uint16_t ck = rte_ipv6_udptcp_cksum(ip, icmp);
+		uint16_t ck = tl_csum_ipv6_l4(ip, icmp);
 
 		memcpy(icmp + 2, &ck, sizeof(ck));
 	}
