@@ -1,6 +1,6 @@
-/* Allowed IPs owned in one place (aips.h): who owns a prefix, the routing table built from
- * every peer's prefixes and published to the workers, and the sinks that follow: host routes
- * (host mode) and the LAN XDP steering (ports.c). */
+/* Allowed IPs owned in one place (aips.h): the peers' lists, the routing table's two copies
+ * changed prefix by prefix, and the sinks that follow: host routes (host mode) and the LAN
+ * XDP steering (ports.c). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -9,134 +9,223 @@
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 
-/* ---- ownership ----------------------------------------------------------------------------- */
+/* One prefix that moved: from peer id `was` to peer id `now` (TL_ROUTE_NONE: nobody). */
+struct aips_change {
+	struct tl_prefix p;
+	uint32_t was, now;
+};
+
+struct tl_aips {
+	struct tl_table *spare;         /* the copy the workers do not read: unpublished changes */
+	bool spare_stale;               /* it is not published + log: built again before a change */
+	struct tl_table_size size;      /* of both copies */
+	struct aips_change *log;        /* changes since the last publish, in order */
+	size_t n_log, cap_log;
+	bool sinks;                     /* host routes and steering follow (tl_aips_sinks_start) */
+	uint64_t builds;
+};
+
+unsigned tl_aips_test_failures;
+
+static bool test_failure(void)
+{
+	if (!tl_aips_test_failures)
+		return false;
+	tl_aips_test_failures--;
+	return true;
+}
+
+static struct tl_table *live(struct tl_device *dev)
+{
+	return atomic_load_explicit(&dev->dp.table, memory_order_relaxed);
+}
+
+static struct tl_peer_ctrl *peer_of(struct tl_device *dev, uint32_t id)
+{
+	struct tl_peer *p = id == TL_ROUTE_NONE ? NULL : tl_dp_peer(&dev->dp, id);
+
+	return p ? p->ctrl : NULL;
+}
+
+/* ---- the peers' lists ----------------------------------------------------------------------- */
+
+static int list_reserve(struct tl_peer_ctrl *pc, size_t more)
+{
+	size_t want = pc->cfg.n_allowed_ips + more, cap = pc->aips_cap ? pc->aips_cap : 1;
+	struct tl_prefix *a;
+
+	if (want <= pc->aips_cap)
+		return 0;
+	while (cap < want)
+		cap *= 2;
+	a = realloc(pc->cfg.allowed_ips, cap * sizeof(*a));
+	if (!a)
+		return ENOMEM;
+	pc->cfg.allowed_ips = a;
+	pc->aips_cap = (uint32_t)cap;
+	return 0;
+}
+
+/* Within the room reserved: never allocates. */
+static void list_add(struct tl_peer_ctrl *pc, const struct tl_prefix *p)
+{
+	pc->cfg.allowed_ips[pc->cfg.n_allowed_ips++] = *p;
+}
+
+static void list_del(struct tl_peer_ctrl *pc, const struct tl_prefix *p)
+{
+	for (size_t i = pc->cfg.n_allowed_ips; i-- > 0;)
+		if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p)) {
+			pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
+			return;
+		}
+}
+
+/* ---- the copies ----------------------------------------------------------------------------- */
+
+static int table_set(struct tl_table *t, const struct tl_prefix *p, uint32_t id)
+{
+	return id == TL_ROUTE_NONE ? tl_table_del(t, p->ip.family, p->ip.addr, p->len)
+				   : tl_table_set(t, p->ip.family, p->ip.addr, p->len, id);
+}
+
+/* The spare's table of one family built whole, at the given size, from every peer's list
+ * (what is published plus the log). The old one goes first: only the published copy and this
+ * one are ever in memory. On failure the spare is stale. */
+static int build(struct tl_device *dev, int family, const struct tl_table_size *size)
+{
+	struct tl_aips *a = dev->aips;
+	struct tl_peer_ctrl *pc;
+
+	a->builds++;
+	if (tl_table_family_new(a->spare, family, size, dev->table_gen++) != 0)
+		goto fail;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+			if (pc->cfg.allowed_ips[i].ip.family == family &&
+			    table_set(a->spare, &pc->cfg.allowed_ips[i], pc->dp->id) != 0)
+				goto fail;
+	return 0;
+fail:
+	a->spare_stale = true;
+	return -1;
+}
+
+static int spare_ready(struct tl_device *dev)
+{
+	struct tl_aips *a = dev->aips;
+
+	if (!a->spare_stale)
+		return 0;
+	if (build(dev, AF_INET, &a->size) != 0 || build(dev, AF_INET6, &a->size) != 0)
+		return -1;
+	a->spare_stale = false;
+	return 0;
+}
+
+/* The spare's table of the family that did not fit, with twice the room for what ran out
+ * (prefixes, or groups when the prefixes still had room); the published copy follows at the
+ * next publish. */
+static int spare_grow(struct tl_device *dev, int family)
+{
+	struct tl_aips *a = dev->aips;
+	struct tl_table_size size = a->size;
+
+	if (family == AF_INET && a->spare->n[0] + 1 >= size.routes4)
+		size.routes4 *= 2;
+	else if (family == AF_INET)
+		size.tbl8_4 *= 2;
+	else if (a->spare->n[1] + 1 >= size.rules6)
+		size.rules6 *= 2;
+	else
+		size.tbl8_6 *= 2;
+	if (build(dev, family, &size) != 0) {
+		tl_log_err("routing table: cannot grow to %u IPv4 / %u IPv6 prefixes (out of memory)", size.routes4,
+			   size.rules6);
+		return -1;
+	}
+	tl_log_info("routing table: grown to %u IPv4 / %u IPv6 prefixes, %u / %u groups", size.routes4, size.rules6,
+		    size.tbl8_4, size.tbl8_6);
+	a->size = size;
+	return 0;
+}
+
+static int log_reserve(struct tl_aips *a, size_t more)
+{
+	size_t cap = a->cap_log ? a->cap_log : 64;
+	struct aips_change *l;
+
+	if (a->n_log + more <= a->cap_log)
+		return 0;
+	while (cap < a->n_log + more)
+		cap *= 2;
+	l = realloc(a->log, cap * sizeof(*l));
+	if (!l)
+		return ENOMEM;
+	a->log = l;
+	a->cap_log = cap;
+	return 0;
+}
+
+/* ---- changes -------------------------------------------------------------------------------- */
 
 struct tl_peer_ctrl *tl_aips_owner(struct tl_device *dev, const struct tl_prefix *p, const struct tl_peer_ctrl *self)
 {
-	struct tl_peer_ctrl *pc;
+	struct tl_aips *a = dev->aips;
+	/* A stale spare comes after a failure that emptied the log: the published copy is right. */
+	struct tl_table *t = a->spare_stale ? live(dev) : a->spare;
+	struct tl_peer_ctrl *o = peer_of(dev, tl_table_get(t, p->ip.family, p->ip.addr, p->len));
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; pc != self && i < pc->cfg.n_allowed_ips; i++)
-			if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p))
-				return pc;
-	return NULL;
-}
-
-static void aip_del_at(struct tl_peer_ctrl *pc, size_t i)
-{
-	pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
+	return o == self ? NULL : o;
 }
 
 int tl_aips_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *p)
 {
-	struct tl_peer_ctrl *o;
-	struct tl_prefix *a;
+	struct tl_aips *a = dev->aips;
+	uint32_t was;
+	int r;
 
-	TAILQ_FOREACH(o, &dev->peers, link)
-		for (size_t i = 0; i < o->cfg.n_allowed_ips; i++)
-			if (tl_prefix_eq(&o->cfg.allowed_ips[i], p)) {
-				if (o == pc)
-					return 0;
-				aip_del_at(o, i);
-				break;
-			}
-	a = realloc(pc->cfg.allowed_ips, (pc->cfg.n_allowed_ips + 1) * sizeof(*a));
-	if (!a)
+	if (test_failure() || spare_ready(dev) != 0)
 		return ENOMEM;
-	a[pc->cfg.n_allowed_ips++] = *p;
-	pc->cfg.allowed_ips = a;
+	was = tl_table_get(a->spare, p->ip.family, p->ip.addr, p->len);
+	if (was == pc->dp->id)
+		return 0;
+	if (log_reserve(a, 1) != 0 || list_reserve(pc, 1) != 0)
+		return ENOMEM;
+	r = tl_table_set(a->spare, p->ip.family, p->ip.addr, p->len, pc->dp->id);
+	for (int tries = 0; r == -ENOSPC && tries < 2 && spare_grow(dev, p->ip.family) == 0; tries++)
+		r = tl_table_set(a->spare, p->ip.family, p->ip.addr, p->len, pc->dp->id);
+	if (r != 0)
+		return r == -EINVAL ? EINVAL : ENOMEM;
+	if (was != TL_ROUTE_NONE)
+		list_del(peer_of(dev, was), p);
+	list_add(pc, p);
+	a->log[a->n_log++] = (struct aips_change){ .p = *p, .was = was, .now = pc->dp->id };
 	return 0;
 }
 
-/* ---- the routing table ------------------------------------------------------------------------ */
-
-/* The routing entries of every peer but skip, for tl_table_build. */
-static struct tl_route_entry *route_entries(struct tl_device *dev, const struct tl_peer_ctrl *skip, size_t *n)
+/* The i-th prefix of pc out of the spare and the list (room in the log reserved). */
+static void drop_at(struct tl_aips *a, struct tl_peer_ctrl *pc, size_t i)
 {
-	struct tl_route_entry *e;
-	struct tl_peer_ctrl *pc;
-	size_t total = 0, k = 0;
+	struct tl_prefix p = pc->cfg.allowed_ips[i];
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		if (pc != skip)
-			total += pc->cfg.n_allowed_ips;
-	e = calloc(total ? total : 1, sizeof(*e));
-	if (!e)
-		return NULL;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; pc != skip && i < pc->cfg.n_allowed_ips; i++, k++) {
-			e[k].family = pc->cfg.allowed_ips[i].ip.family;
-			memcpy(e[k].addr, pc->cfg.allowed_ips[i].ip.addr, 16);
-			e[k].len = pc->cfg.allowed_ips[i].len;
-			e[k].peer_id = pc->dp->id;
-		}
-	*n = total;
-	return e;
+	tl_table_del(a->spare, p.ip.family, p.ip.addr, p.len);
+	pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
+	a->log[a->n_log++] = (struct aips_change){ .p = p, .was = pc->dp->id, .now = TL_ROUTE_NONE };
 }
 
-unsigned tl_table_build_test_failures;
-
-struct tl_table *tl_aips_table(struct tl_device *dev, const struct tl_peer_ctrl *skip)
+int tl_aips_clear(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
-	struct tl_route_entry *e;
-	struct tl_peer_ctrl *pc;
-	struct tl_table *t;
-	size_t n = 0;
+	struct tl_aips *a = dev->aips;
 
-	if (tl_table_build_test_failures) {
-		tl_table_build_test_failures--;
-		return NULL;
-	}
-	e = route_entries(dev, skip, &n);
-	if (!e)
-		return NULL;
-	t = tl_table_build(e, n, dev->table_gen++);
-	free(e);
-	if (t)
-		TAILQ_FOREACH(pc, &dev->peers, link)
-			if (pc != skip)
-				t->peers[pc->dp->id] = pc->dp;
-	return t;
-}
-
-/* The LAN port's XDP program steers exactly what the table routes. */
-static void steer_all(struct tl_device *dev)
-{
-	struct tl_peer_ctrl *pc;
-
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-			tl_port_steer(dev, &pc->cfg.allowed_ips[i], pc->dp->id, true);
-}
-
-void tl_aips_unsteer(struct tl_device *dev, const struct tl_peer_ctrl *pc)
-{
-	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-		tl_port_steer(dev, &pc->cfg.allowed_ips[i], 0, false);
-}
-
-void tl_aips_swap(struct tl_device *dev, struct tl_table *t)
-{
-	struct tl_table *old = atomic_exchange_explicit(&dev->dp.table, t, memory_order_acq_rel);
-
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
-	tl_table_free(old);
-	steer_all(dev);
-}
-
-int tl_aips_publish(struct tl_device *dev)
-{
-	struct tl_table *t = tl_aips_table(dev, NULL);
-
-	if (!t) {
-		tl_log_err("cannot build the routing table (out of memory)");
-		return -1;
-	}
-	tl_aips_swap(dev, t);
+	if (!pc->cfg.n_allowed_ips)
+		return 0;
+	if (test_failure() || spare_ready(dev) != 0 || log_reserve(a, pc->cfg.n_allowed_ips) != 0)
+		return ENOMEM;
+	while (pc->cfg.n_allowed_ips)
+		drop_at(a, pc, pc->cfg.n_allowed_ips - 1);
 	return 0;
 }
-
-/* ---- allowed IPs that appeared or disappeared: host routes, LAN XDP steering --------------- */
 
 static int prefix_cmp(const void *a, const void *b)
 {
@@ -149,56 +238,192 @@ static int prefix_cmp(const void *a, const void *b)
 	return memcmp(x->ip.addr, y->ip.addr, 16);
 }
 
-int tl_aips_list(struct tl_device *dev, struct tl_aips_list *l)
+int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *keep, size_t n)
 {
-	struct tl_peer_ctrl *pc;
-	size_t n = 0;
+	struct tl_aips *a = dev->aips;
+	struct tl_prefix *sorted;
+	size_t gone = pc->cfg.n_allowed_ips - RTE_MIN(n, pc->cfg.n_allowed_ips);
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		n += pc->cfg.n_allowed_ips;
-	l->p = calloc(n ? n : 1, sizeof(*l->p));
-	l->n = 0;
-	if (!l->p)
-		return -1;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-			l->p[l->n++] = pc->cfg.allowed_ips[i];
-	qsort(l->p, l->n, sizeof(*l->p), prefix_cmp);
+	if (!n)
+		return tl_aips_clear(dev, pc);
+	if (!gone)
+		return 0;
+	sorted = malloc(n * sizeof(*sorted));
+	if (test_failure() || !sorted || spare_ready(dev) != 0 || log_reserve(a, gone) != 0) {
+		free(sorted);
+		return ENOMEM;
+	}
+	memcpy(sorted, keep, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), prefix_cmp);
+	for (size_t i = pc->cfg.n_allowed_ips; i-- > 0;)
+		if (!bsearch(&pc->cfg.allowed_ips[i], sorted, n, sizeof(*sorted), prefix_cmp))
+			drop_at(a, pc, i);
+	free(sorted);
 	return 0;
 }
 
-static bool prefix_in(const struct tl_aips_list *l, const struct tl_prefix *p)
-{
-	return bsearch(p, l->p, l->n, sizeof(*l->p), prefix_cmp) != NULL;
-}
+/* ---- sinks: host routes, LAN steering ------------------------------------------------------- */
 
-static void prefix_gone(struct tl_device *dev, const struct tl_prefix *p)
+static void sink(struct tl_device *dev, const struct tl_prefix *p, uint32_t was, uint32_t now)
 {
-	if (dev->dp.host_mode)
-		tl_host_route(dev, p, false);
-	tl_port_steer(dev, p, 0, false);
-}
-
-void tl_aips_sync(struct tl_device *dev, const struct tl_aips_list *before)
-{
-	struct tl_aips_list after;
-
-	if (tl_aips_list(dev, &after) != 0) {
-		tl_log_err("allowed IPs: out of memory while updating host routes and steering");
+	if (now == TL_ROUTE_NONE) {
+		if (dev->dp.host_mode)
+			tl_host_route(dev, p, false);
+		tl_port_steer(dev, p, 0, false);
 		return;
 	}
-	for (size_t i = 0; i < before->n; i++)
-		if (!prefix_in(&after, &before->p[i]))
-			prefix_gone(dev, &before->p[i]);
-	for (size_t i = 0; dev->dp.host_mode && i < after.n; i++)
-		if (!prefix_in(before, &after.p[i]))
-			tl_host_route(dev, &after.p[i], true);
-	free(after.p);
+	if (was == TL_ROUTE_NONE && dev->dp.host_mode)
+		tl_host_route(dev, p, true);
+	tl_port_steer(dev, p, now, true);
 }
 
-void tl_aips_list_free(struct tl_aips_list *l)
+/* Log positions ordered by prefix, then by position. */
+static const struct aips_change *g_sort_log;
+
+static int pos_cmp(const void *a, const void *b)
 {
-	free(l->p);
-	l->p = NULL;
-	l->n = 0;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = prefix_cmp(&g_sort_log[x].p, &g_sort_log[y].p);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* What changed for each prefix over the whole log (a prefix dropped and taken back by the
+ * same peer changes nothing); without memory to sort, change by change, which ends the same. */
+static void sinks_follow(struct tl_device *dev)
+{
+	struct tl_aips *a = dev->aips;
+	uint32_t *pos = malloc(a->n_log * sizeof(*pos));
+	size_t i, j;
+
+	if (!pos) {
+		for (i = 0; i < a->n_log; i++)
+			sink(dev, &a->log[i].p, a->log[i].was, a->log[i].now);
+		return;
+	}
+	for (i = 0; i < a->n_log; i++)
+		pos[i] = (uint32_t)i;
+	g_sort_log = a->log;
+	qsort(pos, a->n_log, sizeof(*pos), pos_cmp);
+	for (i = 0; i < a->n_log; i = j) {
+		const struct aips_change *first = &a->log[pos[i]];
+
+		for (j = i + 1; j < a->n_log && !prefix_cmp(&a->log[pos[j]].p, &first->p); j++)
+			;
+		if (first->was != a->log[pos[j - 1]].now)
+			sink(dev, &first->p, first->was, a->log[pos[j - 1]].now);
+	}
+	free(pos);
+}
+
+void tl_aips_sinks_start(struct tl_device *dev)
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
+			sink(dev, &pc->cfg.allowed_ips[i], TL_ROUTE_NONE, pc->dp->id);
+	dev->aips->sinks = true;
+}
+
+/* ---- publish, abort ------------------------------------------------------------------------- */
+
+static bool family_differs(const struct tl_table_size *a, const struct tl_table_size *b, int family)
+{
+	return family == AF_INET ? a->routes4 != b->routes4 || a->tbl8_4 != b->tbl8_4
+				 : a->rules6 != b->rules6 || a->tbl8_6 != b->tbl8_6;
+}
+
+int tl_aips_publish(struct tl_device *dev)
+{
+	struct tl_aips *a = dev->aips;
+	struct tl_table *old;
+	bool again[2];
+
+	if (!a->n_log)
+		return 0;
+	if (a->spare_stale && spare_ready(dev) != 0) {     /* not after a failure handled as such */
+		tl_log_err("routing table: cannot be built (out of memory): the change is undone");
+		tl_aips_abort(dev);
+		return -1;
+	}
+	old = atomic_exchange_explicit(&dev->dp.table, a->spare, memory_order_acq_rel);
+	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	/* No worker reads the old copy now: it takes the same changes and becomes the spare; a
+	 * family whose table grew meanwhile is built again at the new size. */
+	a->spare = old;
+	again[0] = family_differs(&old->size, &a->size, AF_INET);
+	again[1] = family_differs(&old->size, &a->size, AF_INET6);
+	for (size_t i = 0; i < a->n_log; i++) {
+		int v6 = a->log[i].p.ip.family == AF_INET6;
+
+		if (!again[v6] && table_set(old, &a->log[i].p, a->log[i].now) != 0)
+			again[v6] = true;
+	}
+	if ((again[0] && build(dev, AF_INET, &a->size) != 0) || (again[1] && build(dev, AF_INET6, &a->size) != 0))
+		tl_log_err("routing table: the spare copy cannot be built (out of memory); the next change tries again");
+	if (a->sinks)
+		sinks_follow(dev);
+	a->n_log = 0;
+	return 0;
+}
+
+void tl_aips_abort(struct tl_device *dev)
+{
+	struct tl_aips *a = dev->aips;
+
+	for (size_t i = a->n_log; i-- > 0;) {
+		const struct aips_change *c = &a->log[i];
+		struct tl_peer_ctrl *now = peer_of(dev, c->now), *was = peer_of(dev, c->was);
+
+		/* Backwards, every list is as it was at that step: the room is there. */
+		if (now)
+			list_del(now, &c->p);
+		if (was)
+			list_add(was, &c->p);
+		if (!a->spare_stale && table_set(a->spare, &c->p, c->was) != 0)
+			a->spare_stale = true;
+	}
+	a->n_log = 0;
+}
+
+/* ---- the device's ----------------------------------------------------------------------------- */
+
+int tl_aips_init(struct tl_device *dev)
+{
+	struct tl_aips *a = calloc(1, sizeof(*a));
+	size_t n4 = 0, n6 = 0;
+	struct tl_table *t;
+
+	if (!a)
+		return -1;
+	dev->aips = a;
+	for (size_t i = 0; i < dev->cfg->n_peers; i++)
+		for (size_t j = 0; j < dev->cfg->peers[i].n_allowed_ips; j++)
+			dev->cfg->peers[i].allowed_ips[j].ip.family == AF_INET ? n4++ : n6++;
+	a->size = tl_table_size_for(n4, n6);
+	t = tl_table_new(&a->size, dev->table_gen++);
+	a->spare = tl_table_new(&a->size, dev->table_gen++);
+	a->builds = 4;
+	if (!t || !a->spare) {
+		tl_table_free(t);
+		return -1;
+	}
+	atomic_store(&dev->dp.table, t);
+	return 0;
+}
+
+void tl_aips_fini(struct tl_device *dev)
+{
+	if (!dev->aips)
+		return;
+	tl_table_free(dev->aips->spare);
+	free(dev->aips->log);
+	free(dev->aips);
+	dev->aips = NULL;
+}
+
+uint64_t tl_aips_builds(struct tl_device *dev)
+{
+	return dev->aips->builds;
 }

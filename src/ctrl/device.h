@@ -16,6 +16,7 @@
 #include "dataplane/worker.h"
 
 struct tl_nl;
+struct tl_aips;
 struct tl_lanfib_ctl;
 struct tl_uapi;
 struct tl_ratelimit;
@@ -41,6 +42,13 @@ struct tl_peer_ctrl {
 	uint64_t seen_rx_data_ns, seen_tx_any_ns, seen_tx_data_ns, seen_rx_auth_ns;
 	uint64_t handshakes;               /* completed */
 	uint64_t ep_resolve_ns;            /* next time to try to resolve the endpoint MAC */
+	struct rte_ring *staged;           /* packets waiting to be sent (send.c), made when needed */
+	uint32_t aips_cap;                 /* room in cfg.allowed_ips */
+	uint32_t n_index;                  /* entries of the control plane's index table naming it */
+	bool doomed;                       /* removed by the change being applied (peer_ops.c) */
+	bool fresh;                        /* created by it */
+	bool active;                       /* on the timers' active list (timers.c) */
+	TAILQ_ENTRY(tl_peer_ctrl) active_link;
 };
 
 TAILQ_HEAD(tl_peer_list, tl_peer_ctrl);
@@ -61,8 +69,18 @@ struct tl_device {
 	struct tl_port_ctl ports[TL_PORT_MAX];
 	struct tl_peer_list peers;
 	uint32_t n_peers;
+	/* peer.c: public key -> struct tl_peer_ctrl (grows by doubling), and the peer ids given
+	 * back by removed peers. */
+	struct rte_hash *peer_keys;
+	uint32_t peer_keys_cap;
+	uint32_t *free_ids, n_free_ids, cap_free_ids, next_id;
+	struct tl_aips *aips;              /* the routing table's two copies, changes in progress (aips.c) */
+	struct tl_peer_list active;        /* peers whose timers run (timers.c) */
+	uint32_t n_active, sweep_id;
+	uint64_t staged_queued;            /* staged packets in the peers' control-plane queues */
 	pthread_mutex_t lock;              /* peers list vs. telemetry thread */
-	struct rte_hash *ctrl_index;       /* u32 index -> struct tl_index_ref* (ctrl only) */
+	struct rte_hash *ctrl_index;       /* u32 index -> struct tl_index_ref* (ctrl only, grows) */
+	uint32_t ctrl_index_cap;
 	struct tl_ratelimit *ratelimit;    /* handshakes per source under load */
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */

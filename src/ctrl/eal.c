@@ -13,10 +13,11 @@
 #include "dataplane/runtime.h"
 
 /* Everything but the port pools: control pools (~60 MB), hashes and rings, and the routing
- * tables: an IPv4 and an IPv6 LPM of 64 MB each per table, and a new table is built while
- * older ones wait for the workers' quiescent state. With 512 MB, test_wg_uapi's syncconf
- * (tables rebuilt in quick succession) failed to allocate the new LPM once the port pools
- * held the crypto jobs too. */
+ * table's two copies (published and spare), each an IPv4 rte_fib and an IPv6 rte_lpm6 of 64 MB
+ * apiece, plus their rules (a RIB node of 128 bytes per IPv4 prefix and per branch). A copy
+ * that grows replaces one family's table in the spare, the old one freed first. With 512 MB,
+ * test_wg_uapi's syncconf (when tables were rebuilt whole in quick succession) failed to
+ * allocate once the port pools held the crypto jobs too. */
 #define TL_EAL_BASE_MB 1024
 /* "NN@(first-last)," per lcore: room for the control lcore and TL_MAX_WORKERS workers. */
 #define TL_LCORES_ARG_LEN (24 * (TL_MAX_WORKERS + 1))

@@ -134,7 +134,7 @@ static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg)
 	dev->cnt.consumed++;
 	tl_log_debug("peer %u: handshake complete (initiator)", pc->dp->id);
 	/* The responder waits for data on the new session: give it some. */
-	if (rte_ring_count(pc->dp->staged))
+	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed))
 		tl_staged_flush(dev, pc, c->now);
 	else
 		tl_send_keepalive(dev, pc, c->now);

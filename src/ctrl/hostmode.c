@@ -186,26 +186,6 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 	return 0;
 }
 
-/* Routes for every peer's allowed IPs through the host end. */
-int tl_host_routes(struct tl_device *dev, bool add)
-{
-	int ifindex = (int)if_nametoindex(dev->host_if);
-	struct tl_peer_ctrl *pc;
-
-	if (!ifindex)
-		return -1;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++) {
-			const struct tl_prefix *p = &pc->cfg.allowed_ips[i];
-			int r = add ? tl_nl_route_add(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len)
-				    : tl_nl_route_del(dev->nl, ifindex, p->ip.family, p->ip.addr, p->len);
-
-			if (r != 0 && add)
-				tl_log_err("host: route for peer %u prefix %zu: %s", pc->dp->id, i, strerror(-r));
-		}
-	return 0;
-}
-
 /* One allowed IP's route through the host end (UAPI changes). */
 int tl_host_route(struct tl_device *dev, const struct tl_prefix *p, bool add)
 {

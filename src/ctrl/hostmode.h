@@ -5,7 +5,6 @@
 #include "ctrl/device.h"
 
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen);
-int tl_host_routes(struct tl_device *dev, bool add);
 int tl_host_route(struct tl_device *dev, const struct tl_prefix *p, bool add);
 void tl_host_teardown(struct tl_device *dev);
 

@@ -31,6 +31,8 @@
 #include "ctrl/neigh.h"
 #include "ctrl/notify.h"
 #include "ctrl/peer.h"
+#include "ctrl/peer_ops.h"
+#include "ctrl/send.h"
 #include "ctrl/ports.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/stats.h"
@@ -96,14 +98,21 @@ static void dp_params(struct tl_device *dev)
 	}
 }
 
+/* The configuration's peers through the write model, as one change. */
 static int peers_load(struct tl_device *dev)
 {
-	for (size_t i = 0; i < dev->cfg->n_peers; i++)
-		if (tl_peer_add(dev, &dev->cfg->peers[i]) != 0) {
-			tl_log_err("peers[%zu]: cannot add peer", i);
-			return -1;
-		}
-	return tl_aips_publish(dev);
+	size_t n = dev->cfg->n_peers;
+	struct tl_peer_op *ops = calloc(n ? n : 1, sizeof(*ops));
+	int err;
+
+	if (!ops)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		tl_peer_op_add(&ops[i], &dev->cfg->peers[i]);
+	err = tl_peer_ops_apply(dev, ops, n, NULL, false);
+	tl_wipe(ops, n * sizeof(*ops));
+	free(ops);
+	return err ? -1 : 0;
 }
 
 static int workers_init(struct tl_device *dev)
@@ -146,6 +155,7 @@ static void control_loop(struct tl_device *dev)
 		uint64_t now = tl_now_ns();
 		unsigned n = tl_handshake_poll(dev, now);
 
+		n += tl_staged_poll(dev);
 		n += tl_udpsock_poll(dev);
 		n += tl_uapi_poll(dev);
 		n += tl_ctlapi_poll(dev);
@@ -159,7 +169,6 @@ static void control_loop(struct tl_device *dev)
 		tl_notify_tick(dev, now);
 		if (now - last_tick >= TL_TICK_NS) {
 			last_tick = now;
-			tl_neigh_resolve_endpoints(dev, now);
 			tl_timers_run(dev, now);
 		}
 		if (now - last_gc >= TL_NS) {
@@ -176,8 +185,6 @@ static void control_loop(struct tl_device *dev)
 
 static void device_down(struct tl_device *dev)
 {
-	struct tl_peer_ctrl *pc;
-
 	tl_telemetry_down();      /* no telemetry command reads what is torn down below */
 	tl_uapi_close(dev);
 	tl_ctlapi_close(dev);
@@ -187,9 +194,7 @@ static void device_down(struct tl_device *dev)
 		if (dev->workers[w].aead)
 			tl_worker_kick(&dev->workers[w]);
 	rte_eal_mp_wait_lcore();
-	while ((pc = TAILQ_FIRST(&dev->peers)))
-		if (tl_peer_remove(dev, pc) != 0)   /* cannot fail once dp.stop is set */
-			break;
+	tl_peers_destroy_all(dev);          /* keys wiped; no grace period without workers */
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)
 			tl_worker_fini(&dev->workers[w]);
@@ -263,8 +268,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		snprintf(err, sizeof(err), "cannot start workers");
 		goto fail;
 	}
-	if (dev->dp.host_mode)
-		tl_host_routes(dev, true);
+	tl_aips_sinks_start(dev);        /* host routes, LAN steering */
 	if (tl_telemetry_register(dev) != 0)
 		tl_log_err("telemetry commands not registered");
 	if (tl_uapi_open(dev, err, sizeof(err)) != 0)

@@ -53,35 +53,39 @@ int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *
 	return -1;
 }
 
-void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now)
+bool tl_neigh_endpoint_resolving(struct tl_peer_ctrl *pc)
 {
-	struct tl_peer_ctrl *pc;
+	struct tl_endpoint ep;
 
-	TAILQ_FOREACH(pc, &dev->peers, link) {
-		struct tl_endpoint ep;
-		uint8_t mac[6];
+	tl_endpoint_read(pc->dp, &ep);
+	return ep.family && !ep.mac_valid;
+}
 
-		tl_endpoint_read(pc->dp, &ep);
-		if (!ep.family || ep.mac_valid || now < pc->ep_resolve_ns)
-			continue;
-		if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, mac, true) != 0) {
-			pc->ep_resolve_ns = now + TL_RESOLVE_RETRY_NS;
-			continue;
-		}
-		rte_seqlock_write_lock(&pc->dp->ep_lock);
-		if (pc->dp->ep.family == ep.family && !memcmp(pc->dp->ep.ip, ep.ip, 16)) {
-			memcpy(pc->dp->ep.mac, mac, 6);
-			pc->dp->ep.mac_valid = true;
-		}
-		rte_seqlock_write_unlock(&pc->dp->ep_lock);
-		/* an initiation that found no next hop was dropped: resend it now, not after
-		 * REKEY_TIMEOUT (handshake_retry sees it due) */
-		if (pc->hs.state == TL_HS_CREATED_INITIATION)
-			pc->hs_last_sent_ns = 0;
-		/* Staged packets go out on this tick if a session is there; else a handshake
-		 * may have been waiting for the way out. */
-		if (rte_ring_count(pc->dp->staged) &&
-		    !tl_keypair_can_send(&dev->dp, atomic_load(&pc->dp->current), now))
-			atomic_store(&pc->dp->want_handshake, true);
+void tl_neigh_resolve_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	struct tl_endpoint ep;
+	uint8_t mac[6];
+
+	tl_endpoint_read(pc->dp, &ep);
+	if (!ep.family || ep.mac_valid || now < pc->ep_resolve_ns)
+		return;
+	if (tl_neigh_lookup(dev, TL_PORT_WAN, ep.family, ep.ip, mac, true) != 0) {
+		pc->ep_resolve_ns = now + TL_RESOLVE_RETRY_NS;
+		return;
 	}
+	rte_seqlock_write_lock(&pc->dp->ep_lock);
+	if (pc->dp->ep.family == ep.family && !memcmp(pc->dp->ep.ip, ep.ip, 16)) {
+		memcpy(pc->dp->ep.mac, mac, 6);
+		pc->dp->ep.mac_valid = true;
+	}
+	rte_seqlock_write_unlock(&pc->dp->ep_lock);
+	/* an initiation that found no next hop was dropped: resend it now, not after
+	 * REKEY_TIMEOUT (handshake_retry sees it due) */
+	if (pc->hs.state == TL_HS_CREATED_INITIATION)
+		pc->hs_last_sent_ns = 0;
+	/* Staged packets go out on this tick if a session is there; else a handshake may have
+	 * been waiting for the way out. */
+	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed) &&
+	    !tl_keypair_can_send(&dev->dp, atomic_load(&pc->dp->current), now))
+		atomic_store(&pc->dp->want_handshake, true);
 }

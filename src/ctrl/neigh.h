@@ -4,7 +4,10 @@
 
 #include "ctrl/device.h"
 
-void tl_neigh_resolve_endpoints(struct tl_device *dev, uint64_t now);
+/* The peer's endpoint has no next-hop MAC yet. */
+bool tl_neigh_endpoint_resolving(struct tl_peer_ctrl *pc);
+/* Looks the MAC of the peer's endpoint up when it is due (the timers' tick of the peer). */
+void tl_neigh_resolve_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6], bool ask);
 
 #endif

@@ -1,8 +1,12 @@
-/* Peers: creation, removal, lookup, endpoints. Their allowed IPs and the routing table built
- * from them: aips.c. */
+/* Peers: the registry (public key -> peer, peer ids, the dataplane's id -> peer map),
+ * creation, removal, endpoints. Nothing here costs more than the peer in question: a hub's
+ * hundred thousand peers are found by hash, and a removed peer's id is reused. Their allowed
+ * IPs and the routing table built from them: aips.c. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rte_jhash.h>
 #include <rte_malloc.h>
 
 #include "ctrl/aips.h"
@@ -11,52 +15,107 @@
 #include "ctrl/peer.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
+#include "ctrl/timers.h"
 
-static uint32_t peer_id_free(struct tl_device *dev)
+#define TL_PEER_KEYS_MIN 1024
+
+/* ---- the registry -------------------------------------------------------------------------- */
+
+static struct rte_hash *keys_new(struct tl_device *dev, uint32_t cap)
 {
-	bool used[TL_MAX_PEERS] = { 0 };
-	struct tl_peer_ctrl *pc;
+	char name[RTE_HASH_NAMESIZE];
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		used[pc->dp->id] = true;
-	for (uint32_t i = 0; i < TL_MAX_PEERS; i++)
-		if (!used[i])
-			return i;
-	return UINT32_MAX;
+	snprintf(name, sizeof(name), "tl_peers%" PRIu64, dev->dp.name_gen++);
+	return dev->peer_keys ? tl_dp_hash_copy(dev->peer_keys, name, cap, TL_KEY_LEN, false)
+			      : tl_dp_hash_new(name, cap, TL_KEY_LEN, false);
+}
+
+int tl_peers_init(struct tl_device *dev)
+{
+	TAILQ_INIT(&dev->active);
+	dev->peer_keys_cap = TL_PEER_KEYS_MIN;
+	dev->peer_keys = keys_new(dev, dev->peer_keys_cap);
+	return dev->peer_keys ? 0 : -1;
+}
+
+void tl_peers_fini(struct tl_device *dev)
+{
+	rte_hash_free(dev->peer_keys);
+	free(dev->free_ids);
+	dev->peer_keys = NULL;
+	dev->free_ids = NULL;
+	dev->n_free_ids = dev->cap_free_ids = dev->next_id = 0;
 }
 
 struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN])
 {
-	struct tl_peer_ctrl *pc;
+	void *pc;
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		if (!memcmp(pc->cfg.public_key, pub, TL_KEY_LEN))
-			return pc;
-	return NULL;
+	return rte_hash_lookup_data(dev->peer_keys, pub, &pc) >= 0 ? pc : NULL;
 }
 
-static struct tl_peer *peer_dp_new(struct tl_device *dev, uint32_t id)
+/* Room for one more key: the hash is replaced by one twice its size when three quarters full. */
+static int keys_reserve(struct tl_device *dev)
 {
-	char name[RTE_RING_NAMESIZE];
-	struct tl_peer *p = rte_zmalloc("tl_peer", sizeof(*p), RTE_CACHE_LINE_SIZE);
-	uint32_t count;
+	struct rte_hash *h;
 
-	if (!p)
-		return NULL;
-	p->id = id;
-	rte_seqlock_init(&p->ep_lock);
-	/* The staged queue lives on the heap, not in a memzone of its own: a process has
-	 * RTE_MAX_MEMZONE (2560) of those, far fewer than a hub has peers. */
-	count = rte_align32pow2((uint32_t)dev->cfg->staged_packets + 1);
-	snprintf(name, sizeof(name), "staged%u", id);
-	p->staged = rte_zmalloc("tl_staged", (size_t)rte_ring_get_memsize(count), RTE_CACHE_LINE_SIZE);
-	if (!p->staged || rte_ring_init(p->staged, name, count, 0) != 0) {
-		rte_free(p->staged);
-		rte_free(p);
-		return NULL;
-	}
-	return p;
+	if ((uint64_t)(rte_hash_count(dev->peer_keys) + 1) * 4 < (uint64_t)dev->peer_keys_cap * 3)
+		return 0;
+	h = keys_new(dev, dev->peer_keys_cap * 2);
+	if (!h)
+		return -1;
+	rte_hash_free(dev->peer_keys);
+	dev->peer_keys = h;
+	dev->peer_keys_cap *= 2;
+	return 0;
 }
+
+static int key_add(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	if (keys_reserve(dev) != 0)
+		return -1;
+	return rte_hash_add_key_data(dev->peer_keys, pc->cfg.public_key, pc) == 0 ? 0 : -1;
+}
+
+/* A free id, with its slot in the dataplane's map; UINT32_MAX when none (out of memory, or
+ * TL_MAX_PEERS taken). */
+static uint32_t id_take(struct tl_device *dev)
+{
+	uint32_t id;
+
+	if (dev->n_free_ids)
+		return dev->free_ids[--dev->n_free_ids];
+	if (dev->next_id >= TL_MAX_PEERS || tl_dp_peers_reserve(&dev->dp, dev->next_id) != 0)
+		return UINT32_MAX;
+	id = dev->next_id++;
+	return id;
+}
+
+/* The id's slot is already clear and no worker holds the peer. */
+static void id_give(struct tl_device *dev, uint32_t id)
+{
+	uint32_t *ids;
+
+	if (dev->n_free_ids == dev->cap_free_ids) {
+		uint32_t cap = dev->cap_free_ids ? 2 * dev->cap_free_ids : 256;
+
+		ids = realloc(dev->free_ids, cap * sizeof(*ids));
+		if (!ids)
+			return;   /* the id is lost for this run: a few bytes, never a wrong peer */
+		dev->free_ids = ids;
+		dev->cap_free_ids = cap;
+	}
+	dev->free_ids[dev->n_free_ids++] = id;
+}
+
+static void slot_set(struct tl_device *dev, uint32_t id, struct tl_peer *p)
+{
+	struct tl_peer_map *m = atomic_load(&dev->dp.peers);
+
+	atomic_store_explicit(&m->slot[id], p, memory_order_release);
+}
+
+/* ---- one peer ------------------------------------------------------------------------------- */
 
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac)
@@ -75,81 +134,150 @@ void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const 
 	rte_seqlock_write_unlock(&p->ep_lock);
 	if (!mac)
 		pc->ep_resolve_ns = 0;   /* resolve at once */
+	tl_timers_wake(dev, pc);         /* a resolution, a persistent keepalive */
 }
 
-static int copy_cfg(struct tl_cfg_peer *dst, const struct tl_cfg_peer *src)
+struct tl_peer_ctrl *tl_peer_new(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN], const struct tl_identity *id)
 {
-	*dst = *src;
-	dst->allowed_ips = NULL;
-	if (src->n_allowed_ips) {
-		dst->allowed_ips = calloc(src->n_allowed_ips, sizeof(*dst->allowed_ips));
-		if (!dst->allowed_ips)
-			return -1;
-		memcpy(dst->allowed_ips, src->allowed_ips, src->n_allowed_ips * sizeof(*dst->allowed_ips));
-	}
-	return 0;
-}
+	struct tl_peer_ctrl *pc = calloc(1, sizeof(*pc));
+	uint32_t pid;
 
-int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg)
-{
-	struct tl_peer_ctrl *pc;
-	uint32_t id = peer_id_free(dev);
-
-	if (id == UINT32_MAX || tl_peer_find(dev, cfg->public_key))
-		return -1;
-	pc = calloc(1, sizeof(*pc));
-	if (!pc || copy_cfg(&pc->cfg, cfg) != 0) {
-		free(pc);
-		return -1;
+	if (!pc)
+		return NULL;
+	memcpy(pc->cfg.public_key, pub, TL_KEY_LEN);
+	pc->dp = rte_zmalloc("tl_peer", sizeof(*pc->dp), RTE_CACHE_LINE_SIZE);
+	if (!pc->dp || key_add(dev, pc) != 0)
+		goto fail;
+	pid = id_take(dev);
+	if (pid == UINT32_MAX) {
+		rte_hash_del_key(dev->peer_keys, pub);
+		goto fail;
 	}
-	pc->dp = peer_dp_new(dev, id);
-	if (!pc->dp) {
-		free(pc->cfg.allowed_ips);
-		free(pc);
-		return -1;
-	}
+	pc->dp->id = pid;
 	pc->dp->ctrl = pc;
-	tl_handshake_init(&pc->hs, &dev->id, cfg->public_key, cfg->has_psk ? cfg->psk : NULL);
-	if (cfg->has_endpoint)
-		tl_peer_set_endpoint(dev, pc, &cfg->endpoint, NULL);
+	rte_seqlock_init(&pc->dp->ep_lock);
+	tl_handshake_init(&pc->hs, id, pub, NULL);
+	slot_set(dev, pid, pc->dp);     /* no route leads to it yet */
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_INSERT_TAIL(&dev->peers, pc, link);
 	dev->n_peers++;
 	pthread_mutex_unlock(&dev->lock);
-	return 0;
+	return pc;
+fail:
+	rte_free(pc->dp);
+	free(pc);
+	return NULL;
 }
 
-/* The table without the peer is built first: if that fails, nothing changes. Once the
- * workers have stopped (dp.stop), nothing reads the table any more and none is built. */
-int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
+void tl_peer_unregister(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
-	struct tl_table *t = NULL;
+	rte_hash_del_key(dev->peer_keys, pc->cfg.public_key);
+}
 
-	if (!dev->dp.stop) {
-		t = tl_aips_table(dev, pc);
-		if (!t) {
-			tl_log_err("peer %u: not removed: cannot build the routing table without it (out of memory)",
-				   pc->dp->id);
-			return -1;
-		}
-	}
-	tl_aips_unsteer(dev, pc);
+int tl_peer_reregister(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	return rte_hash_add_key_data(dev->peer_keys, pc->cfg.public_key, pc) == 0 ? 0 : -1;
+}
+
+/* What a peer holds, wiped and freed; the caller made sure nothing leads to it any more. */
+static void peer_free(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	tl_timers_forget(dev, pc);
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_REMOVE(&dev->peers, pc, link);
 	dev->n_peers--;
 	pthread_mutex_unlock(&dev->lock);
-	if (t)
-		tl_aips_swap(dev, t);      /* no worker can find it after the grace period */
-	tl_session_clear_all(dev, pc);
-	tl_index_drop_peer(dev, pc);
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
-	tl_staged_drop(dev, pc, TL_DROP_peer_removed);
-	rte_free(pc->dp->staged);
+	id_give(dev, pc->dp->id);
 	rte_free(pc->dp);
 	tl_handshake_clear(&pc->hs);
 	tl_wipe(&pc->hs, sizeof(pc->hs));
 	tl_wipe(pc->cfg.psk, sizeof(pc->cfg.psk));
 	free(pc->cfg.allowed_ips);
 	free(pc);
+}
+
+void tl_peer_discard(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	slot_set(dev, pc->dp->id, NULL);   /* never routed: no worker saw it */
+	rte_hash_del_key(dev->peer_keys, pc->cfg.public_key);
+	peer_free(dev, pc);
+}
+
+void tl_peers_destroy(struct tl_device *dev, struct tl_peer_ctrl *const *pcs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tl_peer_ctrl *pc = pcs[i];
+
+		if (!pc->doomed)
+			tl_peer_unregister(dev, pc);
+		slot_set(dev, pc->dp->id, NULL);
+		tl_session_clear_all(dev, pc);
+		tl_index_drop_peer(dev, pc);
+	}
+	if (!n)
+		return;
+	/* After this no worker holds them: the routing table without them is published, their
+	 * slots and keypairs are gone. What they staged meanwhile is in the stage ring. */
+	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	tl_staged_poll(dev);
+	for (size_t i = 0; i < n; i++) {
+		tl_staged_drop(dev, pcs[i], TL_DROP_peer_removed);
+		peer_free(dev, pcs[i]);
+	}
+}
+
+void tl_peers_destroy_all(struct tl_device *dev)
+{
+	struct tl_peer_ctrl *pc;
+
+	tl_staged_poll(dev);
+	while ((pc = TAILQ_FIRST(&dev->peers))) {
+		slot_set(dev, pc->dp->id, NULL);
+		tl_session_clear_all(dev, pc);
+		tl_index_drop_peer(dev, pc);
+		tl_staged_drop(dev, pc, TL_DROP_peer_removed);
+		rte_hash_del_key(dev->peer_keys, pc->cfg.public_key);
+		peer_free(dev, pc);
+	}
+}
+
+/* ---- the simple forms: one peer at a time -------------------------------------------------- */
+
+int tl_peer_add(struct tl_device *dev, const struct tl_cfg_peer *cfg)
+{
+	struct tl_peer_ctrl *pc;
+
+	if (tl_peer_find(dev, cfg->public_key))
+		return -1;
+	pc = tl_peer_new(dev, cfg->public_key, &dev->id);
+	if (!pc)
+		return -1;
+	pc->cfg.has_psk = cfg->has_psk;
+	memcpy(pc->cfg.psk, cfg->psk, TL_KEY_LEN);
+	memcpy(pc->hs.psk, cfg->psk, TL_KEY_LEN);
+	pc->cfg.persistent_keepalive = cfg->persistent_keepalive;
+	memcpy(pc->cfg.name, cfg->name, sizeof(pc->cfg.name));
+	if (cfg->has_endpoint) {
+		pc->cfg.has_endpoint = true;
+		pc->cfg.endpoint = cfg->endpoint;
+		tl_peer_set_endpoint(dev, pc, &cfg->endpoint, NULL);
+	}
+	for (size_t i = 0; i < cfg->n_allowed_ips; i++)
+		if (tl_aips_take(dev, pc, &cfg->allowed_ips[i]) != 0) {
+			tl_aips_abort(dev);
+			tl_peer_discard(dev, pc);
+			return -1;
+		}
+	return 0;
+}
+
+int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	if (tl_aips_clear(dev, pc) != 0) {
+		tl_log_err("peer %u: not removed: out of memory", pc->dp->id);
+		return -1;
+	}
+	tl_aips_publish(dev);
+	tl_peers_destroy(dev, &pc, 1);
 	return 0;
 }

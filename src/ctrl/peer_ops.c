@@ -9,20 +9,7 @@
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/session.h"
-
-/* Our public key after the request: a peer with it is ignored, as WireGuard does. */
-static void own_public_key(struct tl_device *dev, const uint8_t *priv, uint8_t pub[TL_KEY_LEN])
-{
-	struct tl_identity id;
-
-	if (!priv) {
-		memcpy(pub, dev->id.pub, TL_KEY_LEN);
-		return;
-	}
-	tl_identity_set(&id, priv);
-	memcpy(pub, id.pub, TL_KEY_LEN);
-	tl_identity_clear(&id);
-}
+#include "ctrl/timers.h"
 
 /* A new handshake state for the peer (new identity): sessions are gone, the greatest
  * timestamp seen from the peer is kept (replay protection). */
@@ -50,18 +37,9 @@ static void apply_private_key(struct tl_device *dev, const uint8_t priv[TL_KEY_L
 	pthread_mutex_unlock(&dev->lock);
 	memcpy(dev->cfg->private_key, priv, TL_KEY_LEN);
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		peer_reinit(dev, pc);
+		if (!pc->fresh)             /* made for the new key already */
+			peer_reinit(dev, pc);
 	tl_log_info("private key changed, every peer needs a new handshake");
-}
-
-static int remove_all_peers(struct tl_device *dev)
-{
-	struct tl_peer_ctrl *pc;
-
-	while ((pc = TAILQ_FIRST(&dev->peers)))
-		if (tl_peer_remove(dev, pc) != 0)
-			return ENOMEM;
-	return 0;
 }
 
 static bool endpoint_is(struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa)
@@ -85,8 +63,10 @@ static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const st
 		if (!endpoint_is(pc, &op->endpoint))    /* keep a resolved next hop */
 			tl_peer_set_endpoint(dev, pc, &op->endpoint, NULL);
 	}
-	if (op->has_keepalive)
+	if (op->has_keepalive) {
 		pc->cfg.persistent_keepalive = op->keepalive;
+		tl_timers_wake(dev, pc);
+	}
 	if (op->has_name) {
 		pthread_mutex_lock(&dev->lock);     /* telemetry reads the label */
 		snprintf(pc->cfg.name, sizeof(pc->cfg.name), "%s", op->name);
@@ -94,53 +74,157 @@ static void peer_update(struct tl_device *dev, struct tl_peer_ctrl *pc, const st
 	}
 }
 
-static int apply_peer(struct tl_device *dev, const struct tl_peer_op *op, const uint8_t own[TL_KEY_LEN])
+/* A request being applied: everything that can fail is done first and can be undone (peers
+ * created, peers taken out of the key registry, allowed IPs moved in the lists and the spare
+ * routing table); what cannot fail follows once all of it succeeded. */
+struct txn {
+	struct tl_device *dev;
+	struct tl_identity id;             /* the key new peers are made for */
+	struct tl_peer_ctrl **op_pc;       /* the peer each operation changes, or NULL */
+	struct tl_peer_ctrl **fresh, **doomed;
+	size_t n_fresh, n_doomed, cap_fresh, cap_doomed;
+};
+
+static int push(struct tl_peer_ctrl ***arr, size_t *n, size_t *cap, struct tl_peer_ctrl *pc)
 {
+	struct tl_peer_ctrl **a = *arr;
+
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+
+		a = realloc(*arr, c * sizeof(*a));
+		if (!a)
+			return ENOMEM;
+		*arr = a;
+		*cap = c;
+	}
+	a[(*n)++] = pc;
+	return 0;
+}
+
+static int doom(struct txn *t, struct tl_peer_ctrl *pc)
+{
+	int err = push(&t->doomed, &t->n_doomed, &t->cap_doomed, pc);
+
+	if (!err)
+		err = tl_aips_clear(t->dev, pc);
+	if (err) {
+		if (t->n_doomed && t->doomed[t->n_doomed - 1] == pc)
+			t->n_doomed--;
+		return err;
+	}
+	tl_peer_unregister(t->dev, pc);
+	pc->doomed = true;
+	return 0;
+}
+
+static int prepare_op(struct txn *t, size_t i, const struct tl_peer_op *op)
+{
+	struct tl_device *dev = t->dev;
 	struct tl_peer_ctrl *pc = tl_peer_find(dev, op->pub);
 	int err = 0;
 
-	if (!memcmp(op->pub, own, TL_KEY_LEN))
+	if (!memcmp(op->pub, t->id.pub, TL_KEY_LEN))
 		return 0;
 	if (op->remove)
-		return pc && tl_peer_remove(dev, pc) != 0 ? ENOMEM : 0;
+		return pc ? doom(t, pc) : 0;
 	if (!pc && op->update_only)
 		return 0;
 	if (!pc) {
-		struct tl_cfg_peer cfg = { 0 };
-
-		memcpy(cfg.public_key, op->pub, TL_KEY_LEN);
-		if (tl_peer_add(dev, &cfg) != 0 || !(pc = tl_peer_find(dev, op->pub)))
+		if (push(&t->fresh, &t->n_fresh, &t->cap_fresh, NULL) != 0)
 			return ENOMEM;
+		pc = tl_peer_new(dev, op->pub, &t->id);
+		if (!pc) {
+			t->n_fresh--;
+			return ENOMEM;
+		}
+		pc->fresh = true;
+		t->fresh[t->n_fresh - 1] = pc;
 	}
-	peer_update(dev, pc, op);
-	if (op->replace_aips)
-		pc->cfg.n_allowed_ips = 0;
-	for (size_t i = 0; !err && i < op->n_aips; i++)
-		err = tl_aips_take(dev, pc, &op->aips[i]);
+	t->op_pc[i] = pc;
+	for (size_t k = 0; !err && k < op->n_aips; k++)
+		err = tl_aips_take(dev, pc, &op->aips[k]);
+	if (!err && op->replace_aips)
+		err = tl_aips_keep_only(dev, pc, op->aips, op->n_aips);
 	return err;
+}
+
+/* The doomed peers that existed before the request (a peer it created and removed again is
+ * in the fresh list as well). */
+static size_t doomed_old(struct txn *t)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->n_doomed; i++)
+		if (!t->doomed[i]->fresh)
+			t->doomed[k++] = t->doomed[i];
+	return k;
+}
+
+static void rollback(struct txn *t)
+{
+	size_t n = doomed_old(t);
+
+	tl_aips_abort(t->dev);
+	for (size_t i = 0; i < t->n_fresh; i++)
+		tl_peer_discard(t->dev, t->fresh[i]);
+	for (size_t i = 0; i < n; i++) {
+		t->doomed[i]->doomed = false;
+		if (tl_peer_reregister(t->dev, t->doomed[i]) != 0)
+			tl_log_err("peer %u: cannot be found by its key any more (out of memory)", t->doomed[i]->dp->id);
+	}
+}
+
+static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const uint8_t *priv)
+{
+	struct tl_device *dev = t->dev;
+	size_t n_old;
+
+	if (priv)
+		apply_private_key(dev, priv);
+	for (size_t i = 0; i < n; i++)
+		if (t->op_pc[i] && !t->op_pc[i]->doomed)
+			peer_update(dev, t->op_pc[i], &ops[i]);
+	tl_aips_publish(dev);
+	n_old = doomed_old(t);
+	for (size_t i = 0; i < t->n_fresh; i++) {
+		if (t->fresh[i]->doomed)
+			tl_peer_discard(dev, t->fresh[i]);   /* no published route ever led to it */
+		else
+			t->fresh[i]->fresh = false;
+	}
+	tl_peers_destroy(dev, t->doomed, n_old);
 }
 
 int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
 		      bool replace_peers)
 {
-	struct tl_aips_list before;
-	uint8_t own[TL_KEY_LEN];
+	struct txn t = { .dev = dev };
+	struct tl_peer_ctrl *pc;
 	int err = 0;
 
-	if (tl_aips_list(dev, &before) != 0)
+	t.op_pc = calloc(n ? n : 1, sizeof(*t.op_pc));
+	if (!t.op_pc)
 		return ENOMEM;
-	own_public_key(dev, priv, own);
 	if (priv)
-		apply_private_key(dev, priv);
+		tl_identity_set(&t.id, priv);
+	else
+		t.id = dev->id;
 	if (replace_peers)
-		err = remove_all_peers(dev);
+		TAILQ_FOREACH(pc, &dev->peers, link)
+			if (!pc->doomed && (err = doom(&t, pc)) != 0)
+				break;
 	for (size_t i = 0; !err && i < n; i++)
-		err = apply_peer(dev, &ops[i], own);
-	if (tl_aips_publish(dev) != 0 && !err)
-		err = ENOMEM;
-	tl_aips_sync(dev, &before);
-	tl_aips_list_free(&before);
-	if (err)
-		tl_log_err("peers: %s; applied in part", strerror(err));
+		err = prepare_op(&t, i, &ops[i]);
+	if (err) {
+		rollback(&t);
+		tl_log_err("peers: %s; nothing changed", strerror(err));
+	} else {
+		commit(&t, ops, n, priv);
+	}
+	tl_identity_clear(&t.id);
+	free(t.op_pc);
+	free(t.fresh);
+	free(t.doomed);
 	return err;
 }

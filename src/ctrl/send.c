@@ -7,6 +7,7 @@
 #include "ctrl/log.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
+#include "ctrl/timers.h"
 #include "dataplane/encap.h"
 #include "dataplane/packet.h"
 
@@ -90,6 +91,73 @@ void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t 
 		pc->last_keepalive_sent_ns = now;
 }
 
+/* ---- staged packets: the workers' stage ring, each peer's queue ---------------------------- */
+
+static void staged_out(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	atomic_fetch_sub_explicit(&pc->dp->n_staged, 1, memory_order_relaxed);
+	dev->staged_queued--;
+}
+
+/* The peer's queue of staged_packets, made when the first packet is staged for it. */
+static struct rte_ring *staged_queue(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	unsigned count = (unsigned)dev->cfg->staged_packets;
+	struct rte_ring *r;
+
+	if (pc->staged)
+		return pc->staged;
+	r = rte_malloc("tl_staged", rte_ring_get_memsize(rte_align32pow2(count + 1)), RTE_CACHE_LINE_SIZE);
+	if (r && rte_ring_init(r, "tl_staged", count, RING_F_EXACT_SZ | RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+		rte_free(r);
+		r = NULL;
+	}
+	pc->staged = r;
+	return r;
+}
+
+static void staged_queue_free(struct tl_peer_ctrl *pc)
+{
+	rte_free(pc->staged);
+	pc->staged = NULL;
+}
+
+/* A packet a worker staged joins the peer's queue, whose oldest packet leaves when it is
+ * full (as the kernel keeps the latest MAX_STAGED_PACKETS). */
+static void staged_take(struct tl_device *dev, struct tl_peer_ctrl *pc, struct rte_mbuf *m)
+{
+	struct rte_ring *q = staged_queue(dev, pc);
+	struct rte_mbuf *old;
+
+	tl_timers_wake(dev, pc);        /* a handshake to start, or the packets to send */
+	dev->staged_queued++;
+	if (!q) {
+		staged_out(dev, pc);
+		dev->cnt.staged_drops++;
+		tl_drop_pkt(&dev->cnt, m, TL_DROP_nomem);
+		return;
+	}
+	if (rte_ring_full(q) && rte_ring_sc_dequeue(q, (void **)&old) == 0) {
+		staged_out(dev, pc);
+		dev->cnt.staged_drops++;
+		tl_drop_pkt(&dev->cnt, old, TL_DROP_no_session_staged_overflow);
+	}
+	rte_ring_sp_enqueue(q, m);
+}
+
+unsigned tl_staged_poll(struct tl_device *dev)
+{
+	struct tl_staged s[TL_BURST];
+	unsigned n, total = 0;
+
+	while ((n = rte_ring_sc_dequeue_burst_elem(dev->dp.stage_ring, s, sizeof(s[0]), TL_BURST, NULL)) > 0) {
+		for (unsigned i = 0; i < n; i++)
+			staged_take(dev, s[i].peer->ctrl, s[i].m);
+		total += n;
+	}
+	return total;
+}
+
 void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	struct tl_keypair *kp = atomic_load(&pc->dp->current);
@@ -98,25 +166,30 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 	struct rte_mbuf *m;
 
 	tl_endpoint_read(pc->dp, &ep);
-	if (ep.family && !ep.mac_valid)
-		return;   /* they wait for the next hop's MAC (tl_neigh_resolve_endpoints) */
+	if (!pc->staged || (ep.family && !ep.mac_valid))
+		return;   /* they wait for the next hop's MAC (tl_neigh_resolve_endpoint) */
 	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > 0 &&
-	       rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
+	       rte_ring_sc_dequeue(pc->staged, (void **)&m) == 0) {
+		staged_out(dev, pc);
 		if (send_data(dev, pc, kp, m, now) == 0)
 			dev->cnt.unstaged++;
 		else
 			dev->cnt.staged_drops++;      /* send_data counted why */
 	}
+	if (rte_ring_empty(pc->staged))
+		staged_queue_free(pc);
 }
 
 void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why)
 {
 	struct rte_mbuf *m;
 
-	while (rte_ring_dequeue(pc->dp->staged, (void **)&m) == 0) {
+	while (pc->staged && rte_ring_sc_dequeue(pc->staged, (void **)&m) == 0) {
+		staged_out(dev, pc);
 		dev->cnt.staged_drops++;
 		tl_drop_pkt(&dev->cnt, m, why);
 	}
+	staged_queue_free(pc);
 }
 
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -126,6 +199,7 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	uint32_t idx;
 	int r;
 
+	tl_timers_wake(dev, pc);
 	if (!dev->id.has_key || !tl_peer_has_endpoint(pc->dp))
 		return -1;
 	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)

@@ -15,6 +15,8 @@ int tl_send_cookie_reply(struct tl_device *dev, const struct tl_outer *o, const 
 			 uint32_t sender, uint64_t now);
 /* A keepalive on the current session, or an initiation when there is none. */
 void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+/* Packets the workers staged (the stage ring) into their peers' queues. How many. */
+unsigned tl_staged_poll(struct tl_device *dev);
 /* The peer's staged packets, encrypted and sent while the session and the ring allow. */
 void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 /* Every staged packet of the peer dropped under why. */

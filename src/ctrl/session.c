@@ -2,18 +2,47 @@
  * (current/previous/next) and of the index table; workers read them lock-free, and a
  * retired keypair is wiped and freed by the index table's delete once no worker can still
  * hold it. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <rte_malloc.h>
 
 #include "ctrl/device.h"
 #include "ctrl/session.h"
+#include "ctrl/timers.h"
+
+unsigned tl_index_grow_test_failures;
+
+/* The control plane's index table replaced by one twice its size when three quarters full. */
+static int ctrl_index_reserve(struct tl_device *dev)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash *h;
+
+	if ((uint64_t)(rte_hash_count(dev->ctrl_index) + 1) * 4 < (uint64_t)dev->ctrl_index_cap * 3)
+		return 0;
+	if (tl_index_grow_test_failures) {
+		tl_index_grow_test_failures--;
+		return -1;
+	}
+	snprintf(name, sizeof(name), "tl_cidx%" PRIu64, dev->dp.name_gen++);
+	h = tl_dp_hash_copy(dev->ctrl_index, name, dev->ctrl_index_cap * 2, sizeof(uint32_t), false);
+	if (!h)
+		return -1;
+	rte_hash_free(dev->ctrl_index);
+	dev->ctrl_index = h;
+	dev->ctrl_index_cap *= 2;
+	return 0;
+}
 
 uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake)
 {
-	struct tl_index_ref *ref = calloc(1, sizeof(*ref));
+	struct tl_index_ref *ref;
 	uint32_t idx;
 
+	ctrl_index_reserve(dev);       /* without room, the add below fails */
+	ref = calloc(1, sizeof(*ref));
 	if (!ref)
 		return 0;
 	ref->pc = pc;
@@ -25,6 +54,7 @@ uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_ha
 		free(ref);
 		return 0;
 	}
+	pc->n_index++;
 	return idx;
 }
 
@@ -44,6 +74,7 @@ void tl_index_free(struct tl_device *dev, uint32_t index)
 	if (!ref)
 		return;
 	rte_hash_del_key(dev->ctrl_index, &index);
+	ref->pc->n_index--;
 	free(ref);
 }
 
@@ -59,7 +90,8 @@ void tl_index_drop_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc)
 }
 
 /* Every index that still names pc, whatever holds it: nothing may lead to pc once it is
- * freed. */
+ * freed. Its sessions and handshake hold them all, so a scan of the table is a safety net
+ * that does not run when they are gone already. */
 void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
 	uint32_t found[64], next = 0;
@@ -67,6 +99,9 @@ void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	const void *key;
 	void *data;
 
+	tl_index_drop_handshake(dev, pc);
+	if (!pc->n_index)
+		return;
 	do {
 		n = 0;
 		next = 0;
@@ -82,8 +117,11 @@ void tl_index_drop_peer(struct tl_device *dev, struct tl_peer_ctrl *pc)
 static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl *pc,
 				      const struct tl_session_keys *k, uint64_t now)
 {
-	struct tl_keypair *kp = rte_zmalloc("tl_keypair", sizeof(*kp), RTE_CACHE_LINE_SIZE);
+	struct tl_keypair *kp;
 
+	if (tl_dp_index_grow(&dev->dp) != 0)
+		return NULL;
+	kp = rte_zmalloc("tl_keypair", sizeof(*kp), RTE_CACHE_LINE_SIZE);
 	if (!kp)
 		return NULL;
 	memcpy(kp->send_key, k->send, TL_KEY_LEN);
@@ -96,7 +134,7 @@ static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl
 	atomic_init(&kp->send_counter, 0);
 	rte_spinlock_init(&kp->replay_lock);
 	tl_replay_init(&kp->replay);
-	if (rte_hash_add_key_data(dev->dp.index_table, &kp->local_index, kp) != 0) {
+	if (rte_hash_add_key_data(tl_dp_index(&dev->dp), &kp->local_index, kp) != 0) {
 		tl_wipe(kp, sizeof(*kp));
 		rte_free(kp);
 		return NULL;
@@ -130,7 +168,7 @@ static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 	index = kp->local_index;
 	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
 	tl_index_free(dev, index);
-	rte_hash_del_key(dev->dp.index_table, &index);
+	rte_hash_del_key(tl_dp_index(&dev->dp), &index);
 	tl_dp_aead_forget(dev->aead);
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)
@@ -167,6 +205,7 @@ int tl_session_install(struct tl_device *dev, struct tl_peer_ctrl *pc, const str
 		keypair_retire(dev, slot_swap(&p->next, kp));
 		keypair_retire(dev, slot_swap(&p->previous, NULL));
 	}
+	tl_timers_wake(dev, pc);
 	pc->last_session_ns = now;
 	pc->last_handshake_unix_ns = (uint64_t)time(NULL) * TL_NS;
 	pc->handshakes++;

@@ -112,7 +112,6 @@ void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_M
 	const struct tl_counters *cc = &dev->cnt;
 	uint64_t to_ctrl = 0, staged = 0, staged_drops = tl_cnt_read(&cc->staged_drops), staged_held = 0;
 	uint64_t from_ctrl = 0, ctrl_tx_held = 0, slow_rx = 0, slow_held = 0;
-	struct tl_peer_ctrl *pc;
 
 	for (unsigned i = 0; i < dev->dp.n_workers; i++) {
 		struct tl_worker *w = &dev->workers[i];
@@ -125,10 +124,9 @@ void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_M
 		ctrl_tx_held += w->ctrl_tx ? rte_ring_count(w->ctrl_tx) : 0;
 		slow_held += w->slow_rx ? rte_ring_count(w->slow_rx) : 0;
 	}
-	pthread_mutex_lock(&dev->lock);
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		staged_held += rte_ring_count(pc->dp->staged);
-	pthread_mutex_unlock(&dev->lock);
+	/* in the stage ring, and in the peers' queues (counted by the control plane) */
+	staged_held = (dev->dp.stage_ring ? rte_ring_count(dev->dp.stage_ring) : 0) +
+		      __atomic_load_n(&dev->staged_queued, __ATOMIC_RELAXED);
 	flow_set(&out[TL_FLOW_HANDSHAKES], to_ctrl, tl_cnt_read(&cc->consumed), tl_cnt_read(&cc->hs_drops),
 		 dev->dp.hs_ring ? rte_ring_count(dev->dp.hs_ring) : 0);
 	flow_set(&out[TL_FLOW_STAGED], staged, tl_cnt_read(&cc->unstaged), staged_drops, staged_held);
@@ -316,7 +314,7 @@ void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_sta
 	s->tx_bytes = atomic_load_explicit(&st->tx_bytes, memory_order_relaxed);
 	s->rx_packets = atomic_load_explicit(&st->rx_packets, memory_order_relaxed);
 	s->tx_packets = atomic_load_explicit(&st->tx_packets, memory_order_relaxed);
-	s->staged = rte_ring_count(pc->dp->staged);
+	s->staged = atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed);
 	s->persistent_keepalive = pc->cfg.persistent_keepalive;
 }
 

@@ -1,11 +1,20 @@
 /* WireGuard's timers, derived on the control plane from the event stamps the workers
  * leave on each peer (data sent/received, authenticated packet received) instead of
- * per-packet timer updates on the fast path. Run every few milliseconds. */
+ * per-packet timer updates on the fast path. Run every few milliseconds, over the peers
+ * that have something going on (the active list), never over every peer: a hub's idle
+ * road warriors cost nothing. */
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/neigh.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
 #include "ctrl/timers.h"
+
+/* Active peers ticked per run at most: with more, each is ticked every few runs. */
+#define TL_TICK_BUDGET 2048
+/* Peers looked at per run by the sweep (every peer within about 100 runs): a peer that has
+ * something going on but was not woken (a staged copy that found no buffer) is found. */
+#define TL_SWEEP_MIN 256
 
 static uint64_t secs(double s)
 {
@@ -163,8 +172,40 @@ static void wanted_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc, uin
 	atomic_store(&pc->dp->want_handshake, false);
 }
 
+/* Nothing for the timers to do now or later without an event that wakes the peer. */
+static bool peer_idle(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	struct tl_peer *p = pc->dp;
+
+	(void)dev;
+	return !atomic_load(&p->current) && !atomic_load(&p->previous) && !atomic_load(&p->next) &&
+	       !pc->hs_first_attempt_ns && !pc->last_session_ns && !pc->keepalive_armed_ns && !pc->new_hs_armed_ns &&
+	       !atomic_load(&p->want_handshake) && !atomic_load(&p->next_confirmed) &&
+	       !atomic_load_explicit(&p->n_staged, memory_order_relaxed) &&
+	       (!pc->cfg.persistent_keepalive || !tl_peer_has_endpoint(p)) && !tl_neigh_endpoint_resolving(pc);
+}
+
+void tl_timers_wake(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	if (pc->active)
+		return;
+	pc->active = true;
+	TAILQ_INSERT_TAIL(&dev->active, pc, active_link);
+	dev->n_active++;
+}
+
+void tl_timers_forget(struct tl_device *dev, struct tl_peer_ctrl *pc)
+{
+	if (!pc->active)
+		return;
+	pc->active = false;
+	TAILQ_REMOVE(&dev->active, pc, active_link);
+	dev->n_active--;
+}
+
 static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
+	tl_neigh_resolve_endpoint(dev, pc, now);
 	if (atomic_exchange(&pc->dp->next_confirmed, false)) {
 		tl_session_confirm(dev, pc);
 		/* Packets staged before this tick saw the confirmation (a responder's first
@@ -181,14 +222,40 @@ static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t n
 	persistent_keepalive_check(dev, pc, now);
 	receive_rekey_check(dev, pc, now);
 	zero_keys_check(dev, pc, now);
-	if (rte_ring_count(pc->dp->staged))
+	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed))
 		tl_staged_flush(dev, pc, now);
+}
+
+/* A slice of every peer by id: the ones that are not idle join the active list. */
+static void sweep(struct tl_device *dev)
+{
+	uint32_t n = RTE_MAX((uint32_t)TL_SWEEP_MIN, dev->next_id / 100);
+
+	for (uint32_t k = 0; k < n && k < dev->next_id; k++) {
+		struct tl_peer *p;
+
+		if (dev->sweep_id >= dev->next_id)
+			dev->sweep_id = 0;
+		p = tl_dp_peer(&dev->dp, dev->sweep_id++);
+		if (p && !((struct tl_peer_ctrl *)p->ctrl)->active && !peer_idle(dev, p->ctrl))
+			tl_timers_wake(dev, p->ctrl);
+	}
 }
 
 void tl_timers_run(struct tl_device *dev, uint64_t now)
 {
-	struct tl_peer_ctrl *pc;
+	uint32_t n;
 
-	TAILQ_FOREACH(pc, &dev->peers, link)
+	sweep(dev);
+	/* Round robin over the peers active now: each ticked peer goes to the back, behind any
+	 * woken meanwhile, or leaves when it is idle. */
+	n = RTE_MIN(dev->n_active, (uint32_t)TL_TICK_BUDGET);
+	for (uint32_t k = 0; k < n; k++) {
+		struct tl_peer_ctrl *pc = TAILQ_FIRST(&dev->active);
+
+		tl_timers_forget(dev, pc);
 		peer_tick(dev, pc, now);
+		if (!pc->active && !peer_idle(dev, pc))
+			tl_timers_wake(dev, pc);
+	}
 }

@@ -58,7 +58,7 @@ static struct tl_keypair *index_lookup(struct tl_dp *dp, uint32_t index)
 {
 	void *data;
 
-	if (rte_hash_lookup_data(dp->index_table, &index, &data) < 0)
+	if (rte_hash_lookup_data(tl_dp_index(dp), &index, &data) < 0)
 		return NULL;
 	return data;
 }

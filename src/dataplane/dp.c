@@ -1,6 +1,9 @@
 /* The dataplane's shared objects: RCU state, the index and neighbour tables, the LAN route
  * snapshot, the rings to and from the control plane and the control-plane pools. Created
  * once by the control plane before the workers start, freed after they stop. */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include <rte_errno.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
@@ -18,6 +21,9 @@
 /* LAN next hops with a MAC: gateways and the LAN hosts the kernel knows (its neighbour
  * table holds about 1024 per family by default). */
 #define TL_NEIGH_ENTRIES 16384
+/* Sessions (keypairs) before the index table first grows; it doubles from there. */
+#define TL_INDEX_MIN 4096
+#define TL_PEER_MAP_MIN 1024
 
 /* Neighbour entries carry their MAC in the data pointer: nothing to free after the grace
  * period but the key slot, which the hash library recycles itself. */
@@ -41,27 +47,104 @@ struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key
 	return rte_hash_create(&p);
 }
 
+struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t entries, uint32_t key_len,
+				 bool lock_free)
+{
+	struct rte_hash *n = tl_dp_hash_new(name, entries, key_len, lock_free);
+	const void *key;
+	void *data;
+	uint32_t next = 0;
+
+	while (n && rte_hash_iterate(h, &key, &data, &next) >= 0)
+		if (rte_hash_add_key_data(n, key, data) != 0) {
+			rte_hash_free(n);
+			n = NULL;
+		}
+	return n;
+}
+
+/* A deleted keypair is reclaimed inside the delete, after the grace period: the defer-queue
+ * mode would keep it, keys intact, until a later change of the table. */
+static struct rte_hash *index_new(struct tl_dp *dp, struct rte_hash *from, uint32_t entries)
+{
+	struct rte_hash_rcu_config rcu = {
+		.v = dp->qsbr,
+		.mode = RTE_HASH_QSBR_MODE_SYNC,
+		.free_key_data_func = dp->index_reclaim,
+	};
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash *h;
+
+	snprintf(name, sizeof(name), "tl_index%" PRIu64, dp->name_gen++);
+	h = from ? tl_dp_hash_copy(from, name, entries, sizeof(uint32_t), true)
+		 : tl_dp_hash_new(name, entries, sizeof(uint32_t), true);
+	if (h && rte_hash_rcu_qsbr_add(h, &rcu) != 0) {
+		rte_hash_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* The old table is freed without its entries' reclaim function: they live on in the new one. */
+int tl_dp_index_grow(struct tl_dp *dp)
+{
+	struct rte_hash *old = tl_dp_index(dp), *h;
+
+	if ((uint64_t)rte_hash_count(old) * 4 < (uint64_t)dp->index_cap * 3)
+		return 0;
+	h = index_new(dp, old, dp->index_cap * 2);
+	if (!h)
+		return -1;
+	atomic_store_explicit(&dp->index_table, h, memory_order_release);
+	dp->index_cap *= 2;
+	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	rte_hash_free(old);
+	return 0;
+}
+
+int tl_dp_peers_reserve(struct tl_dp *dp, uint32_t id)
+{
+	struct tl_peer_map *old = atomic_load(&dp->peers), *m;
+	uint32_t cap = old->cap;
+
+	if (id < cap)
+		return 0;
+	while (cap <= id)
+		cap *= 2;
+	m = rte_zmalloc("tl_peer_map", sizeof(*m) + cap * sizeof(m->slot[0]), RTE_CACHE_LINE_SIZE);
+	if (!m)
+		return -1;
+	m->cap = cap;
+	for (uint32_t i = 0; i < old->cap; i++)
+		atomic_init(&m->slot[i], atomic_load(&old->slot[i]));
+	atomic_store_explicit(&dp->peers, m, memory_order_release);
+	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	rte_free(old);
+	return 0;
+}
+
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 {
 	size_t qsz = rte_rcu_qsbr_get_memsize(dp->n_workers);
 	int socket = (int)rte_socket_id();
-	/* A deleted keypair is reclaimed inside the delete, after the grace period: the
-	 * defer-queue mode would keep it, keys intact, until a later change of the table. */
-	struct rte_hash_rcu_config rcu = {
-		.mode = RTE_HASH_QSBR_MODE_SYNC,
-		.free_key_data_func = reclaim,
-	};
+	struct rte_hash_rcu_config rcu = { .mode = RTE_HASH_QSBR_MODE_SYNC };
+	struct tl_peer_map *map;
 
 	dp->qsbr = rte_zmalloc("tl_qsbr", qsz, RTE_CACHE_LINE_SIZE);
 	if (!dp->qsbr || rte_rcu_qsbr_init(dp->qsbr, dp->n_workers) != 0)
 		return -1;
-	dp->index_table = tl_dp_hash_new("tl_index", 4 * TL_MAX_PEERS, sizeof(uint32_t), true);
+	map = rte_zmalloc("tl_peer_map", sizeof(*map) + TL_PEER_MAP_MIN * sizeof(map->slot[0]), RTE_CACHE_LINE_SIZE);
+	if (!map)
+		return -1;
+	map->cap = TL_PEER_MAP_MIN;
+	atomic_store(&dp->peers, map);
+	dp->index_reclaim = reclaim;
+	dp->index_cap = TL_INDEX_MIN;
+	atomic_store(&dp->index_table, index_new(dp, NULL, dp->index_cap));
 	dp->neigh_table = tl_dp_hash_new("tl_neigh", TL_NEIGH_ENTRIES, sizeof(struct tl_neigh_key), true);
 	if (!dp->index_table || !dp->neigh_table)
 		return -1;
 	rcu.v = dp->qsbr;
-	if (rte_hash_rcu_qsbr_add(dp->index_table, &rcu) != 0)
-		return -1;
 	rcu.free_key_data_func = neigh_reclaim;
 	if (rte_hash_rcu_qsbr_add(dp->neigh_table, &rcu) != 0)
 		return -1;
@@ -76,8 +159,10 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	/* Room for every job of every possible queue owner: submitting never fails. */
 	dp->crypto_ring = rte_ring_create("tl_crypto", dp->n_workers * TL_DIR_MAX * TL_JOBS_PER_OWNER, socket,
 					  RING_F_EXACT_SZ);
-	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring ?
-		       0 : -1;
+	dp->stage_ring = rte_ring_create_elem("tl_stage", sizeof(struct tl_staged), TL_STAGE_POOL_SIZE + 1, socket,
+					      RING_F_SC_DEQ);
+	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring &&
+		       dp->stage_ring ? 0 : -1;
 }
 
 /* Retired keypairs are already reclaimed (the index table deletes synchronously); the ones
@@ -85,23 +170,28 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 void tl_dp_free(struct tl_dp *dp)
 {
 	struct tl_table *t = atomic_exchange(&dp->table, NULL);
+	struct tl_staged s;
 	struct rte_mbuf *m;
 
 	tl_table_free(t);
 	tl_lanfib_free(atomic_exchange(&dp->lanfib, NULL));
 	while (dp->hs_ring && rte_ring_dequeue(dp->hs_ring, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
-	rte_hash_free(dp->index_table);
+	while (dp->stage_ring && rte_ring_dequeue_elem(dp->stage_ring, &s, sizeof(s)) == 0)
+		rte_pktmbuf_free(s.m);
+	rte_hash_free(atomic_exchange(&dp->index_table, NULL));
+	rte_free(atomic_exchange(&dp->peers, NULL));
 	rte_hash_free(dp->neigh_table);
 	rte_ring_free(dp->hs_ring);
+	rte_ring_free(dp->stage_ring);
 	rte_ring_free(dp->neigh_req);
 	rte_ring_free(dp->crypto_ring);   /* the jobs belong to their owners */
 	rte_mempool_free(dp->ctrl_pool);
 	rte_mempool_free(dp->hs_pool);
 	rte_mempool_free(dp->stage_pool);
 	rte_free(dp->qsbr);
-	dp->index_table = dp->neigh_table = NULL;
-	dp->hs_ring = dp->neigh_req = dp->crypto_ring = NULL;
+	dp->neigh_table = NULL;
+	dp->hs_ring = dp->neigh_req = dp->crypto_ring = dp->stage_ring = NULL;
 	dp->ctrl_pool = dp->hs_pool = dp->stage_pool = NULL;
 	dp->qsbr = NULL;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include <rte_hash.h>
-#include <rte_lpm.h>
 #include <rte_lpm6.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
@@ -23,7 +22,9 @@
 #include "dataplane/qparams.h"
 
 #define TL_MAX_WORKERS 64
-#define TL_MAX_PEERS 4096
+/* Peers of one device at most: the kernel's MAX_PEERS_PER_DEVICE (rte_lpm6 next hops have 21
+ * bits). Nothing is sized by it: tables grow with the peers there are. */
+#define TL_MAX_PEERS (1u << 20)
 #define TL_BURST 32
 /* Crypto jobs (bursts) one queue owner may have in flight per direction: packets beyond the
  * egress and RX rings that the port pools are sized for. */
@@ -76,7 +77,9 @@ struct tl_peer {
 	_Atomic(struct tl_keypair *) current, previous, next;
 	rte_seqlock_t ep_lock;
 	struct tl_endpoint ep;
-	struct rte_ring *staged;                     /* packets waiting for a session (MP/MC) */
+	/* Packets staged for the peer (waiting for a session or the endpoint's MAC): in
+	 * tl_dp.stage_ring or the control plane's queue of the peer. */
+	_Atomic uint32_t n_staged;
 	struct tl_peer_stats stats;
 	/* Event stamps (CLOCK_MONOTONIC ns) from which the control plane derives the timers. */
 	_Atomic uint64_t last_tx_data_ns, last_tx_any_ns, last_rx_data_ns, last_rx_auth_ns;
@@ -111,11 +114,19 @@ static inline uint64_t tl_age_ns(uint64_t now, uint64_t birth)
 	return now > birth ? now - birth : 0;
 }
 
-/* Read-only routing snapshot: replaced as a whole when allowed IPs change. */
-struct tl_table {
-	struct rte_lpm *lpm4;
-	struct rte_lpm6 *lpm6;
-	struct tl_peer *peers[TL_MAX_PEERS];
+/* The routing table (dataplane/route.h) maps allowed IPs to peer ids; this maps ids to
+ * peers. Replaced by a larger copy (and the old one freed after a grace period) when the ids
+ * outgrow it; a slot is set before any route leads to it and cleared before the peer is
+ * freed. */
+struct tl_peer_map {
+	uint32_t cap;
+	_Atomic(struct tl_peer *) slot[];
+};
+
+/* A packet a worker staged for a peer, on its way to the control plane. */
+struct tl_staged {
+	struct tl_peer *peer;
+	struct rte_mbuf *m;
 };
 
 /* Per port constants for building frames. */
@@ -223,14 +234,23 @@ struct tl_dp {
 	bool host_mode;
 	struct tl_dp_limits limits;
 	struct tl_port_info port[TL_PORT_MAX];
-	_Atomic(struct tl_table *) table;
-	struct rte_hash *index_table;        /* local index -> keypair (lock-free readers) */
+	_Atomic(struct tl_table *) table;    /* allowed IPs -> peer id (route.h) */
+	_Atomic(struct tl_peer_map *) peers; /* peer id -> peer */
+	/* Local index -> keypair (lock-free readers); replaced by a larger one as sessions grow
+	 * (tl_dp_index_grow). */
+	_Atomic(struct rte_hash *) index_table;
+	uint32_t index_cap;                  /* its size; the control plane's */
+	rte_hash_free_key_data index_reclaim;
+	uint64_t name_gen;                   /* makes DPDK object names unique (control plane) */
 	struct rte_hash *neigh_table;        /* LAN next hop (tl_neigh_key) -> MAC packed in uintptr_t */
 	_Atomic(struct tl_lanfib *) lanfib;  /* LAN routes (dataplane/lanfib.h), gateway mode */
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
 	struct rte_ring *neigh_req;          /* tl_neigh_key elements: next hops to resolve (MP/SC) */
 	struct rte_ring *crypto_ring;        /* crypto jobs waiting for a worker (MP/MC) */
+	/* struct tl_staged: packets staged for peers, to the control plane (MP/SC), room for
+	 * every buffer of stage_pool. */
+	struct rte_ring *stage_ring;
 	struct tl_worker *worker[TL_MAX_WORKERS];   /* set by tl_worker_init: whom to wake */
 	_Atomic unsigned n_blocked;          /* workers blocked in poll() now */
 	/* Each port's shaper bucket, shared by its egress queues: the virtual time of the next
@@ -257,11 +277,32 @@ static inline uint16_t tl_dp_listen_port(const struct tl_dp *dp)
 	return atomic_load_explicit(&dp->listen_port, memory_order_relaxed);
 }
 
+/* The peer with this id, or NULL (any thread; a worker within its round). */
+static inline struct tl_peer *tl_dp_peer(struct tl_dp *dp, uint32_t id)
+{
+	struct tl_peer_map *m = atomic_load_explicit(&dp->peers, memory_order_acquire);
+
+	return id < m->cap ? atomic_load_explicit(&m->slot[id], memory_order_acquire) : NULL;
+}
+
+static inline struct rte_hash *tl_dp_index(struct tl_dp *dp)
+{
+	return atomic_load_explicit(&dp->index_table, memory_order_acquire);
+}
+
 /* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
  * frees a keypair deleted from the index table, within the delete, once the RCU grace
  * period is over (the control plane, which deletes, is not an RCU reader). */
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
 void tl_dp_free(struct tl_dp *dp);
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);
+/* A hash like h with room for entries, holding what h holds (h is left as it was). */
+struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t entries, uint32_t key_len,
+				 bool lock_free);
+/* Control plane: the peer map has a slot for id (a larger one published if needed). 0 or -1. */
+int tl_dp_peers_reserve(struct tl_dp *dp, uint32_t id);
+/* Control plane: the index table replaced by one twice its size when it is more than about
+ * three quarters full. 0 (room enough, or grown) or -1 (out of memory: the old one stays). */
+int tl_dp_index_grow(struct tl_dp *dp);
 
 #endif

@@ -18,11 +18,9 @@
 /* Fragments of one packet at most: a single-segment frame (2 KB) at the smallest MTU. */
 #define TL_MAX_FRAGMENTS 8
 
-static struct tl_peer *route_lookup(const struct tl_table *t, const struct tl_inner *in)
+static struct tl_peer *route_lookup(struct tl_dp *dp, const struct tl_table *t, const struct tl_inner *in)
 {
-	uint32_t id = tl_route_lookup(t, in->family, in->dst);
-
-	return id < TL_MAX_PEERS ? t->peers[id] : NULL;
+	return tl_route_peer(dp, t, in->family, in->dst);
 }
 
 /* What the crypto stage seals in a frame tl_encap_frame built. */
@@ -102,27 +100,33 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 
 /* Parks a packet while the peer has no session (want_handshake) or while the MAC of its
  * endpoint's next hop is being resolved, as a copy in the staging pool (port RX buffers
- * never wait on the control plane), and behind packets parked before it: oldest out when
- * the peer's queue is full. The control plane sends them, in order, once both are there. */
+ * never wait on the control plane), and behind packets parked before it. The copy goes to
+ * the control plane through the stage ring, which has room for the whole pool; the control
+ * plane keeps the peer's latest staged_packets and sends them, in order, once both are
+ * there. A peer whose endpoint is unknown cannot be reached: nothing is parked for it (as
+ * the kernel refuses to send to such a peer). */
 static void stage_for(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m, bool want_handshake)
 {
-	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX), *old;
+	struct tl_staged s = { .peer = peer };
 
+	if (!tl_peer_has_endpoint(peer))
+		return tl_drop_deq(w, TL_PORT_WAN, m, TL_DROP_no_endpoint);
+	s.m = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX);
 	rte_pktmbuf_free(m);
 	if (want_handshake)
 		atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
-	if (!c) {
+	if (!s.m) {
 		w->cnt.drops[TL_DROP_no_session_staged_overflow]++;
 		w->cnt.deq_drops[TL_PORT_WAN]++;
 		return;
 	}
-	while (rte_ring_enqueue(peer->staged, c) != 0) {
-		if (rte_ring_dequeue(peer->staged, (void **)&old) == 0) {
-			w->cnt.staged_drops++;
-			tl_drop_pkt(&w->cnt, old, TL_DROP_no_session_staged_overflow);
-		}
-	}
+	atomic_fetch_add_explicit(&peer->n_staged, 1, memory_order_relaxed);
 	w->cnt.staged++;
+	if (rte_ring_mp_enqueue_elem(w->dp->stage_ring, &s, sizeof(s)) != 0) {   /* never: see above */
+		atomic_fetch_sub_explicit(&peer->n_staged, 1, memory_order_relaxed);
+		w->cnt.staged_drops++;
+		tl_drop_pkt(&w->cnt, s.m, TL_DROP_no_session_staged_overflow);
+	}
 }
 
 static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)
@@ -221,7 +225,7 @@ static void encap_one(struct tl_worker *w, const struct tl_table *t, struct rte_
 	r = tl_pkt_parse_inner(ip, m->data_len - TL_ETH_LEN, &in);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_LAN, m, r);
-	if (!route_lookup(t, &in))
+	if (!route_lookup(w->dp, t, &in))
 		return tl_drop_rx(w, TL_PORT_LAN, m, TL_DROP_no_route);
 	if (tl_pkt_l4_csum_complete(ip, &in))
 		w->cnt.csum_completed++;
@@ -258,14 +262,14 @@ void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_
 	r = tl_pkt_parse_inner(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &in);
 	if (r != TL_DROP_MAX)
 		return tl_drop_deq(w, TL_PORT_WAN, m, r);
-	peer = route_lookup(t, &in);
+	peer = route_lookup(w->dp, t, &in);
 	if (!peer)
 		return tl_drop_deq(w, TL_PORT_WAN, m, TL_DROP_no_route);
 	kp = atomic_load_explicit(&peer->current, memory_order_acquire);
 	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
 		return stage(w, peer, m);
 	/* behind packets already staged: they leave first, in their order */
-	if (rte_ring_count(peer->staged) || endpoint_resolving(peer))
+	if (atomic_load_explicit(&peer->n_staged, memory_order_relaxed) || endpoint_resolving(peer))
 		return stage_for(w, peer, m, false);
 	r = encap_frame(w->dp, peer, kp, m, in.ecn, w->now_ns, &s);
 	if (r == TL_DROP_key_expired)

@@ -131,13 +131,10 @@ int tl_ch_setup(struct tl_ch *h)
 void tl_ch_teardown(struct tl_ch *h)
 {
 	struct tl_device *dev = &h->dev;
-	struct tl_peer_ctrl *pc;
 
 	rte_rcu_qsbr_thread_unregister(dev->dp.qsbr, 0);
-	dev->dp.stop = true;          /* as the daemon stops: no table is rebuilt per removal */
-	while ((pc = TAILQ_FIRST(&dev->peers)))
-		if (tl_peer_remove(dev, pc) != 0)
-			break;
+	dev->dp.stop = true;          /* as the daemon stops: every peer wiped and freed at once */
+	tl_peers_destroy_all(dev);
 	tl_worker_fini(&dev->workers[0]);
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		tl_test_ring_port_free(dev->dp.port[role].port_id, h->rx[role], h->tx[role]);

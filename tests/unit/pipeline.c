@@ -150,15 +150,6 @@ int tl_pl_setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
 	return -1;
 }
 
-static void ring_free_all(struct rte_ring *r)
-{
-	struct rte_mbuf *m;
-
-	while (r && rte_ring_dequeue(r, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	rte_ring_free(r);
-}
-
 void tl_pl_teardown(struct tl_pl *pl)
 {
 	if (pl->online) {
@@ -171,13 +162,9 @@ void tl_pl_teardown(struct tl_pl *pl)
 		tl_worker_fini(&pl->w);
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		tl_test_ring_port_free(pl->port_up[role] ? pl->dp.port[role].port_id : -1, pl->rx[role], pl->tx[role]);
-	for (unsigned i = 0; i < TL_PL_MAX_PEERS; i++) {
-		if (!pl->peers[i])
-			continue;
-		ring_free_all(pl->peers[i]->staged);
+	tl_dp_free(&pl->dp);             /* and what the stage ring holds */
+	for (unsigned i = 0; i < TL_PL_MAX_PEERS; i++)
 		rte_free(pl->peers[i]);
-	}
-	tl_dp_free(&pl->dp);
 	for (unsigned i = 0; i < pl->n_kps; i++)
 		rte_free(pl->kps[i]);
 	rte_mempool_free(pl->pool);
@@ -187,9 +174,8 @@ void tl_pl_teardown(struct tl_pl *pl)
 struct tl_peer *tl_pl_peer_add(struct tl_pl *pl, uint32_t id, const struct tl_endpoint *ep)
 {
 	struct tl_peer *p;
-	char name[32];
 
-	if (id >= TL_PL_MAX_PEERS || pl->peers[id])
+	if (id >= TL_PL_MAX_PEERS || pl->peers[id] || tl_dp_peers_reserve(&pl->dp, id) != 0)
 		return NULL;
 	p = rte_zmalloc("tl_pl_peer", sizeof(*p), RTE_CACHE_LINE_SIZE);
 	if (!p)
@@ -198,13 +184,8 @@ struct tl_peer *tl_pl_peer_add(struct tl_pl *pl, uint32_t id, const struct tl_en
 	rte_seqlock_init(&p->ep_lock);
 	if (ep)
 		p->ep = *ep;
-	snprintf(name, sizeof(name), "pl%u_stg%u", setups, id);
-	p->staged = rte_ring_create(name, 256, (int)rte_socket_id(), 0);
-	if (!p->staged) {
-		rte_free(p);
-		return NULL;
-	}
 	pl->peers[id] = p;
+	atomic_store(&atomic_load(&pl->dp.peers)->slot[id], p);
 	return p;
 }
 
@@ -229,8 +210,6 @@ int tl_pl_routes_publish(struct tl_pl *pl)
 
 	if (!t)
 		return -1;
-	for (unsigned i = 0; i < TL_PL_MAX_PEERS; i++)
-		t->peers[i] = pl->peers[i];
 	/* The worker runs on this thread, between rounds: the old table is unused now. */
 	tl_table_free(atomic_exchange(&pl->dp.table, t));
 	return 0;

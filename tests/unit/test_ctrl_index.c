@@ -151,8 +151,8 @@ out:
 	tl_ch_teardown(&h);
 }
 
-/* A full index table: no handshake message goes out under index 0, and nothing is
- * installed under it. */
+/* A full index table that cannot grow (out of memory): no handshake message goes out under
+ * index 0, and nothing is installed under it. */
 static void test_index_table_full(void)
 {
 	static struct tl_index_ref dummy;
@@ -177,6 +177,7 @@ static void test_index_table_full(void)
 		misses = 0;
 	}
 	CHECK(n < FILL_MAX, "index table full after %u entries", n);
+	tl_index_grow_test_failures = 1000;        /* and it cannot grow */
 	CHECK(tl_handshake_initiate(&h.dev, pc, h.now) < 0, "no initiation without an index");
 	CHECK(tl_ch_take(&h, &r, TL_MSG_INITIATION, &out, sizeof(out)) < 0, "nothing sent");
 	CHECK(tl_ch_remote_initiation(&h, &r, &theirs) == 0, "peer's initiation");
@@ -188,6 +189,7 @@ static void test_index_table_full(void)
 	for (uint32_t i = 0; i < n; i++)
 		rte_hash_del_key(h.dev.ctrl_index, &filled[i]);
 out:
+	tl_index_grow_test_failures = 0;
 	free(filled);
 	tl_ch_teardown(&h);
 }

@@ -233,9 +233,11 @@ static void test_stale_rekey_wish(void)
 	tl_ch_teardown(&h);
 }
 
-/* A staged inner IPv4 packet with ECN codepoint ecn, from our host to the peer's network. */
+/* A staged inner IPv4 packet with ECN codepoint ecn, from our host to the peer's network, as a
+ * worker stages it (the stage ring). */
 static bool stage_ip4(struct tl_ch *h, struct tl_peer_ctrl *pc, uint8_t ecn)
 {
+	struct tl_staged s = { .peer = pc->dp };
 	static const uint8_t hdr[28] = { 0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0,
 					 10, 99, 0, 20, 10, 5, 0, 1, 0x30, 0x39, 0x30, 0x39, 0, 8, 0, 0 };
 	struct rte_mbuf *m = rte_pktmbuf_alloc(h->dev.dp.stage_pool);
@@ -247,7 +249,9 @@ static bool stage_ip4(struct tl_ch *h, struct tl_peer_ctrl *pc, uint8_t ecn)
 	}
 	memcpy(p, hdr, sizeof(hdr));
 	p[1] = ecn;
-	return rte_ring_enqueue(pc->dp->staged, m) == 0;
+	s.m = m;
+	atomic_fetch_add(&pc->dp->n_staged, 1);
+	return rte_ring_enqueue_elem(h->dev.dp.stage_ring, &s, sizeof(s)) == 0;
 }
 
 /* The outer ECN of the data messages the control plane sent to r, in order (-1: none). */
@@ -277,11 +281,13 @@ static void test_staged_ecn(void)
 
 	CHECK(setup(&h, &r, &pc, 5), "setup and session");
 	CHECK(stage_ip4(&h, pc, 2) && stage_ip4(&h, pc, 1) && stage_ip4(&h, pc, 0), "packets staged");
+	CHECK(tl_staged_poll(&h.dev) == 3 && atomic_load(&pc->dp->n_staged) == 3, "taken by the control plane");
 	tl_staged_flush(&h.dev, pc, h.now);
 	for (int i = 0; i < 3; i++)
 		e[i] = outer_ecn(&h, &r);
 	CHECK(e[0] == 2 && e[1] == 1 && e[2] == 0, "staged packets ECT(0), ECT(1), Not-ECT left with outer ECN %d, %d, %d",
 	      e[0], e[1], e[2]);
+	CHECK(atomic_load(&pc->dp->n_staged) == 0 && pc->staged == NULL, "none left, the peer's queue freed");
 	tl_ch_teardown(&h);
 }
 

@@ -256,6 +256,7 @@ static void test_staged_order(void)
 	uint8_t a[256], b[256];
 	uint16_t la = tl_pl_ip(a, AF_INET, LAN_HOST4, PEER_HOST4, 200, 21);
 	uint16_t lb = tl_pl_ip(b, AF_INET, LAN_HOST4, PEER_HOST4, 200, 22);
+	struct tl_staged st[2] = { { 0 } };
 	struct rte_mbuf *m[2] = { NULL, NULL };
 	struct fixture f;
 	unsigned n, sent;
@@ -267,7 +268,8 @@ static void test_staged_order(void)
 	atomic_store(&f.peer->current, NULL);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, a, la));
 	tl_pl_run(&f.pl);
-	CHECK(rte_ring_count(f.peer->staged) == 1, "staged order: first packet staged without a session");
+	CHECK(rte_ring_count(f.pl.dp.stage_ring) == 1 && atomic_load(&f.peer->n_staged) == 1,
+	      "staged order: first packet staged without a session");
 	atomic_store(&f.peer->current, f.kp);
 	atomic_store(&f.peer->want_handshake, false);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, b, lb));
@@ -277,8 +279,11 @@ static void test_staged_order(void)
 	CHECK(!atomic_load(&f.peer->want_handshake), "staged order: asked for a handshake with a session");
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "staged order: drops");
 	CHECK(tl_pl_balanced(&f.pl), "staged order: balance");
-	n = rte_ring_dequeue_burst(f.peer->staged, (void **)m, 2, NULL);
-	CHECK(n == 2, "staged order: %u packets staged, expected 2", n);
+	n = rte_ring_dequeue_burst_elem(f.pl.dp.stage_ring, st, sizeof(st[0]), 2, NULL);
+	CHECK(n == 2 && st[0].peer == f.peer && st[1].peer == f.peer && atomic_load(&f.peer->n_staged) == 2,
+	      "staged order: %u packets staged for the peer, expected 2", n);
+	m[0] = st[0].m;
+	m[1] = st[1].m;
 	CHECK(n == 2 && m[0]->data_len == la && !memcmp(rte_pktmbuf_mtod(m[0], void *), a, la) &&
 	      m[1]->data_len == lb && !memcmp(rte_pktmbuf_mtod(m[1], void *), b, lb),
 	      "staged order: staged packets differ or are out of order");
