@@ -14,7 +14,8 @@
 
 #include "config/config.h"
 
-#define TL_CFG_MAX_FILE   (1u << 20)   /* a config larger than 1 MiB is a mistake */
+/* A hub of 100 000 peers with ten allowed IPs each is about 30 MB of YAML. */
+#define TL_CFG_MAX_FILE   (128u << 20)
 #define TL_CFG_MAX_DEPTH  64
 #define TL_CFG_LOG_MAX    4096
 #define TL_CFG_PATH_MAX   256
