@@ -14,10 +14,29 @@
 
 /* ---- the one-line error --------------------------------------------------------------- */
 
+/* s with a control character (a key or a value may hold a line end) written as \n, \t or
+ * \xNN, so that an error stays one line; cut to fit len. */
+static void tl_cfg_one_line(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 <= len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '\n' || ch == '\t')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", ch == '\n' ? 'n' : 't');
+		else if (ch < 0x20 || ch == 0x7f)
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", ch);
+		else
+			out[o++] = (char)ch;
+	}
+	out[o] = '\0';
+}
+
 /* Writes the error line (first failure wins) and returns -1. */
 int tl_cfg_fail_at(struct tl_cfg_ctx *c, unsigned line, const char *path, const char *fmt, ...)
 {
-	char why[512];
+	char why[512], where[TL_CFG_PATH_MAX], what[512];
 	va_list ap;
 
 	if (c->failed)
@@ -26,9 +45,10 @@ int tl_cfg_fail_at(struct tl_cfg_ctx *c, unsigned line, const char *path, const 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	tl_cfg_one_line(where, sizeof(where), path[0] ? path : "(document)");
+	tl_cfg_one_line(what, sizeof(what), why);
 	if (c->err && c->errlen)
-		snprintf(c->err, c->errlen, "%s:%u: %s: %s", c->file, line,
-			 path[0] ? path : "(document)", why);
+		snprintf(c->err, c->errlen, "%s:%u: %s: %s", c->file, line, where, what);
 	return -1;
 }
 
@@ -38,14 +58,16 @@ void tl_cfg_warn(struct tl_cfg_ctx *c, const char *path, const char *fmt, ...)
 {
 	struct tl_config *cfg = c->cfg;
 	size_t used = strlen(cfg->warnings);
-	char why[512];
+	char why[512], where[TL_CFG_PATH_MAX], what[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	tl_cfg_one_line(where, sizeof(where), path);
+	tl_cfg_one_line(what, sizeof(what), why);
 	snprintf(cfg->warnings + used, sizeof(cfg->warnings) - used, "%s:%u: %s: %s\n", c->file,
-		 tl_cfg_line(c, path), path, why);
+		 tl_cfg_line(c, path), where, what);
 }
 
 /* ---- path -> line index, from libyaml's event parser ---------------------------------- */

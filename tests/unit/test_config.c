@@ -26,6 +26,8 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "syntax.yaml", 4, "private_key[1]", "invalid YAML" },
+	/* a key with a line end and a control character: shown escaped, the error one line */
+	{ "key_newline.yaml", 4, "colo\\nur\\x01[1]", "invalid YAML" },
 	{ "unknown_top.yaml", 7, "colour", "unknown key 'colour'" },
 	{ "unknown_peer_key.yaml", 9, "peers[0].allowed_ip", "unknown key" },
 	{ "unknown_peer1_key.yaml", 9, "peers[1].keepalive", "unknown key" },
