@@ -356,3 +356,113 @@ const struct tl_api_value *tl_api_value_has(const struct tl_api_value *map, cons
 
 	return v && v->present ? v : NULL;
 }
+
+/* ---- what the operations share --------------------------------------------------------------- */
+
+int tl_api_fail(struct tl_api_error *e, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(e->field, sizeof(e->field), "%s", field);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "<field>: <rule>" from the qparams checks -> error on <prefix>.<field>. */
+int tl_api_fail_qparams(struct tl_api_error *e, const char *prefix, const char *why)
+{
+	const char *colon = strstr(why, ": ");
+	char field[sizeof(e->field)];
+
+	if (!colon)
+		return tl_api_fail(e, prefix, "%s", why);
+	snprintf(field, sizeof(field), "%s.%.*s", prefix, (int)(colon - why), why);
+	return tl_api_fail(e, field, "%s", colon + 2);
+}
+
+static void merge_u32(const struct tl_api_value *map, const char *name, uint32_t *out)
+{
+	const struct tl_api_value *v = tl_api_value_has(map, name);
+
+	if (v)
+		*out = (uint32_t)v->i;   /* the spec bounds it */
+}
+
+void tl_api_merge_aqm(const struct tl_api_value *m, struct tl_aqm_params *p)
+{
+	const struct tl_api_value *v;
+
+	merge_u32(m, "target_us", &p->target_us);
+	merge_u32(m, "interval_us", &p->interval_us);
+	merge_u32(m, "quantum", &p->quantum);
+	merge_u32(m, "flows", &p->flows);
+	merge_u32(m, "limit", &p->limit);
+	if ((v = tl_api_value_has(m, "memory_limit")))
+		p->memory_limit = (uint64_t)v->i;
+	if ((v = tl_api_value_has(m, "ecn")))
+		p->ecn = v->b;
+}
+
+void tl_api_merge_shaper(const struct tl_api_value *m, struct tl_shaper_params *p)
+{
+	const struct tl_api_value *v;
+
+	if ((v = tl_api_value_has(m, "rate_bps")))
+		p->rate_bps = (uint64_t)v->i;
+	merge_u32(m, "burst_bytes", &p->burst_bytes);
+}
+
+/* The peer fields of a request (peer_add, peer_update) as one peer operation. */
+void tl_api_peer_op(const struct tl_api_value *args, struct tl_peer_op *op)
+{
+	const struct tl_api_value *v;
+
+	memset(op, 0, sizeof(*op));
+	memcpy(op->pub, tl_api_value_has(args, "public_key")->key, TL_KEY_LEN);
+	if ((v = tl_api_value_has(args, "preshared_key"))) {
+		op->has_psk = true;
+		memcpy(op->psk, v->key, TL_KEY_LEN);
+	}
+	if ((v = tl_api_value_has(args, "endpoint"))) {
+		op->has_endpoint = true;
+		op->endpoint = v->ep;
+	}
+	if ((v = tl_api_value_has(args, "persistent_keepalive"))) {
+		op->has_keepalive = true;
+		op->keepalive = (uint16_t)v->i;
+	}
+	if ((v = tl_api_value_has(args, "name"))) {
+		op->has_name = true;
+		snprintf(op->name, sizeof(op->name), "%s", v->s);
+	}
+	if ((v = tl_api_value_has(args, "allowed_ips"))) {
+		op->replace_aips = true;
+		op->aips = v->prefixes;
+		op->n_aips = v->n_prefixes;
+	}
+}
+
+size_t tl_api_request_end(const char *p, size_t len, size_t from)
+{
+	for (size_t i = from > 4 ? from - 4 : 0; i + 3 <= len; i++) {
+		size_t j = i + 3;
+
+		if ((i && p[i - 1] != '\n') || memcmp(p + i, "...", 3))
+			continue;
+		if (j < len && p[j] == '\r')
+			j++;
+		if (j < len && p[j] == '\n')
+			return j + 1;
+	}
+	return 0;
+}
+
+bool tl_api_blank(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return false;
+	return true;
+}

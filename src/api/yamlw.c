@@ -294,3 +294,24 @@ void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, c
 	tl_buf_free(out);      /* out of memory: a fixed reply rather than none */
 	tl_buf_add(out, "---\nstatus: error\nerror:\n  field: (request)\n  message: out of memory\n...\n", 73);
 }
+
+void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
+{
+	tl_yaml_map(w);
+	tl_yaml_key_u64(w, "target_us", p->target_us);
+	tl_yaml_key_u64(w, "interval_us", p->interval_us);
+	tl_yaml_key_u64(w, "quantum", p->quantum);
+	tl_yaml_key_u64(w, "flows", p->flows);
+	tl_yaml_key_u64(w, "limit", p->limit);
+	tl_yaml_key_u64(w, "memory_limit", p->memory_limit);
+	tl_yaml_key_bool(w, "ecn", p->ecn);
+	tl_yaml_end_map(w);
+}
+
+void tl_yaml_shaper(struct tl_yaml_writer *w, const struct tl_shaper_params *p)
+{
+	tl_yaml_map(w);
+	tl_yaml_key_u64(w, "rate_bps", p->rate_bps);
+	tl_yaml_key_u64(w, "burst_bytes", p->burst_bytes);
+	tl_yaml_end_map(w);
+}

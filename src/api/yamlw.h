@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/key.h"
+#include "dataplane/qparams.h"
 
 /* Block-style YAML with explicit document start and end ("---" ... "..."). Scalars that
  * would read back as another type (numbers, booleans, null) are quoted when written as
@@ -40,6 +41,10 @@ void tl_yaml_b64(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN]);
 void tl_yaml_key_str(struct tl_yaml_writer *w, const char *k, const char *v);
 void tl_yaml_key_u64(struct tl_yaml_writer *w, const char *k, uint64_t v);
 void tl_yaml_key_bool(struct tl_yaml_writer *w, const char *k, bool v);
+
+/* AQM and shaper parameters as maps (set's reply). */
+void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p);
+void tl_yaml_shaper(struct tl_yaml_writer *w, const struct tl_shaper_params *p);
 
 /* An error reply document: status error, op (if known), error.field, error.message. */
 void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, const char *message);

@@ -246,6 +246,16 @@ bool tl_prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b)
 	return a->len == b->len && tl_ip_eq(&a->ip, &b->ip);
 }
 
+int tl_prefix_cmp(const void *a, const void *b)
+{
+	const struct tl_prefix *p = a, *q = b;
+	int r = (p->ip.family > q->ip.family) - (p->ip.family < q->ip.family);
+
+	if (!r)
+		r = (p->len > q->len) - (p->len < q->len);
+	return r ? r : memcmp(p->ip.addr, q->ip.addr, sizeof(p->ip.addr));
+}
+
 bool tl_sockaddr_eq(const struct tl_sockaddr *a, const struct tl_sockaddr *b)
 {
 	return tl_ip_eq(&a->ip, &b->ip) && a->port == b->port;

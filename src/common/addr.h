@@ -40,6 +40,8 @@ void tl_sockaddr_format(char *out, size_t len, const struct tl_sockaddr *sa);
 
 bool tl_ip_eq(const struct tl_ip *a, const struct tl_ip *b);
 bool tl_prefix_eq(const struct tl_prefix *a, const struct tl_prefix *b);
+/* Orders prefixes (family, length, address) for qsort and bsearch. */
+int tl_prefix_cmp(const void *a, const void *b);
 bool tl_sockaddr_eq(const struct tl_sockaddr *a, const struct tl_sockaddr *b);
 
 #endif

@@ -153,5 +153,7 @@ void *tl_cfg_mem(void *ctx, void *ptr, size_t size);
 void tl_cfg_log(cyaml_log_t level, void *ctx, const char *fmt, va_list args);
 /* Turns libcyaml's failure and its messages into one error line; returns -1. */
 int tl_cfg_cyaml_fail(struct tl_cfg_ctx *c, cyaml_err_t err);
+/* config_unique.c: -1 (with the message) where two peers share a key or an allowed IP. */
+int tl_cfg_peers_unique(struct tl_cfg_ctx *c, const struct tl_config *cfg);
 
 #endif

@@ -227,17 +227,6 @@ int tl_aips_clear(struct tl_device *dev, struct tl_peer_ctrl *pc)
 	return 0;
 }
 
-static int prefix_cmp(const void *a, const void *b)
-{
-	const struct tl_prefix *x = a, *y = b;
-
-	if (x->ip.family != y->ip.family)
-		return x->ip.family - y->ip.family;
-	if (x->len != y->len)
-		return x->len - y->len;
-	return memcmp(x->ip.addr, y->ip.addr, 16);
-}
-
 int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *keep, size_t n)
 {
 	struct tl_aips *a = dev->aips;
@@ -254,9 +243,9 @@ int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const stru
 		return ENOMEM;
 	}
 	memcpy(sorted, keep, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), prefix_cmp);
+	qsort(sorted, n, sizeof(*sorted), tl_prefix_cmp);
 	for (size_t i = pc->cfg.n_allowed_ips; i-- > 0;)
-		if (!bsearch(&pc->cfg.allowed_ips[i], sorted, n, sizeof(*sorted), prefix_cmp))
+		if (!bsearch(&pc->cfg.allowed_ips[i], sorted, n, sizeof(*sorted), tl_prefix_cmp))
 			drop_at(a, pc, i);
 	free(sorted);
 	return 0;
@@ -283,7 +272,7 @@ static const struct aips_change *g_sort_log;
 static int pos_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = prefix_cmp(&g_sort_log[x].p, &g_sort_log[y].p);
+	int c = tl_prefix_cmp(&g_sort_log[x].p, &g_sort_log[y].p);
 
 	return c ? c : (x > y) - (x < y);
 }
@@ -308,7 +297,7 @@ static void sinks_follow(struct tl_device *dev)
 	for (i = 0; i < a->n_log; i = j) {
 		const struct aips_change *first = &a->log[pos[i]];
 
-		for (j = i + 1; j < a->n_log && !prefix_cmp(&a->log[pos[j]].p, &first->p); j++)
+		for (j = i + 1; j < a->n_log && !tl_prefix_cmp(&a->log[pos[j]].p, &first->p); j++)
 			;
 		if (first->was != a->log[pos[j - 1]].now)
 			sink(dev, &first->p, first->was, a->log[pos[j - 1]].now);

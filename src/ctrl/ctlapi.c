@@ -1,208 +1,445 @@
-/* YAML control API socket: clients and request framing (the operations are in
- * ctlapi_ops.c). A request is one YAML document ended by a line "..." or by the client
- * shutting down its writing side; the reply is one document from "---" to "...". The control
- * loop calls tl_ctlapi_poll on every iteration: nothing here blocks, and each call does
- * bounded work (one new connection, at most CTL_READ_CHUNK bytes read per client). */
+/* The YAML control API: its operations (show in ctlapi_show.c; set, peer_add, peer_update,
+ * peer_remove, reload) and its protocol over the request server (api/server.h). A request
+ * is one YAML document ended by a line "..." or by the client shutting down its writing
+ * side; the reply is one document from "---" to "...". Each request has been validated
+ * against the spec (types, ranges, unknown and missing fields) before an operation sees it;
+ * every operation then checks what needs the device, and only then applies anything: a
+ * request that fails changes nothing. Runs on the control thread. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include <rte_ethdev.h>
+
+#include "config/config_diff.h"
+#include "ctrl/aips.h"
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "ctrl/metrics.h"
+#include "ctrl/peer.h"
+#include "ctrl/peer_ops.h"
+#include "ctrl/ports.h"
 
-#define CTL_READ_CHUNK 16384            /* per client per poll */
-#define CTL_IDLE_NS (10ull * TL_NS)     /* a client that stalls this long is closed */
-
-/* ---- framing -------------------------------------------------------------------------------- */
-
-/* Length of the first request in p (up to and including its "..." line), 0 if incomplete. */
-static size_t request_end(const char *p, size_t len)
+static int role_of(const char *name)
 {
-	for (size_t i = 0; i + 3 <= len; i++) {
-		size_t j = i + 3;
+	return !strcmp(name, "lan") ? TL_PORT_LAN : TL_PORT_WAN;
+}
 
-		if ((i && p[i - 1] != '\n') || memcmp(p + i, "...", 3))
+static void peer_label(char *out, size_t len, const struct tl_peer_ctrl *pc)
+{
+	char key[45];
+
+	tl_key_to_base64(key, pc->cfg.public_key);
+	if (pc->cfg.name[0])
+		snprintf(out, len, "'%s' (%s)", pc->cfg.name, key);
+	else
+		snprintf(out, len, "%s", key);
+}
+
+/* ---- queue parameters (set, reload) ------------------------------------------------------- */
+
+/* Applies aqm/sh (NULL = unchanged) to the port's queue on every worker; on a refusal the
+ * workers already changed get their old parameters back and the error names the field. */
+static int queues_apply(struct tl_device *dev, int role, const struct tl_aqm_params *aqm,
+			const struct tl_shaper_params *sh, const char *prefix, struct tl_api_error *e)
+{
+	struct tl_aqm_params old_aqm[TL_MAX_WORKERS];
+	struct tl_shaper_params old_sh[TL_MAX_WORKERS];
+	struct tl_queue_snapshot *s = malloc(sizeof(*s));
+	const char *why = NULL;
+	unsigned i;
+
+	if (!s)
+		return tl_api_fail(e, "(request)", "out of memory");
+	for (i = 0; i < dev->dp.n_workers; i++) {
+		tl_worker_queue_read(&dev->workers[i], role, s);
+		old_aqm[i] = s->params;
+		old_sh[i] = s->shaper;
+	}
+	free(s);
+	for (i = 0; i < dev->dp.n_workers && !why; i++)
+		why = tl_worker_queue_set(&dev->workers[i], role, aqm, sh);
+	if (!why)
+		return 0;
+	for (unsigned k = 0; k + 1 < i; k++)
+		tl_worker_queue_set(&dev->workers[k], role, aqm ? &old_aqm[k] : NULL, sh ? &old_sh[k] : NULL);
+	tl_log_info("ctlapi: %s queue of worker %u refused the change: %s", tl_port_names[role], i - 1, why);
+	return tl_api_fail_qparams(e, prefix, why);
+}
+
+static void queue_current(struct tl_device *dev, int role, struct tl_aqm_params *aqm, struct tl_shaper_params *sh)
+{
+	struct tl_queue_snapshot *s = malloc(sizeof(*s));
+
+	*aqm = tl_aqm_params_default();
+	*sh = (struct tl_shaper_params){ 0 };
+	if (!s)
+		return;
+	tl_worker_queue_read(&dev->workers[0], role, s);
+	*aqm = s->params;
+	*sh = s->shaper;
+	free(s);
+}
+
+static int op_set(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
+{
+	const struct tl_api_value *va = tl_api_value_has(&req->args, "aqm"), *vs = tl_api_value_has(&req->args, "shaper");
+	int role = role_of(tl_api_value_has(&req->args, "port")->s);
+	struct tl_aqm_params aqm;
+	struct tl_shaper_params sh;
+	const char *why;
+
+	if (!dev->ports[role].started || !dev->dp.n_workers)
+		return tl_api_fail(e, "args.port", "this device has no %s port", tl_port_names[role]);
+	if (!va && !vs)
+		return tl_api_fail(e, "args", "nothing to set: give aqm and/or shaper");
+	queue_current(dev, role, &aqm, &sh);
+	if (va)
+		tl_api_merge_aqm(va, &aqm);
+	if (vs)
+		tl_api_merge_shaper(vs, &sh);
+	if (va && (why = tl_aqm_params_check(&aqm)))
+		return tl_api_fail_qparams(e, "args.aqm", why);
+	if (vs && (why = tl_shaper_params_check(&sh)))
+		return tl_api_fail_qparams(e, "args.shaper", why);
+	if (queues_apply(dev, role, va ? &aqm : NULL, vs ? &sh : NULL, va ? "args.aqm" : "args.shaper", e) < 0)
+		return -1;
+	tl_log_info("ctlapi: set %s: target %u us, interval %u us, flows %u, limit %u, shaper %" PRIu64 " bit/s",
+		    tl_port_names[role], aqm.target_us, aqm.interval_us, aqm.flows, aqm.limit, sh.rate_bps);
+	tl_yaml_map(w);
+	tl_yaml_key_str(w, "port", tl_port_names[role]);
+	tl_yaml_key(w, "aqm");
+	tl_yaml_aqm(w, &aqm);
+	tl_yaml_key(w, "shaper");
+	tl_yaml_shaper(w, &sh);
+	tl_yaml_end_map(w);
+	return 0;
+}
+
+/* ---- peers ------------------------------------------------------------------------------------ */
+
+static int peer_aips_check(struct tl_device *dev, const struct tl_api_value *aips, const struct tl_peer_ctrl *self,
+			   struct tl_api_error *e)
+{
+	for (size_t i = 0; aips && i < aips->n_prefixes; i++) {
+		struct tl_peer_ctrl *o = tl_aips_owner(dev, &aips->prefixes[i], self);
+		char field[64], text[64], who[96];
+
+		if (!o)
 			continue;
-		if (j < len && p[j] == '\r')
-			j++;
-		if (j < len && p[j] == '\n')
-			return j + 1;
+		snprintf(field, sizeof(field), "args.allowed_ips[%zu]", i);
+		tl_prefix_format(text, sizeof(text), &aips->prefixes[i]);
+		peer_label(who, sizeof(who), o);
+		return tl_api_fail(e, field, "%s is already an allowed IP of peer %s", text, who);
 	}
 	return 0;
 }
 
-static bool blank(const char *p, size_t len)
+static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, struct tl_api_error *e)
 {
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
-			return false;
-	return true;
+	int err = tl_peer_ops_apply(dev, ops, n, NULL, false);
+
+	return err ? tl_api_fail(e, "(request)", "%s (applied in part)", strerror(err)) : 0;
 }
 
-static void client_refuse(struct tl_ctl_client *c, const char *why)
+static void reply_key(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN])
 {
-	tl_log_info("ctlapi: %s, closing the connection", why);
-	tl_api_error_reply(&c->out, NULL, "(request)", why);
-	c->closing = true;
+	tl_yaml_map(w);
+	tl_yaml_key(w, "public_key");
+	tl_yaml_b64(w, key);
+	tl_yaml_end_map(w);
 }
 
-static void client_request(struct tl_device *dev, struct tl_ctl_client *c, const char *text, size_t len)
+static int op_peer_add(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	if (memchr(text, '\0', len))
-		client_refuse(c, "request contains a NUL byte (a request is YAML text)");
+	struct tl_peer_op op;
+	int rc;
+
+	tl_api_peer_op(&req->args, &op);
+	if (!memcmp(op.pub, dev->id.pub, TL_KEY_LEN))
+		rc = tl_api_fail(e, "args.public_key", "is our own public key");
+	else if (tl_peer_find(dev, op.pub))
+		rc = tl_api_fail(e, "args.public_key", "a peer with this public key exists (use peer_update)");
+	else if (dev->n_peers >= TL_MAX_PEERS)
+		rc = tl_api_fail(e, "args.public_key", "no room for another peer (at most %u)", TL_MAX_PEERS);
 	else
-		tl_ctlapi_request(dev, text, len, &c->out);
-}
-
-/* Answers every complete request in the input buffer; at end of input what is left is the
- * last request; a request that outgrows the limit is refused. */
-static void client_process(struct tl_device *dev, struct tl_ctl_client *c)
-{
-	size_t used;
-
-	while (!c->closing && (used = request_end(c->in, c->in_len))) {
-		client_request(dev, c, c->in, used);
-		explicit_bzero(c->in, used);     /* requests may carry preshared keys */
-		memmove(c->in, c->in + used, c->in_len - used);
-		c->in_len -= used;
+		rc = peer_aips_check(dev, tl_api_value_has(&req->args, "allowed_ips"), NULL, e);
+	if (rc == 0)
+		rc = peers_apply(dev, &op, 1, e);
+	if (rc == 0) {
+		tl_log_info("ctlapi: peer added (%zu allowed IPs)", op.n_aips);
+		reply_key(w, op.pub);
 	}
-	if (!c->closing && c->eof) {
-		if (!blank(c->in, c->in_len))
-			client_request(dev, c, c->in, c->in_len);
-		c->closing = true;
-	}
-	if (!c->closing && c->in_len >= TL_CTL_MAX_REQUEST)
-		client_refuse(c, "request larger than 65536 bytes (a request ends with a line '...')");
-	if (c->closing) {
-		explicit_bzero(c->in, c->in_len);
-		c->in_len = 0;
-	}
+	tl_wipe(&op, sizeof(op));
+	return rc;
 }
 
-/* ---- clients ------------------------------------------------------------------------------ */
-
-static void client_close(struct tl_ctl_client *c)
+static int op_peer_update(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	if (c->fd < 0)
-		return;
-	close(c->fd);
-	if (c->in)
-		explicit_bzero(c->in, TL_CTL_MAX_REQUEST + 1);
-	free(c->in);
-	tl_buf_free(&c->out);
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	struct tl_peer_ctrl *pc;
+	struct tl_peer_op op;
+	int rc;
+
+	tl_api_peer_op(&req->args, &op);
+	op.update_only = true;
+	pc = tl_peer_find(dev, op.pub);
+	rc = pc ? peer_aips_check(dev, tl_api_value_has(&req->args, "allowed_ips"), pc, e)
+		: tl_api_fail(e, "args.public_key", "no peer with this public key");
+	if (rc == 0)
+		rc = peers_apply(dev, &op, 1, e);
+	if (rc == 0)
+		reply_key(w, op.pub);
+	tl_wipe(&op, sizeof(op));
+	return rc;
 }
 
-static ssize_t client_recv(struct tl_ctl_client *c, void *buf, size_t len)
+static int op_peer_remove(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	ssize_t n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	struct tl_peer_op op = { .remove = true };
 
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return -2;
-	if (n == 0)
-		c->eof = true;
-	return n;
-}
-
-/* Returns 1 if something came in (or the client half-closed), 0 if nothing, -1 if gone. */
-static int client_read(struct tl_device *dev, struct tl_ctl_client *c)
-{
-	ssize_t n;
-
-	if (c->closing || c->eof || c->out.len > c->out_off)
-		return 0;          /* one reply at a time: the client reads before sending more */
-	n = client_recv(c, c->in + c->in_len, TL_CTL_MAX_REQUEST - c->in_len < CTL_READ_CHUNK ?
-				  TL_CTL_MAX_REQUEST - c->in_len : CTL_READ_CHUNK);
-	if (n == -2)
-		return 0;
-	if (n < 0)
+	memcpy(op.pub, tl_api_value_has(&req->args, "public_key")->key, TL_KEY_LEN);
+	if (!tl_peer_find(dev, op.pub))
+		return tl_api_fail(e, "args.public_key", "no peer with this public key");
+	if (peers_apply(dev, &op, 1, e) < 0)
 		return -1;
-	c->in_len += (size_t)n;
-	client_process(dev, c);
-	return 1;
+	tl_log_info("ctlapi: peer removed");
+	reply_key(w, op.pub);
+	return 0;
 }
 
-static int client_write(struct tl_ctl_client *c)
-{
-	int r = tl_sock_send(c->fd, c->out.p, c->out.len, &c->out_off);
+/* ---- reload ----------------------------------------------------------------------------------- */
 
-	if (r > 0 && c->out_off == c->out.len) {
-		tl_buf_free(&c->out);
-		c->out_off = 0;
+/* The configuration that runs: the daemon's, with what changed since it was loaded (the live
+ * peers, the private key and listen port UAPI may have set, the queue parameters in force).
+ * Its peers are borrowed from the live ones; free the array only. */
+static int running_config(struct tl_device *dev, struct tl_config *rc)
+{
+	struct tl_peer_ctrl *pc;
+	size_t i = 0;
+
+	*rc = *dev->cfg;
+	rc->peers = NULL;
+	rc->peers = calloc(dev->n_peers + 1, sizeof(*rc->peers));
+	if (!rc->peers)
+		return -1;
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		rc->peers[i++] = pc->cfg;
+	rc->n_peers = i;
+	memcpy(rc->private_key, dev->id.priv, TL_KEY_LEN);
+	rc->listen_port = tl_dp_listen_port(&dev->dp);
+	rc->mtu = dev->dp.mtu;
+	if (dev->ports[TL_PORT_WAN].started && dev->dp.n_workers)
+		queue_current(dev, TL_PORT_WAN, &rc->wan.aqm, &rc->wan.shaper);
+	if (dev->ports[TL_PORT_LAN].started && dev->dp.n_workers)
+		queue_current(dev, TL_PORT_LAN, &rc->lan.aqm, &rc->lan.shaper);
+	return 0;
+}
+
+/* Queue parameters first (a worker may refuse them: then everything is rolled back), the
+ * peers last (they can only fail for lack of memory). */
+static int reload_queues(struct tl_device *dev, const struct tl_config *nc, const struct tl_config *run,
+			 bool changed[TL_PORT_MAX], struct tl_api_error *e)
+{
+	for (int r = 0; r < TL_PORT_MAX; r++) {
+		const struct tl_cfg_port *np = r == TL_PORT_WAN ? &nc->wan : &nc->lan;
+		char prefix[32];
+
+		if (!changed[r] || !dev->ports[r].started || !dev->dp.n_workers) {
+			changed[r] = false;
+			continue;
+		}
+		snprintf(prefix, sizeof(prefix), "ports.%s.aqm", tl_port_names[r]);
+		if (queues_apply(dev, r, &np->aqm, &np->shaper, prefix, e) == 0)
+			continue;
+		for (int k = 0; k < r; k++) {
+			const struct tl_cfg_port *op = k == TL_PORT_WAN ? &run->wan : &run->lan;
+
+			if (changed[k])
+				queues_apply(dev, k, &op->aqm, &op->shaper, "", &(struct tl_api_error){ 0 });
+		}
+		memset(changed, 0, TL_PORT_MAX * sizeof(*changed));
+		return -1;
 	}
-	return r;
+	return 0;
 }
 
-static bool client_done(const struct tl_ctl_client *c)
+static void reload_reply(struct tl_yaml_writer *w, const char *file, const struct tl_config_diff *d,
+			 const bool queues[TL_PORT_MAX])
 {
-	return c->closing && !c->out.len;
-}
+	static const char *const lists[] = { "peers_removed", "peers_updated", "peers_added" };
+	size_t first[] = { 0, d->n_remove, d->n_remove + d->n_update, d->n_ops };
 
-static unsigned client_poll(struct tl_device *dev, struct tl_ctl_client *c, uint64_t now)
-{
-	int r = client_read(dev, c), w;
-
-	w = r < 0 ? -1 : client_write(c);
-	if (r < 0 || w < 0 || client_done(c) || now - c->active_ns > CTL_IDLE_NS) {
-		client_close(c);
-		return 1;
+	tl_yaml_map(w);
+	tl_yaml_key_str(w, "file", file);
+	for (int l = 0; l < 3; l++) {
+		tl_yaml_key(w, lists[l]);
+		tl_yaml_seq(w);
+		for (size_t i = first[l]; i < first[l + 1]; i++)
+			tl_yaml_b64(w, d->ops[i].pub);
+		tl_yaml_end_seq(w);
 	}
-	if (r > 0 || w > 0)
-		c->active_ns = now;
-	return (unsigned)(r > 0) + (unsigned)(w > 0);
+	tl_yaml_key(w, "queues_changed");
+	tl_yaml_flow_seq(w);
+	for (int r = 0; r < TL_PORT_MAX; r++)
+		if (queues[r])
+			tl_yaml_str(w, tl_port_names[r]);
+	tl_yaml_end_seq(w);
+	tl_yaml_end_map(w);
 }
 
-static struct tl_ctl_client *client_slot(struct tl_ctlapi *a)
+static int op_reload(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
-	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
-		if (a->c[i].fd < 0)
-			return &a->c[i];
+	struct tl_config_diff d = { 0 };
+	struct tl_config *nc = NULL, run;
+	bool queues[TL_PORT_MAX] = { false };
+	char msg[1024];
+	int rc = -1, err;
+
+	(void)req;
+	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
+		return tl_api_fail(e, "(config)", "%s", msg);
+	if (running_config(dev, &run) == 0 && tl_config_diff(&run, nc, &d) == 0) {
+		queues[TL_PORT_WAN] = d.queue_wan;
+		queues[TL_PORT_LAN] = d.queue_lan;
+	}
+	if (!run.peers || (!d.ops && !d.restart_key))
+		tl_api_fail(e, "(request)", "out of memory");
+	else if (d.restart_key)
+		tl_api_fail(e, d.restart_key, "changes need a restart (%s); nothing applied", dev->cfg->path);
+	else if (nc->n_peers > TL_MAX_PEERS)
+		tl_api_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
+	else if (d.listen_port && (err = tl_listen_port_set(dev, nc->listen_port)) != 0)
+		tl_api_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)nc->listen_port,
+			strerror(err));
+	else if (reload_queues(dev, nc, &run, queues, e) == 0 && peers_apply(dev, d.ops, d.n_ops, e) == 0)
+		rc = 0;
+	if (rc == 0) {
+		tl_log_info("ctlapi: reloaded %s: %zu peer(s) added, %zu removed, %zu changed", dev->cfg->path,
+			    d.n_add, d.n_remove, d.n_update);
+		reload_reply(w, dev->cfg->path, &d, queues);
+	}
+	tl_config_diff_free(&d);
+	free(run.peers);
+	tl_wipe(run.private_key, sizeof(run.private_key));
+	tl_config_free(nc);
+	return rc;
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------------- */
+
+typedef int (*op_fn)(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e);
+
+static op_fn op_find(const char *name)
+{
+	static const struct {
+		const char *name;
+		op_fn fn;
+	} ops[] = {
+		{ "show", tl_ctlapi_op_show }, { "set", op_set }, { "peer_add", op_peer_add },
+		{ "peer_update", op_peer_update }, { "peer_remove", op_peer_remove }, { "reload", op_reload },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(ops[i].name, name))
+			return ops[i].fn;
 	return NULL;
 }
 
-/* Takes at most one new connection per call; a client beyond the limit is closed at once. */
-static unsigned ctl_accept(struct tl_ctlapi *a, uint64_t now)
+static int op_run(struct tl_device *dev, const struct tl_api_request *req, struct tl_buf *out, struct tl_api_error *e)
 {
-	struct tl_ctl_client *c;
-	int fd = tl_unixsock_accept(&a->sock);
+	op_fn fn = op_find(req->op->name);
+	struct tl_yaml_writer w;
 
-	if (fd < 0)
-		return 0;
-	c = client_slot(a);
-	if (c)
-		c->in = malloc(TL_CTL_MAX_REQUEST + 1);
-	if (!c || !c->in) {
-		tl_log_info("ctlapi: too many clients, refusing one");
-		close(fd);
-		return 1;
+	if (!fn)
+		return tl_api_fail(e, "op", "'%s' is in the spec but not implemented by this daemon", req->op->name);
+	tl_yaml_begin(&w, out);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "status", "ok");
+	tl_yaml_key_str(&w, "op", req->op->name);
+	tl_yaml_key(&w, "result");
+	if (fn(dev, req, &w, e) < 0) {
+		tl_yaml_finish(&w);
+		return -1;
 	}
-	c->fd = fd;
-	c->active_ns = now;
-	return 1;
+	tl_yaml_end_map(&w);
+	if (tl_yaml_finish(&w) < 0)
+		return tl_api_fail(e, "(request)", "out of memory while writing the reply (the operation was applied)");
+	return 0;
 }
 
-unsigned tl_ctlapi_poll(struct tl_device *dev)
+void tl_ctlapi_request(struct tl_device *dev, const char *text, size_t len, struct tl_buf *out)
 {
-	struct tl_ctlapi *a = dev->ctlapi;
-	uint64_t now;
-	unsigned n;
+	const struct tl_api_spec *spec = dev->ctlapi ? dev->ctlapi->spec : NULL;
+	struct tl_buf reply = { 0 };
+	struct tl_api_request req;
+	struct tl_api_error e;
+	char msg[256];
 
-	if (!a)
-		return 0;
-	now = tl_now_ns();
-	n = ctl_accept(a, now);
-	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
-		if (a->c[i].fd >= 0)
-			n += client_poll(dev, &a->c[i], now);
-	return n;
+	if (!spec && !(spec = tl_api_spec_builtin(msg, sizeof(msg)))) {
+		tl_api_error_reply(out, NULL, "(request)", msg);
+		return;
+	}
+	if (tl_api_request_parse(spec, text, len, &req, &e) < 0) {
+		tl_log_info("ctlapi: request refused: %s: %s", e.field, e.message);
+		tl_api_error_reply(out, NULL, e.field, e.message);
+		return;
+	}
+	if (op_run(dev, &req, &reply, &e) < 0) {
+		tl_log_info("ctlapi: %s refused: %s: %s", req.op->name, e.field, e.message);
+		tl_api_error_reply(out, req.op->name, e.field, e.message);
+	} else {
+		tl_buf_add(out, reply.p, reply.len);
+	}
+	tl_buf_free(&reply);
+	tl_api_request_free(&req);
 }
 
-/* ---- the socket ------------------------------------------------------------------------------ */
+/* ---- the protocol over the request server --------------------------------------------------------- */
+
+static enum tl_server_next ctl_refusal(struct tl_buf *out, const char *why)
+{
+	tl_log_info("ctlapi: %s, closing the connection", why);
+	tl_api_error_reply(out, NULL, "(request)", why);
+	return TL_SERVER_CLOSE;
+}
+
+static enum tl_server_next ctl_answer(void *ctx, char *req, size_t len, struct tl_buf *out)
+{
+	if (memchr(req, '\0', len))
+		return ctl_refusal(out, "request contains a NUL byte (a request is YAML text)");
+	tl_ctlapi_request(ctx, req, len, out);
+	return TL_SERVER_MORE;
+}
+
+/* At the end of the input, what is left is the last request. */
+static void ctl_at_eof(void *ctx, char *in, size_t len, struct tl_buf *out)
+{
+	if (!tl_api_blank(in, len))
+		ctl_answer(ctx, in, len, out);
+}
+
+static void ctl_refuse(void *ctx, bool oom, struct tl_buf *out)
+{
+	(void)ctx;
+	ctl_refusal(out, oom ? "out of memory for the request"
+			     : "request larger than 65536 bytes (a request ends with a line '...')");
+}
+
+static const struct tl_server_ops ctl_ops = {
+	.name = "ctlapi",
+	.request_end = tl_api_request_end,
+	.answer = ctl_answer,
+	.at_eof = ctl_at_eof,
+	.refuse = ctl_refuse,
+	.max_request = TL_CTL_MAX_REQUEST,
+	.first_buffer = 4096,
+	.read_chunk = 16384,
+	.idle_ns = 10ull * TL_NS,
+	.accepts_per_event = 1,
+};
 
 int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen)
 {
@@ -212,28 +449,24 @@ int tl_ctlapi_open(struct tl_device *dev, char *err, size_t errlen)
 		snprintf(err, errlen, "ctlapi: %s", strerror(ENOMEM));
 		return -1;
 	}
-	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
-		a->c[i].fd = -1;
 	a->spec = tl_api_spec_builtin(err, errlen);
 	if (!a->spec ||
-	    tl_unixsock_open(&a->sock, "ctlapi", TL_CTL_DIR, dev->cfg->name, TL_CTL_MAX_CLIENTS, err, errlen) != 0) {
+	    tl_unix_server_open(&a->us, "ctlapi", TL_CTL_DIR, dev->cfg->name, &ctl_ops, dev, dev->loop, err, errlen) != 0) {
 		free(a);
 		return -1;
 	}
 	dev->ctlapi = a;
-	tl_log_info("ctlapi: listening on %s", a->sock.path);
+	dev->servers[TL_SERVER_CTLAPI] = &a->us.srv;
+	tl_log_info("ctlapi: listening on %s", a->us.sock.path);
 	return 0;
 }
 
 void tl_ctlapi_close(struct tl_device *dev)
 {
-	struct tl_ctlapi *a = dev->ctlapi;
-
-	if (!a)
+	if (!dev->ctlapi)
 		return;
-	for (int i = 0; i < TL_CTL_MAX_CLIENTS; i++)
-		client_close(&a->c[i]);
-	tl_unixsock_close(&a->sock);
-	free(a);
+	tl_unix_server_close(&dev->ctlapi->us);
+	free(dev->ctlapi);
 	dev->ctlapi = NULL;
+	dev->servers[TL_SERVER_CTLAPI] = NULL;
 }

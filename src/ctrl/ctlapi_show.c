@@ -1,5 +1,5 @@
 /* The control API's show: the read model (stats.h) as YAML, section by section; keys are the
- * fields' ids. Also the AQM and shaper parameters as set writes them in its reply. */
+ * fields' ids. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,27 +89,6 @@ static void show_ports(struct tl_device *dev, struct tl_yaml_writer *w)
 		tl_yaml_end_map(w);
 	}
 	tl_yaml_end_seq(w);
-}
-
-void tl_ctlapi_show_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
-{
-	tl_yaml_map(w);
-	tl_yaml_key_u64(w, "target_us", p->target_us);
-	tl_yaml_key_u64(w, "interval_us", p->interval_us);
-	tl_yaml_key_u64(w, "quantum", p->quantum);
-	tl_yaml_key_u64(w, "flows", p->flows);
-	tl_yaml_key_u64(w, "limit", p->limit);
-	tl_yaml_key_u64(w, "memory_limit", p->memory_limit);
-	tl_yaml_key_bool(w, "ecn", p->ecn);
-	tl_yaml_end_map(w);
-}
-
-void tl_ctlapi_show_shaper(struct tl_yaml_writer *w, const struct tl_shaper_params *p)
-{
-	tl_yaml_map(w);
-	tl_yaml_key_u64(w, "rate_bps", p->rate_bps);
-	tl_yaml_key_u64(w, "burst_bytes", p->burst_bytes);
-	tl_yaml_end_map(w);
 }
 
 static void show_queues(struct tl_device *dev, struct tl_yaml_writer *w)

@@ -10,6 +10,7 @@
 
 #include "crypto/cookie.h"
 #include "crypto/noise.h"
+#include "common/evloop.h"
 #include "config/config.h"
 #include "ctrl/ports.h"
 #include "dataplane/dp.h"
@@ -18,7 +19,11 @@
 struct tl_nl;
 struct tl_aips;
 struct tl_lanfib_ctl;
-struct tl_uapi;
+struct tl_unix_server;
+struct tl_server;
+
+/* The request servers of a device (api/server.h). */
+enum { TL_SERVER_UAPI, TL_SERVER_CTLAPI, TL_SERVER_METRICS, TL_SERVER_MAX };
 struct tl_ratelimit;
 struct tl_ctlapi;
 struct tl_metrics;
@@ -86,13 +91,17 @@ struct tl_device {
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
 	struct tl_lanfib_ctl *lanfib;      /* gateway mode: LAN routes and neighbours (lanfib.c) */
-	struct tl_uapi *uapi;              /* wg UAPI socket and its clients (uapi.c) */
+	struct tl_unix_server *uapi;       /* wg UAPI socket and its clients (uapi.c) */
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
 	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */
+	struct tl_evloop *loop;            /* the control loop's epoll set (loop.c) */
+	struct tl_server *servers[TL_SERVER_MAX];   /* the request servers running, for the loop's ticks */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
 	uint32_t udp_ovfl[2];              /* their running kernel drop counts, last read */
+	struct tl_evitem udp_item[2];      /* udp_fd in the control loop */
+	bool udp_blocked;                  /* the slow-path ring was full: the sockets wait (udpsock.c) */
 	uint64_t under_load_until_ns;
 	uint64_t table_gen;
 	uint64_t handshakes_sent, handshakes_received, cookies_sent;

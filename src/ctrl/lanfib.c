@@ -14,10 +14,10 @@
  *   configuration are loaded at start and never overridden. The table has a fixed size;
  *   what does not fit is counted (neigh_full), and its packets wait and then count as
  *   no_neighbour.
- * - Kept current by rtnetlink notifications: a non-blocking libmnl socket subscribed to
- *   RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE and RTNLGRP_NEIGH, polled by the control loop,
- *   subscribed before the initial dump so that nothing is missed (replays are idempotent).
- *   A notification overrun (ENOBUFS) triggers a full dump again.
+ * - Kept current by rtnetlink notifications (kernel/rtmon.h: the route and neighbour groups,
+ *   the socket in the control loop), subscribed before the initial dump so that nothing is
+ *   missed (replays are idempotent). A notification overrun (ENOBUFS) triggers a full dump
+ *   again.
  * - Resolution: a worker holding packets for a next hop asks once through dp->neigh_req;
  *   requests are deduplicated here (one kernel request per next hop per TL_LF_ASK_NS) and
  *   handed to the kernel as a managed neighbour entry, which the kernel resolves and keeps
@@ -27,11 +27,8 @@
  * Nothing here polls per entry or per destination: the netlink traffic follows changes in
  * the kernel and new next hops only. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libmnl/libmnl.h>
-#include <linux/neighbour.h>
-#include <linux/rtnetlink.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <rte_malloc.h>
@@ -39,7 +36,9 @@
 #include "ctrl/device.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
+#include "ctrl/neigh.h"
 #include "kernel/netlink.h"
+#include "kernel/rtmon.h"
 #include "dataplane/lanfib.h"
 
 #define TL_LF_ROUTES_MAX 16384
@@ -47,9 +46,7 @@
 #define TL_LF_ASK_NS (1000ull * 1000000ull)
 #define TL_LF_BUILD_NS (50ull * 1000000ull)
 #define TL_LF_RCVBUF (4 << 20)
-#define TL_LF_BUF 65536
 #define TL_LF_READS_PER_POLL 64
-#define TL_LF_ATTR_MAX 32
 
 struct tl_lf_route_key {
 	uint8_t family, plen, pad[2];
@@ -58,7 +55,8 @@ struct tl_lf_route_key {
 };
 
 struct tl_lanfib_ctl {
-	struct mnl_socket *ev;            /* notifications (non-blocking) */
+	struct tl_rtmon *mon;             /* the kernel's routes and neighbours as they change */
+	struct tl_evitem ev_item;         /* its socket in the control loop */
 	int ifindex;
 	struct rte_hash *routes;          /* tl_lf_route_key -> struct tl_lanfib_route * */
 	bool dirty, resync;
@@ -69,48 +67,9 @@ struct tl_lanfib_ctl {
 	} pend[TL_LF_PENDING];
 	unsigned n_pend;
 	struct tl_lanfib_stats st;
-	char buf[TL_LF_BUF];
 };
 
-/* ---- message parsing ---------------------------------------------------------------------- */
-
-struct lf_attrs {
-	const struct nlattr *tb[TL_LF_ATTR_MAX + 1];
-};
-
-static int attr_cb(const struct nlattr *a, void *data)
-{
-	struct lf_attrs *t = data;
-	uint16_t type = mnl_attr_get_type(a);
-
-	if (type <= TL_LF_ATTR_MAX)
-		t->tb[type] = a;
-	return MNL_CB_OK;
-}
-
-static bool attr_addr(const struct nlattr *a, size_t alen, uint8_t *out)
-{
-	if (!a || mnl_attr_get_payload_len(a) != alen)
-		return false;
-	memcpy(out, mnl_attr_get_payload(a), alen);
-	return true;
-}
-
-/* Output interface and gateway of a multipath route: those of its first hop. */
-static void first_hop(const struct nlattr *mp, size_t alen, uint32_t *oif, struct tl_lanfib_route *r)
-{
-	const struct rtnexthop *nh = mnl_attr_get_payload(mp);
-	const struct nlattr *attr;
-	size_t len = mnl_attr_get_payload_len(mp);
-
-	if (len < sizeof(*nh) || nh->rtnh_len < sizeof(*nh) || nh->rtnh_len > len)
-		return;
-	*oif = (uint32_t)nh->rtnh_ifindex;
-	mnl_attr_for_each_payload((const struct nlattr *)RTNH_DATA(nh), nh->rtnh_len - RTNH_LENGTH(0)) {
-		if (mnl_attr_get_type(attr) == RTA_GATEWAY)
-			r->has_gw = attr_addr(attr, alen, r->gw);
-	}
-}
+/* ---- the mirror ----------------------------------------------------------------------------- */
 
 static void route_forget(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *k)
 {
@@ -142,57 +101,19 @@ static void route_keep(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *k,
 	c->dirty = true;
 }
 
-static void route_msg(struct tl_lanfib_ctl *c, const struct nlmsghdr *nlh)
+static void route_event(void *ctx, const struct tl_rt_route *r)
 {
-	const struct rtmsg *rm = mnl_nlmsg_get_payload(nlh);
-	struct tl_lanfib_route r = { 0 };
-	struct tl_lf_route_key k = { 0 };
-	struct lf_attrs a = { 0 };
-	uint32_t table, oif = 0;
-	size_t alen;
+	struct tl_lanfib_ctl *c = ((struct tl_device *)ctx)->lanfib;
+	struct tl_lanfib_route e = { .family = r->family, .plen = r->plen, .has_gw = r->has_gw, .metric = r->metric };
+	struct tl_lf_route_key k = { .family = r->family, .plen = r->plen, .metric = r->metric };
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*rm)) || (rm->rtm_family != AF_INET && rm->rtm_family != AF_INET6))
-		return;
-	alen = rm->rtm_family == AF_INET ? 4 : 16;
-	if (mnl_attr_parse(nlh, sizeof(*rm), attr_cb, &a) < 0 || rm->rtm_dst_len > alen * 8)
-		return;
-	table = a.tb[RTA_TABLE] ? mnl_attr_get_u32(a.tb[RTA_TABLE]) : rm->rtm_table;
-	if (table != RT_TABLE_MAIN || rm->rtm_type != RTN_UNICAST || a.tb[RTA_VIA])
-		return;
-	r.family = rm->rtm_family;
-	r.plen = rm->rtm_dst_len;
-	if (a.tb[RTA_DST] && !attr_addr(a.tb[RTA_DST], alen, r.dst))
-		return;
-	r.metric = a.tb[RTA_PRIORITY] ? mnl_attr_get_u32(a.tb[RTA_PRIORITY]) : 0;
-	if (a.tb[RTA_OIF])
-		oif = mnl_attr_get_u32(a.tb[RTA_OIF]);
-	r.has_gw = attr_addr(a.tb[RTA_GATEWAY], alen, r.gw);
-	if (a.tb[RTA_MULTIPATH])
-		first_hop(a.tb[RTA_MULTIPATH], alen, &oif, &r);
-	k.family = r.family;
-	k.plen = r.plen;
-	k.metric = r.metric;
-	memcpy(k.dst, r.dst, 16);
-	if (nlh->nlmsg_type == RTM_NEWROUTE && oif == (uint32_t)c->ifindex)
-		route_keep(c, &k, &r);
-	else if (oif == (uint32_t)c->ifindex || (nlh->nlmsg_flags & NLM_F_REPLACE))
+	memcpy(e.dst, r->dst, 16);
+	memcpy(e.gw, r->gw, 16);
+	memcpy(k.dst, r->dst, 16);
+	if (r->add && r->oif == (uint32_t)c->ifindex)
+		route_keep(c, &k, &e);
+	else if (r->oif == (uint32_t)c->ifindex || r->replace)
 		route_forget(c, &k);   /* deleted, or replaced by a route off the LAN port */
-}
-
-static bool static_lan(const struct tl_device *dev, const struct tl_neigh_key *k, uint8_t mac[6])
-{
-	size_t alen = k->family == AF_INET ? 4 : 16;
-
-	for (size_t i = 0; i < dev->cfg->n_neighbours; i++) {
-		const struct tl_cfg_neighbour *n = &dev->cfg->neighbours[i];
-
-		if (!n->on_wan && n->ip.family == k->family && !memcmp(n->ip.addr, k->ip, alen)) {
-			if (mac)
-				memcpy(mac, n->mac, 6);
-			return true;
-		}
-	}
-	return false;
 }
 
 static void kick_workers(struct tl_device *dev)
@@ -216,88 +137,30 @@ static void neigh_set(struct tl_device *dev, const struct tl_neigh_key *k, const
 	kick_workers(dev);   /* packets may be held for it */
 }
 
-#define TL_NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT | NUD_NOARP)
-
-static void neigh_msg(struct tl_device *dev, const struct nlmsghdr *nlh)
+static void neigh_event(void *ctx, const struct tl_rt_neigh *n)
 {
-	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
-	struct tl_neigh_key k = { 0 };
-	struct lf_attrs a = { 0 };
-	uint8_t mac[6];
-	size_t alen;
+	struct tl_device *dev = ctx;
+	struct tl_neigh_key k = { .family = n->family };
 
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*nd)) || (nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6))
+	if (n->ifindex != dev->lanfib->ifindex)
 		return;
-	if (nd->ndm_ifindex != dev->lanfib->ifindex || mnl_attr_parse(nlh, sizeof(*nd), attr_cb, &a) < 0)
+	memcpy(k.ip, n->ip, 16);
+	if (tl_neigh_static(dev, TL_PORT_LAN, k.family, k.ip, NULL))
 		return;
-	alen = nd->ndm_family == AF_INET ? 4 : 16;
-	k.family = nd->ndm_family;
-	if (!attr_addr(a.tb[NDA_DST], alen, k.ip) || static_lan(dev, &k, NULL))
-		return;
-	if (nlh->nlmsg_type == RTM_NEWNEIGH && (nd->ndm_state & TL_NUD_USABLE) && attr_addr(a.tb[NDA_LLADDR], 6, mac)) {
-		neigh_set(dev, &k, mac);
+	if (n->usable) {
+		neigh_set(dev, &k, n->mac);
 		return;
 	}
 	rte_hash_del_key(dev->dp.neigh_table, &k);
 	/* A managed entry we asked for that failed: no such host. The kernel would keep
 	 * probing it for ever; only hosts that answer stay in its table. */
-	if (nlh->nlmsg_type == RTM_NEWNEIGH && (nd->ndm_state & NUD_FAILED) && a.tb[NDA_FLAGS_EXT] &&
-	    mnl_attr_get_payload_len(a.tb[NDA_FLAGS_EXT]) == 4 && (mnl_attr_get_u32(a.tb[NDA_FLAGS_EXT]) & NTF_EXT_MANAGED) &&
-	    tl_nl_neigh_del_managed(dev->nl, dev->lanfib->ifindex, k.family, k.ip) == 0)
+	if (n->failed_managed && tl_nl_neigh_del_managed(dev->nl, dev->lanfib->ifindex, k.family, k.ip) == 0)
 		dev->lanfib->st.failed_removed++;
 }
 
-static int msg_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct tl_device *dev = data;
-
-	switch (nlh->nlmsg_type) {
-	case RTM_NEWROUTE:
-	case RTM_DELROUTE:
-		route_msg(dev->lanfib, nlh);
-		break;
-	case RTM_NEWNEIGH:
-	case RTM_DELNEIGH:
-		neigh_msg(dev, nlh);
-		break;
-	default:
-		break;
-	}
-	return MNL_CB_OK;
-}
+static const struct tl_rtmon_ops mirror_ops = { .route = route_event, .neigh = neigh_event };
 
 /* ---- dumps -------------------------------------------------------------------------------- */
-
-static int dump_one(struct tl_device *dev, struct mnl_socket *sk, uint16_t type, int family)
-{
-	struct tl_lanfib_ctl *c = dev->lanfib;
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(c->buf);
-	unsigned portid = mnl_socket_get_portid(sk), seq = ++c->st.dumps;
-	int rc;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	if (type == RTM_GETROUTE) {
-		struct rtmsg *rm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rm));
-
-		rm->rtm_family = (uint8_t)family;
-	} else {
-		struct ndmsg *nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
-
-		nd->ndm_family = (uint8_t)family;
-	}
-	if (mnl_socket_sendto(sk, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		ssize_t n = mnl_socket_recvfrom(sk, c->buf, sizeof(c->buf));
-
-		if (n < 0)
-			return -errno;
-		rc = mnl_cb_run(c->buf, (size_t)n, seq, portid, msg_cb, dev);
-	} while (rc > MNL_CB_STOP);
-	return rc == MNL_CB_ERROR ? -EIO : 0;
-}
 
 static void routes_clear(struct tl_lanfib_ctl *c)
 {
@@ -314,23 +177,8 @@ static void routes_clear(struct tl_lanfib_ctl *c)
 /* Routes and neighbours of the LAN interface, from scratch. */
 static int dump_all(struct tl_device *dev)
 {
-	struct mnl_socket *sk = mnl_socket_open(NETLINK_ROUTE);
-	int rc = -errno;
-
-	if (!sk)
-		return rc;
 	routes_clear(dev->lanfib);
-	rc = mnl_socket_bind(sk, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
-	if (!rc)
-		rc = dump_one(dev, sk, RTM_GETROUTE, AF_INET);
-	if (!rc)
-		rc = dump_one(dev, sk, RTM_GETROUTE, AF_INET6);
-	if (!rc)
-		rc = dump_one(dev, sk, RTM_GETNEIGH, AF_INET);
-	if (!rc)
-		rc = dump_one(dev, sk, RTM_GETNEIGH, AF_INET6);
-	mnl_socket_close(sk);
-	return rc;
+	return tl_rtmon_dump(dev->lanfib->mon, &dev->lanfib->st.dumps);
 }
 
 /* ---- the snapshot ------------------------------------------------------------------------- */
@@ -397,7 +245,7 @@ static void resolve(struct tl_device *dev, const struct tl_neigh_key *k)
 	struct tl_lanfib_ctl *c = dev->lanfib;
 	uint8_t mac[6];
 
-	if (static_lan(dev, k, mac))
+	if (tl_neigh_static(dev, TL_PORT_LAN, k->family, k->ip, mac))
 		return neigh_set(dev, k, mac);
 	if (c->ifindex <= 0)
 		return;
@@ -427,23 +275,13 @@ static unsigned serve_requests(struct tl_device *dev, uint64_t now)
 static unsigned read_events(struct tl_device *dev)
 {
 	struct tl_lanfib_ctl *c = dev->lanfib;
-	unsigned n = 0;
+	bool overrun = false;
+	unsigned n = c->mon ? tl_rtmon_read(c->mon, TL_LF_READS_PER_POLL, &overrun) : 0;
 
-	while (c->ev && n < TL_LF_READS_PER_POLL) {
-		ssize_t len = mnl_socket_recvfrom(c->ev, c->buf, sizeof(c->buf));
-
-		if (len < 0) {
-			if (errno == ENOBUFS) {
-				c->resync = true;      /* notifications were lost */
-				c->st.overruns++;
-				n++;
-				continue;
-			}
-			break;                         /* EAGAIN: nothing more */
-		}
-		n++;
-		c->st.events++;
-		mnl_cb_run(c->buf, (size_t)len, 0, 0, msg_cb, dev);
+	c->st.events += n - overrun;
+	if (overrun) {
+		c->resync = true;      /* notifications were lost: dump again */
+		c->st.overruns++;
 	}
 	return n;
 }
@@ -469,21 +307,18 @@ unsigned tl_lanfib_poll(struct tl_device *dev, uint64_t now)
 	return n;
 }
 
-/* ---- setup -------------------------------------------------------------------------------- */
-
-static int subscribe(struct tl_lanfib_ctl *c)
+bool tl_lanfib_pending(const struct tl_device *dev)
 {
-	unsigned groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE | RTMGRP_NEIGH;
-	int fd, sz = TL_LF_RCVBUF;
-
-	c->ev = mnl_socket_open(NETLINK_ROUTE);
-	if (!c->ev || mnl_socket_bind(c->ev, groups, MNL_SOCKET_AUTOPID) < 0)
-		return -errno;
-	fd = mnl_socket_get_fd(c->ev);
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) != 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0 ? 0 : -errno;
+	return dev->lanfib && (dev->lanfib->dirty || dev->lanfib->resync);
 }
+
+static void lanfib_event(void *arg, uint32_t events)
+{
+	(void)events;
+	tl_lanfib_poll(arg, tl_now_ns());
+}
+
+/* ---- setup -------------------------------------------------------------------------------- */
 
 static void statics_load(struct tl_device *dev)
 {
@@ -510,6 +345,8 @@ int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen)
 	int rc;
 
 	dev->lanfib = c;
+	if (c)
+		c->ev_item.fd = -1;
 	if (!c || !(c->routes = rte_hash_create(&p))) {
 		snprintf(err, errlen, "LAN routes: cannot allocate");
 		return -1;
@@ -517,7 +354,10 @@ int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen)
 	c->ifindex = dev->ports[TL_PORT_LAN].ifindex;
 	statics_load(dev);
 	if (c->ifindex > 0) {
-		rc = subscribe(c);
+		c->mon = tl_rtmon_open(&mirror_ops, dev, TL_LF_RCVBUF);
+		rc = c->mon ? 0 : -errno;
+		if (!rc && dev->loop && tl_evloop_add(dev->loop, &c->ev_item, tl_rtmon_fd(c->mon), EPOLLIN, lanfib_event, dev) != 0)
+			rc = -errno;
 		if (!rc)
 			rc = dump_all(dev);
 		if (rc) {
@@ -538,8 +378,9 @@ void tl_lanfib_close(struct tl_device *dev)
 
 	if (!c)
 		return;
-	if (c->ev)
-		mnl_socket_close(c->ev);
+	if (dev->loop)
+		tl_evloop_del(dev->loop, &c->ev_item);
+	tl_rtmon_close(c->mon);
 	if (c->routes) {
 		routes_clear(c);
 		rte_hash_free(c->routes);

@@ -4,6 +4,7 @@
 #ifndef TL_CTRL_LANFIB_H
 #define TL_CTRL_LANFIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,10 +29,13 @@ struct tl_lanfib_stats {
 /* Subscribes, dumps, publishes the first snapshot (before the workers start). -1 and err on
  * failure. */
 int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen);
-/* Notifications, the workers' resolution requests, the snapshot when due. Returns the
- * number of items handled. */
+/* Notifications, the workers' resolution requests, the snapshot when due (the control loop
+ * calls it when the subscription socket is readable, when a worker kicked it and on its
+ * ticks). Returns the number of items handled. */
 unsigned tl_lanfib_poll(struct tl_device *dev, uint64_t now);
 void tl_lanfib_close(struct tl_device *dev);
+/* A route table to build or a resync to do: the control loop ticks fast meanwhile. */
+bool tl_lanfib_pending(const struct tl_device *dev);
 void tl_lanfib_stats_get(const struct tl_device *dev, struct tl_lanfib_stats *st);
 
 #endif

@@ -27,6 +27,7 @@
 #include "ctrl/hostmode.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
+#include "ctrl/loop.h"
 #include "ctrl/metrics.h"
 #include "ctrl/neigh.h"
 #include "ctrl/notify.h"
@@ -43,19 +44,13 @@
 #include "dataplane/route.h"
 #include "kernel/netlink.h"
 
-#define TL_TICK_NS (5ull * 1000000ull)
-/* The control loop sleeps 1 ms between empty rounds, 4 ms once it has had nothing to do
- * for 100 ms: an idle daemon wakes 250 times a second, and a request or handshake after a
- * quiet spell waits at most 4 ms more. */
-#define TL_CTRL_IDLE_US 1000
-#define TL_CTRL_QUIET_US 4000
-#define TL_CTRL_QUIET_NS (100ull * 1000000ull)
 static volatile sig_atomic_t g_stop, g_reload;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
+	tl_loop_wake();
 }
 
 /* SIGHUP: the control API's reload of the configuration file, from the control loop. */
@@ -63,6 +58,7 @@ static void on_sighup(int sig)
 {
 	(void)sig;
 	g_reload = 1;
+	tl_loop_wake();
 }
 
 static void usage(FILE *f)
@@ -145,42 +141,6 @@ static int workers_launch(struct tl_device *dev)
 		if (rte_eal_remote_launch(tl_worker_main, &dev->workers[w], dev->worker_lcores[w]) != 0)
 			return -1;
 	return 0;
-}
-
-static void control_loop(struct tl_device *dev)
-{
-	uint64_t last_tick = 0, last_gc = 0, last_work = 0;
-
-	while (!g_stop) {
-		uint64_t now = tl_now_ns();
-		unsigned n = tl_handshake_poll(dev, now);
-
-		n += tl_staged_poll(dev);
-		n += tl_udpsock_poll(dev);
-		n += tl_uapi_poll(dev);
-		n += tl_ctlapi_poll(dev);
-		n += tl_metrics_poll(dev);
-		n += tl_lanfib_poll(dev, now);
-		if (g_reload) {
-			g_reload = 0;
-			tl_notify_reload(dev);
-			n++;
-		}
-		tl_notify_tick(dev, now);
-		if (now - last_tick >= TL_TICK_NS) {
-			last_tick = now;
-			tl_timers_run(dev, now);
-		}
-		if (now - last_gc >= TL_NS) {
-			last_gc = now;
-			tl_ratelimit_gc(dev->ratelimit, now);
-			tl_stats_tick(dev, now);
-		}
-		if (n)
-			last_work = now;
-		else
-			usleep(now - last_work < TL_CTRL_QUIET_NS ? TL_CTRL_IDLE_US : TL_CTRL_QUIET_US);
-	}
 }
 
 static void device_down(struct tl_device *dev)
@@ -305,7 +265,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct tl_device dev = { .udp_fd = { -1, -1 } };
+	struct tl_device dev = { .udp_fd = { -1, -1 }, .udp_item = { { .fd = -1 }, { .fd = -1 } }, .dp.ctrl_kick_fd = -1 };
 	const char *path = NULL;
 	char err[1024];
 	bool check = false;
@@ -352,6 +312,9 @@ int main(int argc, char **argv)
 	if (!dev.nl) {
 		tl_log_err("rtnetlink: %s", strerror(errno));
 		rc = 1;
+	} else if (tl_loop_open(&dev, err, sizeof(err)) != 0) {
+		tl_log_err("%s", err);
+		rc = 1;
 	} else if (device_up(&dev, argv[0]) != 0) {
 		rc = 1;
 	} else {
@@ -361,11 +324,12 @@ int main(int argc, char **argv)
 			    dev.dp.n_workers);
 		fflush(stderr);
 		tl_notify_ready(&dev);
-		control_loop(&dev);
+		tl_loop_run(&dev, &g_stop, &g_reload);
 		tl_log_info("stopping");
 		tl_notify_stopping();
 	}
 	device_down(&dev);
+	tl_loop_close(&dev);
 	if (dev.nl)
 		tl_nl_close(dev.nl);
 	tl_config_free(dev.cfg);

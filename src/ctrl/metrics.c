@@ -1,52 +1,38 @@
-/* Prometheus text exposition (its HTTP server: metrics_http.c): the read model (stats.h),
- * each field under its Prometheus family, and what only Prometheus has: the info gauges,
- * the sojourn histograms, the conservation balances, the busy ratio since the start, and the
- * names existing WireGuard dashboards query from the two common exporters,
+/* Prometheus text (exposition format 0.0.4): the read model (stats.h), each field under its
+ * Prometheus family, and what only Prometheus has: the info gauges, the sojourn histograms,
+ * the conservation balances, the busy ratio since the start, and the names existing
+ * WireGuard dashboards query from the two common exporters,
  * MindFlavor/prometheus_wireguard_exporter (wireguard_sent_bytes_total, ...) and
  * mdlayher/wireguard_exporter (wireguard_peer_*, which the read model's peer fields use).
- * Names and labels: docs/metrics.md. */
+ * Served over HTTP/1.0 and 1.1 on a TCP listener by the request server (api/server.h): a
+ * request is at most TL_METRICS_MAX_REQUEST bytes, each connection carries one request and
+ * is closed after the response (Connection: close, then a half-close and at most 2 s of
+ * draining), a client that stalls is closed, and when every slot is taken the quietest
+ * client makes room. Names and labels: docs/metrics.md. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "api/httpreq.h"
+#include "api/promw.h"
+#include "api/server.h"
 #include "ctrl/device.h"
-#include "ctrl/metrics_priv.h"
+#include "ctrl/log.h"
+#include "ctrl/metrics.h"
 #include "ctrl/stats.h"
+#include "dataplane/lcore.h"
+
+struct tl_metrics {
+	struct tl_server srv;
+	struct tl_queue_snapshot snap[TL_PORT_MAX * TL_MAX_WORKERS];   /* scratch: the owners' queues */
+	uint64_t requests, errors;         /* served, answered with 4xx/5xx */
+};
 
 #define P tl_buf_printf
 #define LABELS 256          /* one sample's labels */
-
-static void family(struct tl_buf *b, const char *name, const char *type, const char *help)
-{
-	P(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A label value with \, " and newline escaped, as the text format wants. */
-static void label_value(char *out, size_t len, const char *v)
-{
-	size_t o = 0;
-
-	for (; *v && o + 3 < len; v++) {
-		if (*v == '\\' || *v == '"')
-			out[o++] = '\\', out[o++] = *v;
-		else if (*v == '\n')
-			out[o++] = '\\', out[o++] = 'n';
-		else
-			out[o++] = *v;
-	}
-	out[o] = '\0';
-}
-
-/* name{labels,extra} value */
-static void sample(struct tl_buf *b, const char *name, const char *labels, const char *extra, const char *value)
-{
-	bool any = *labels || *extra;
-
-	P(b, "%s%s%s%s%s%s %s\n", name, any ? "{" : "", labels, *labels && *extra ? "," : "", extra, any ? "}" : "",
-	  value);
-}
 
 /* ---- the read model's fields ----------------------------------------------------------------- */
 
@@ -75,7 +61,7 @@ static void render_fields(struct tl_buf *b, const struct tl_stat_field *fields, 
 	for (const struct tl_stat_field *f = fields; f->id; f++) {
 		if (f == fields || strcmp(f[-1].prom, f->prom)) {
 			family_help(help, sizeof(help), f);
-			family(b, f->prom, f->kind == TL_STAT_COUNTER ? "counter" : "gauge", help);
+			tl_prom_family(b, f->prom, f->kind == TL_STAT_COUNTER ? "counter" : "gauge", help);
 		}
 		for (size_t i = 0; i < n; i++) {
 			const void *s = (const char *)base + i * stride;
@@ -84,7 +70,7 @@ static void render_fields(struct tl_buf *b, const struct tl_stat_field *fields, 
 				snprintf(value, sizeof(value), "%.9g", tl_stat_prom_value(s, f));
 			else
 				snprintf(value, sizeof(value), "%" PRIu64, tl_stat_value(s, f));
-			sample(b, f->prom, labels ? labels[i] : "", f->label, value);
+			tl_prom_sample(b, f->prom, labels ? labels[i] : "", f->label, value);
 		}
 	}
 }
@@ -95,8 +81,8 @@ static void render_device(struct tl_device *dev, struct tl_buf *b, const struct 
 {
 	char name[64];
 
-	label_value(name, sizeof(name), s->name);
-	family(b, "tunless_info", "gauge", "Device metadata (always 1).");
+	tl_prom_label_value(name, sizeof(name), s->name);
+	tl_prom_family(b, "tunless_info", "gauge", "Device metadata (always 1).");
 	P(b, "tunless_info{name=\"%s\",mode=\"%s\",public_key=\"%s\",version=\"%s\"} 1\n", name, s->mode, s->public_key,
 	  s->version);
 	render_fields(b, tl_stats_device_fields, s, 0, 1, NULL);
@@ -109,10 +95,10 @@ static void render_conservation(struct tl_device *dev, struct tl_buf *b)
 	struct tl_port_balance bal[TL_PORT_MAX];
 
 	tl_conservation(dev->workers, dev->dp.n_workers, bal);
-	family(b, "tunless_conservation_balance_packets", "gauge",
+	tl_prom_family(b, "tunless_conservation_balance_packets", "gauge",
 	       "Per port: received + generated - transmitted - dropped - handed to the control plane - queued; 0 = every packet accounted for (off by the packets in flight while traffic flows).");
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		P(b, "tunless_conservation_balance_packets{port=\"%s\"} %" PRId64 "\n", tl_stats_port_names[p],
+		P(b, "tunless_conservation_balance_packets{port=\"%s\"} %" PRId64 "\n", tl_port_names[p],
 		  bal[p].balance);
 }
 
@@ -127,9 +113,9 @@ static void render_ports(struct tl_device *dev, struct tl_buf *b)
 			snprintf(labels[n], LABELS, "port=\"%s\"", s[n].port);
 			n++;
 		}
-	family(b, "tunless_port_info", "gauge", "A running port: its interface (always 1).");
+	tl_prom_family(b, "tunless_port_info", "gauge", "A running port: its interface (always 1).");
 	for (size_t i = 0; i < n; i++) {
-		label_value(iface, sizeof(iface), s[i].iface);
+		tl_prom_label_value(iface, sizeof(iface), s[i].iface);
 		P(b, "tunless_port_info{port=\"%s\",iface=\"%s\"} 1\n", s[i].port, iface);
 	}
 	render_fields(b, tl_stats_port_fields, s, sizeof(s[0]), n, labels);
@@ -141,7 +127,7 @@ static void render_drops(struct tl_device *dev, struct tl_buf *b)
 	uint64_t drops[TL_DROP_MAX];
 
 	tl_stats_drops(dev, drops);
-	family(b, "tunless_drops_total", "counter", "Packets let go of without delivering them, by reason (one list: src/dataplane/drop.h).");
+	tl_prom_family(b, "tunless_drops_total", "counter", "Packets let go of without delivering them, by reason (one list: src/dataplane/drop.h).");
 	for (int i = 0; i < TL_DROP_MAX; i++)
 		P(b, "tunless_drops_total{reason=\"%s\"} %" PRIu64 "\n", tl_drop_names[i], drops[i]);
 }
@@ -151,18 +137,18 @@ static void render_drops(struct tl_device *dev, struct tl_buf *b)
 static void render_sojourn(struct tl_buf *b, struct tl_metrics *m, size_t n, char (*labels)[LABELS])
 {
 	static const char *name = "tunless_queue_sojourn_seconds";
-	uint64_t cum[TL_STATS_SOJOURN_BOUNDS];
+	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
 
-	family(b, name, "histogram", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).");
+	tl_prom_family(b, name, "histogram", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).");
 	for (size_t q = 0; q < n; q++) {
 		const struct tl_aqm_stats *s = &m->snap[q].aqm;
-		uint64_t total = tl_stats_sojourn_cumulative(s, cum);
+		uint64_t total = tl_aqm_sojourn_cumulative(s, cum);
 
-		for (unsigned i = 0; i < TL_STATS_SOJOURN_BOUNDS; i++)
+		for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++)
 			P(b, "%s_bucket{%s,le=\"%.12g\"} %" PRIu64 "\n", name, labels[q],
-			  (double)tl_stats_sojourn_bound(i) / 1e9, cum[i]);
+			  (double)tl_aqm_sojourn_bound(i) / 1e9, cum[i]);
 		P(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, labels[q], total);
-		P(b, "%s_sum{%s} %.9g\n", name, labels[q], tl_stats_sojourn_sum_seconds(s));
+		P(b, "%s_sum{%s} %.9g\n", name, labels[q], tl_aqm_sojourn_sum_seconds(s));
 		P(b, "%s_count{%s} %" PRIu64 "\n", name, labels[q], total);
 	}
 }
@@ -194,7 +180,7 @@ static void render_workers(struct tl_device *dev, struct tl_buf *b)
 		snprintf(labels[w], LABELS, "worker=\"%u\"", w);
 	}
 	render_fields(b, tl_stats_worker_fields, s, sizeof(s[0]), n, labels);
-	family(b, "tunless_worker_busy_ratio", "gauge", "Share of a worker's loop time spent in rounds that did work, since start (busy_ns / loop_ns).");
+	tl_prom_family(b, "tunless_worker_busy_ratio", "gauge", "Share of a worker's loop time spent in rounds that did work, since start (busy_ns / loop_ns).");
 	for (unsigned w = 0; w < n; w++)
 		P(b, "tunless_worker_busy_ratio{%s} %.9g\n", labels[w],
 		  s[w].loop_ns ? (double)s[w].busy_ns / (double)s[w].loop_ns : 0.0);
@@ -217,7 +203,7 @@ static void render_mindflavor(struct tl_buf *b, const char *dev_name, const stru
 	char name[128];
 
 	for (int m = 0; m < 4; m++) {
-		family(b, names[m], types[m], helps[m]);
+		tl_prom_family(b, names[m], types[m], helps[m]);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t val = m == 0 ? v[i].tx_bytes : m == 1 ? v[i].rx_bytes : v[i].last_handshake;
 
@@ -229,7 +215,7 @@ static void render_mindflavor(struct tl_buf *b, const char *dev_name, const stru
 			P(b, "%s{interface=\"%s\",public_key=\"%s\",allowed_ips=\"%s\"", names[m], dev_name, v[i].public_key,
 			  v[i].allowed_ips ? v[i].allowed_ips : "");
 			if (v[i].name[0]) {
-				label_value(name, sizeof(name), v[i].name);
+				tl_prom_label_value(name, sizeof(name), v[i].name);
 				P(b, ",friendly_name=\"%s\"", name);
 			}
 			P(b, "} %" PRIu64 "\n", val);
@@ -250,19 +236,19 @@ static void render_peers(struct tl_device *dev, struct tl_buf *b, const struct t
 		b->oom = true;
 		n = 0;
 	}
-	label_value(dev_name, sizeof(dev_name), d->name);
+	tl_prom_label_value(dev_name, sizeof(dev_name), d->name);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(labels[i], LABELS, "device=\"%s\",public_key=\"%s\"", dev_name, v[i].public_key);
 		b->oom |= !v[i].allowed_ips;
 	}
-	family(b, "wireguard_device_info", "gauge", "Metadata about a device.");
+	tl_prom_family(b, "wireguard_device_info", "gauge", "Metadata about a device.");
 	P(b, "wireguard_device_info{device=\"%s\",public_key=\"%s\"} 1\n", dev_name, d->public_key);
-	family(b, "wireguard_peer_info", "gauge", "Metadata about a peer. The public_key label on peer metrics refers to the peer's public key; not the device's public key.");
+	tl_prom_family(b, "wireguard_peer_info", "gauge", "Metadata about a peer. The public_key label on peer metrics refers to the peer's public key; not the device's public key.");
 	for (size_t i = 0; i < n; i++) {
-		label_value(name, sizeof(name), v[i].name);
+		tl_prom_label_value(name, sizeof(name), v[i].name);
 		P(b, "wireguard_peer_info{%s,endpoint=\"%s\",name=\"%s\"} 1\n", labels[i], v[i].endpoint, name);
 	}
-	family(b, "wireguard_peer_allowed_ips_info", "gauge", "Metadata about each of a peer's allowed IP subnets for a given device.");
+	tl_prom_family(b, "wireguard_peer_allowed_ips_info", "gauge", "Metadata about each of a peer's allowed IP subnets for a given device.");
 	for (size_t i = 0; i < n; i++)
 		for (const char *p = v[i].allowed_ips; p && *p;) {
 			size_t len = strcspn(p, ",");
@@ -285,7 +271,7 @@ static void render_ctrl_balance(struct tl_device *dev, struct tl_buf *b)
 	struct tl_flow_balance flow[TL_FLOW_MAX];
 
 	tl_ctrl_balance(dev, flow);
-	family(b, "tunless_ctrl_conservation_balance_packets", "gauge",
+	tl_prom_family(b, "tunless_ctrl_conservation_balance_packets", "gauge",
 	       "Per control-plane flow: entered - left - dropped - held in a ring; 0 = every packet accounted for (off by the packets in flight).");
 	for (int f = 0; f < TL_FLOW_MAX; f++)
 		P(b, "tunless_ctrl_conservation_balance_packets{flow=\"%s\"} %" PRId64 "\n", tl_ctrl_flow_names[f],
@@ -314,8 +300,103 @@ void tl_metrics_render(struct tl_device *dev, struct tl_buf *out)
 	render_ctrl_balance(dev, out);
 	if (m != dev->metrics)
 		free(m);
-	family(out, "tunless_metrics_requests_total", "counter", "HTTP requests answered by this endpoint, by outcome.");
+	tl_prom_family(out, "tunless_metrics_requests_total", "counter", "HTTP requests answered by this endpoint, by outcome.");
 	P(out, "tunless_metrics_requests_total{outcome=\"ok\"} %" PRIu64 "\n",
 	  dev->metrics ? dev->metrics->requests - dev->metrics->errors : 0);
 	P(out, "tunless_metrics_requests_total{outcome=\"error\"} %" PRIu64 "\n", dev->metrics ? dev->metrics->errors : 0);
+}
+
+/* ---- the HTTP endpoint: GET (or HEAD) /metrics, over the request server ------------------------- */
+
+static void render(void *dev, struct tl_buf *body)
+{
+	tl_metrics_render(dev, body);
+}
+
+int tl_metrics_http(struct tl_device *dev, const char *req, size_t len, struct tl_buf *out)
+{
+	return tl_http_get(out, req, len, "/metrics", "text/plain; version=0.0.4; charset=utf-8", render, dev);
+}
+
+/* ---- the protocol over the request server ---------------------------------------------------- */
+
+static void count(struct tl_device *dev, int code)
+{
+	dev->metrics->requests++;
+	if (code >= 400)
+		dev->metrics->errors++;
+}
+
+static enum tl_server_next http_answer(void *ctx, char *req, size_t len, struct tl_buf *out)
+{
+	count(ctx, tl_metrics_http(ctx, req, len, out));
+	return TL_SERVER_CLOSE;
+}
+
+/* The client finished sending: answer what came, if anything. */
+static void http_at_eof(void *ctx, char *in, size_t len, struct tl_buf *out)
+{
+	if (len)
+		http_answer(ctx, in, len, out);
+}
+
+/* An error found before the request could be parsed. */
+static void http_refuse(void *ctx, bool oom, struct tl_buf *out)
+{
+	count(ctx, tl_http_respond_error(out, oom ? 500 : 431, 1, NULL));
+}
+
+static const struct tl_server_ops http_ops = {
+	.name = "metrics",
+	.request_end = tl_http_request_end,
+	.answer = http_answer,
+	.at_eof = http_at_eof,
+	.refuse = http_refuse,
+	.max_request = TL_METRICS_MAX_REQUEST,
+	.first_buffer = TL_METRICS_MAX_REQUEST + 1,
+	.read_chunk = TL_METRICS_MAX_REQUEST,
+	.idle_ns = 10ull * TL_NS,
+	.one_request = true,
+	.linger_ns = 2ull * TL_NS,
+	.evict_quietest = true,
+	.accepts_per_event = 4,
+};
+
+
+int tl_metrics_open(struct tl_device *dev, char *err, size_t errlen)
+{
+	struct tl_metrics *m;
+	char where[64];
+	int fd;
+
+	if (!dev->cfg->metrics.enabled)
+		return 0;
+	tl_sockaddr_format(where, sizeof(where), &dev->cfg->metrics.listen);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "metrics: %s", strerror(ENOMEM));
+		return -1;
+	}
+	fd = tl_server_listen_tcp(&dev->cfg->metrics.listen, TL_SERVER_MAX_CLIENTS);
+	if (fd < 0 || tl_server_start(&m->srv, &http_ops, dev, dev->loop, fd) != 0) {
+		snprintf(err, errlen, "metrics.listen: cannot listen on %s: %s", where, strerror(errno));
+		free(m);
+		return -1;
+	}
+	dev->metrics = m;
+	dev->servers[TL_SERVER_METRICS] = &m->srv;
+	tl_log_info("metrics: Prometheus text on http://%s/metrics", where);
+	return 0;
+}
+
+void tl_metrics_close(struct tl_device *dev)
+{
+	struct tl_metrics *m = dev->metrics;
+
+	if (!m)
+		return;
+	tl_server_stop(&m->srv);
+	free(m);
+	dev->metrics = NULL;
+	dev->servers[TL_SERVER_METRICS] = NULL;
 }

@@ -1,7 +1,7 @@
 /* Prometheus text exposition (format 0.0.4) over HTTP on `metrics.listen` (loopback by
- * default): GET /metrics. Served from the control loop like the UAPI socket: non-blocking,
- * bounded work per poll, bounded request size, one request per connection. The values come
- * from the read model (stats.h). Names and labels: docs/metrics.md. */
+ * default): GET /metrics, served by the request server (api/server.h) from the control loop:
+ * bounded request size, one request per connection. The values come from the read model
+ * (stats.h). Names and labels: docs/metrics.md. */
 #ifndef TL_METRICS_H
 #define TL_METRICS_H
 
@@ -17,8 +17,6 @@ struct tl_device;
 /* Opens the listener if the configuration has `metrics`; 0 and nothing opened if not.
  * On failure (address in use, ...) -1 with a message in err. */
 int tl_metrics_open(struct tl_device *dev, char *err, size_t errlen);
-/* Accepts, reads, answers. Returns how much happened (0 = idle). */
-unsigned tl_metrics_poll(struct tl_device *dev);
 /* Closes every client and the listener. Safe if never opened. */
 void tl_metrics_close(struct tl_device *dev);
 

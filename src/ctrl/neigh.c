@@ -11,7 +11,7 @@
 
 #define TL_RESOLVE_RETRY_NS (100ull * 1000000ull)
 
-static bool static_neighbour(struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6])
+bool tl_neigh_static(const struct tl_device *dev, int role, int family, const uint8_t *ip, uint8_t mac[6])
 {
 	size_t alen = family == AF_INET ? 4 : 16;
 
@@ -19,7 +19,8 @@ static bool static_neighbour(struct tl_device *dev, int role, int family, const 
 		const struct tl_cfg_neighbour *n = &dev->cfg->neighbours[i];
 
 		if (n->ip.family == family && (n->on_wan == (role == TL_PORT_WAN)) && !memcmp(n->ip.addr, ip, alen)) {
-			memcpy(mac, n->mac, 6);
+			if (mac)
+				memcpy(mac, n->mac, 6);
 			return true;
 		}
 	}
@@ -34,7 +35,7 @@ int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *
 	uint8_t gw[16];
 	const uint8_t *hop = ip;
 
-	if (static_neighbour(dev, role, family, ip, mac))
+	if (tl_neigh_static(dev, role, family, ip, mac))
 		return 0;
 	if (!dev->nl || tl_nl_route_get(dev->nl, family, ip, &oif, &has_gw, gw) != 0)
 		return -1;
@@ -42,7 +43,7 @@ int tl_neigh_lookup(struct tl_device *dev, int role, int family, const uint8_t *
 		oif = dev->ports[role].ifindex;   /* the port decides, whatever the main table says */
 	if (has_gw) {
 		hop = gw;
-		if (static_neighbour(dev, role, family, gw, mac))
+		if (tl_neigh_static(dev, role, family, gw, mac))
 			return 0;
 	}
 	r = tl_nl_neigh_get(dev->nl, oif, family, hop, mac);

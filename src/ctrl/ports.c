@@ -3,18 +3,13 @@
  * the WAN only, the udp port kind: kernel UDP sockets on the listen port (udpport.h); or,
  * for host mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the
  * host veth (afpacket.h). */
-#include <dirent.h>
-#include <ifaddrs.h>
 #include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
@@ -29,6 +24,7 @@
 #include "dataplane/afpacket.h"
 #include "dataplane/crypto_stage.h"
 #include "dataplane/udpport.h"
+#include "kernel/iface.h"
 #include "kernel/netlink.h"
 
 #define TL_RX_DESC 2048
@@ -61,25 +57,6 @@ static enum tl_port_driver driver_of(const struct tl_cfg_port *cfg)
 	return tl_xdp_zero_copy(cfg->iface) ? TL_DRIVER_AF_XDP : TL_DRIVER_UDP;
 }
 
-/* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
- * interface has no combined channels (veth, most virtual NICs). */
-static unsigned af_xdp_offer(const char *iface)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned n = 1;
-
-	if (fd < 0)
-		return 1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.max_combined > 0 && ch.combined_count > 0)
-		n = ch.combined_count;
-	close(fd);
-	return n;
-}
-
 /* Both ports get the same queue pairs, at most the workers, ports.*.queues and an AF_XDP
  * port's channels, which the kernel tells before the EAL starts (a PMD's are known only once
  * probed). The EAL memory is sized for that bound. */
@@ -98,15 +75,12 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev)
 		if (d == TL_DRIVER_PACKET)
 			q = 1;
 		else if (host_lan || d == TL_DRIVER_AF_XDP)
-			q = RTE_MIN(q, af_xdp_offer(host_lan ? dev->dp_if : cfg->iface));
+			q = RTE_MIN(q, tl_iface_channels(host_lan ? dev->dp_if : cfg->iface));
 	}
 	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
 }
 
-static const char *role_name(int role)
-{
-	return role == TL_PORT_WAN ? "wan" : "lan";
-}
+const char *const tl_port_names[TL_PORT_MAX] = { "wan", "lan" };
 
 
 static const struct tl_cfg_port *port_cfg(struct tl_device *dev, int role)
@@ -123,7 +97,7 @@ static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint
 
 	pc->ifindex = (int)if_nametoindex(iface);
 	if (!pc->ifindex) {
-		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", role_name(role), iface);
+		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", tl_port_names[role], iface);
 		return -1;
 	}
 	r = tl_xdp_object_path(obj, sizeof(obj), role == TL_PORT_WAN ? TL_XDP_WAN_OBJECT : TL_XDP_LAN_OBJECT);
@@ -135,39 +109,21 @@ static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint
 	if (r < 0)
 		return -1;
 	if (r == 1)
-		tl_log_info("%s: removed a tunless XDP program left over on %s", role_name(role), iface);
-	snprintf(pc->vdev_name, sizeof(pc->vdev_name), "net_af_xdp_%s_%s", dev->cfg->name, role_name(role));
+		tl_log_info("%s: removed a tunless XDP program left over on %s", tl_port_names[role], iface);
+	snprintf(pc->vdev_name, sizeof(pc->vdev_name), "net_af_xdp_%s_%s", dev->cfg->name, tl_port_names[role]);
 	snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=%u,xdp_prog=%s,busy_budget=0", iface,
 		 queues, obj);
 	if (rte_vdev_init(pc->vdev_name, args) != 0) {
-		snprintf(err, errlen, "ports.%s: cannot open AF_XDP on %s (see the DPDK log above)", role_name(role), iface);
+		snprintf(err, errlen, "ports.%s: cannot open AF_XDP on %s (see the DPDK log above)", tl_port_names[role], iface);
 		return -1;
 	}
 	if (rte_eth_dev_get_port_by_name(pc->vdev_name, port_id) != 0) {
-		snprintf(err, errlen, "ports.%s: AF_XDP port %s vanished", role_name(role), pc->vdev_name);
+		snprintf(err, errlen, "ports.%s: AF_XDP port %s vanished", tl_port_names[role], pc->vdev_name);
 		return -1;
 	}
 	pc->af_xdp = true;
 	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
 	return 0;
-}
-
-/* RX queues the kernel has for iface (0: unknown). */
-static unsigned kernel_rx_queues(const char *iface)
-{
-	char path[128];
-	DIR *d;
-	struct dirent *e;
-	unsigned n = 0;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", iface);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, "rx-", 3);
-	closedir(d);
-	return n;
 }
 
 static unsigned pmd_offer(uint16_t port_id)
@@ -187,13 +143,13 @@ static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint1
 	size_t len = strcspn(devargs, ",");
 
 	if (len >= sizeof(name)) {
-		snprintf(err, errlen, "ports.%s.devargs: device name too long", role_name(role));
+		snprintf(err, errlen, "ports.%s.devargs: device name too long", tl_port_names[role]);
 		return -1;
 	}
 	memcpy(name, devargs, len);
 	name[len] = 0;
 	if (rte_dev_probe(devargs) != 0 || rte_eth_dev_get_port_by_name(name, port_id) != 0) {
-		snprintf(err, errlen, "ports.%s.devargs: cannot probe '%s'", role_name(role), devargs);
+		snprintf(err, errlen, "ports.%s.devargs: cannot probe '%s'", tl_port_names[role], devargs);
 		return -1;
 	}
 	memcpy(pc->vdev_name, name, len + 1);
@@ -203,59 +159,21 @@ static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint1
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
-#define TL_FD_SCAN_MAX 4096
-
-/* Marks in fds[] every AF_XDP socket this process has open. net_af_xdp does not expose
- * its sockets (and getsockname() is not implemented for them); the workers need them to
- * block in poll() when idle. */
-static void xsk_fds_scan(bool fds[TL_FD_SCAN_MAX])
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-
-	memset(fds, 0, TL_FD_SCAN_MAX * sizeof(fds[0]));
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name), domain = 0;
-		socklen_t len = sizeof(domain);
-
-		if (fd > 0 && fd < TL_FD_SCAN_MAX && fd != dirfd(d) &&
-		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_XDP)
-			fds[fd] = true;
-	}
-	closedir(d);
-}
-
-/* The one AF_XDP socket in after[] that is not in before[], else -1. */
-static int xsk_fd_new(const bool before[TL_FD_SCAN_MAX], const bool after[TL_FD_SCAN_MAX])
-{
-	int found = -1;
-
-	for (int fd = 0; fd < TL_FD_SCAN_MAX; fd++)
-		if (after[fd] && !before[fd]) {
-			if (found >= 0)
-				return -1;
-			found = fd;
-		}
-	return found;
-}
-
 /* Sets up RX queue q; for an AF_XDP port also finds the socket it opened. */
 static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, int socket, struct rte_mempool *mp)
 {
-	static bool before[TL_FD_SCAN_MAX], after[TL_FD_SCAN_MAX];
+	static bool before[TL_XSK_FD_MAX], after[TL_XSK_FD_MAX];
 	bool find = pc->af_xdp && q < TL_MAX_WORKERS;
 	int r;
 
 	if (q < TL_MAX_WORKERS)
 		pc->xsk_fd[q] = -1;
 	if (find)
-		xsk_fds_scan(before);
+		tl_xsk_fds_scan(before);
 	r = rte_eth_rx_queue_setup(port_id, q, TL_RX_DESC, (unsigned)socket, NULL, mp);
 	if (r == 0 && find) {
-		xsk_fds_scan(after);
-		pc->xsk_fd[q] = xsk_fd_new(before, after);
+		tl_xsk_fds_scan(after);
+		pc->xsk_fd[q] = tl_xsk_fd_new(before, after);
 		if (pc->xsk_fd[q] < 0)
 			tl_log_info("%s queue %u: AF_XDP socket not found, the worker sleeps when idle", pc->iface, q);
 	}
@@ -317,18 +235,18 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 	}
 	if (rte_eth_dev_configure(port_id, queues, queues, &conf) != 0) {
-		snprintf(err, errlen, "ports.%s: cannot configure %u queues", role_name(role), queues);
+		snprintf(err, errlen, "ports.%s: cannot configure %u queues", tl_port_names[role], queues);
 		return -1;
 	}
 	for (uint16_t q = 0; q < queues; q++) {
 		char name[RTE_MEMPOOL_NAMESIZE], why[128] = "";
 		struct rte_mempool *mp;
 
-		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
+		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
 		if (dev->ports[role].af_xdp) {
 			mp = af_xdp_pool_create(name, rx_pool_size(dev), socket, why, sizeof(why));
 			if (!mp) {
-				snprintf(err, errlen, "ports.%s: %s", role_name(role), why);
+				snprintf(err, errlen, "ports.%s: %s", tl_port_names[role], why);
 				return -1;
 			}
 		} else {
@@ -337,36 +255,17 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 		}
 		if (!mp || rx_queue_setup(&dev->ports[role], port_id, q, socket, mp) != 0 ||
 		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
-			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", role_name(role), q,
+			snprintf(err, errlen, "ports.%s: cannot set up queue %u (%s)", tl_port_names[role], q,
 				 mp ? "queue setup failed" : rte_strerror(rte_errno));
 			return -1;
 		}
 	}
 	if (rte_eth_dev_start(port_id) != 0) {
-		snprintf(err, errlen, "ports.%s: cannot start the port", role_name(role));
+		snprintf(err, errlen, "ports.%s: cannot start the port", tl_port_names[role]);
 		return -1;
 	}
 	dev->ports[role].started = true;
 	return 0;
-}
-
-/* Calls fn for every address of iface. */
-static void iface_addrs(const char *iface, void (*fn)(void *arg, int family, const uint8_t *addr), void *arg)
-{
-	struct ifaddrs *ifa, *i;
-
-	if (!iface[0] || getifaddrs(&ifa) != 0)
-		return;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET) {
-			fn(arg, AF_INET, (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr);
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			fn(arg, AF_INET6, (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
-		}
-	}
-	freeifaddrs(ifa);
 }
 
 /* Source addresses of outer packets and ICMP errors: the interface's first of each
@@ -386,9 +285,13 @@ static void source_addr(void *arg, int family, const uint8_t *addr)
 	}
 }
 
-static const char *port_iface(struct tl_device *dev, int role)
+const char *tl_port_iface(const struct tl_device *dev, int role)
 {
-	return role == TL_PORT_LAN && dev->dp.host_mode ? dev->dp_if : port_cfg(dev, role)->iface;
+	if (dev->ports[role].iface[0])
+		return dev->ports[role].iface;
+	if (role == TL_PORT_LAN && dev->dp.host_mode)
+		return dev->dp_if;
+	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
 }
 
 static bool port_is_packet(struct tl_device *dev, int role)
@@ -414,29 +317,22 @@ static int sock_port_prepare(struct tl_device *dev, int role, const char *iface,
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct tl_port_ctl *pc = &dev->ports[role];
-	struct ifreq ifr = { 0 };
-	int fd;
 
 	pc->ifindex = (int)if_nametoindex(iface);
 	if (!pc->ifindex) {
-		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", role_name(role), iface);
+		snprintf(err, errlen, "ports.%s.iface: no interface '%s'", tl_port_names[role], iface);
 		return -1;
 	}
 	snprintf(pc->iface, sizeof(pc->iface), "%s", iface);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
-		memcpy(pi->mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (fd >= 0)
-		close(fd);
+	tl_iface_mac(iface, pi->mac);
 	for (uint16_t q = 0; q < queues; q++) {
 		char name[RTE_MEMPOOL_NAMESIZE];
 
-		snprintf(name, sizeof(name), "rx_%s_%u", role_name(role), q);
+		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
 		pools[q] = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 						   (int)rte_socket_id());
 		if (!pools[q]) {
-			snprintf(err, errlen, "ports.%s: cannot create the buffers of queue %u (%s)", role_name(role), q,
+			snprintf(err, errlen, "ports.%s: cannot create the buffers of queue %u (%s)", tl_port_names[role], q,
 				 rte_strerror(rte_errno));
 			return -1;
 		}
@@ -460,7 +356,7 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
 	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
 	pi->fixed_peer_mac = true;
-	iface_addrs(iface, source_addr, pi);
+	tl_iface_addrs(iface, source_addr, pi);
 	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
 				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
 				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools,
@@ -526,7 +422,7 @@ static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *er
 	uint16_t port_id;
 
 	if (port_is_af_xdp(dev, role)) {
-		*offer = af_xdp_offer(port_iface(dev, role));
+		*offer = tl_iface_channels(tl_port_iface(dev, role));
 		return 0;
 	}
 	if (port_is_udp(dev, role)) {
@@ -549,7 +445,7 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	struct tl_port_info *pi = &dev->dp.port[role];
 	uint16_t port_id = pi->port_id;
 	struct rte_ether_addr mac;
-	const char *iface = port_iface(dev, role);
+	const char *iface = tl_port_iface(dev, role);
 	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
 
 	if (port_is_udp(dev, role))
@@ -557,14 +453,14 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	if (port_is_packet(dev, role))
 		return packet_open(dev, role, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
-		unsigned rxq = kernel_rx_queues(iface);
+		unsigned rxq = tl_iface_rx_queues(iface);
 
 		if (af_xdp_probe(dev, role, iface, queues, &port_id, err, errlen) != 0)
 			return -1;
 		if (rxq > queues)
 			tl_log_info("%s: %s has %u RX queues and tunless reads %u: frames on the others go to the "
 				    "kernel's stack, not to tunless (ethtool -L %s combined %u, or one queue on a veth)",
-				    role_name(role), iface, rxq, queues, iface, queues);
+				    tl_port_names[role], iface, rxq, queues, iface, queues);
 	}
 	if (queues_setup(dev, role, port_id, queues, err, errlen) != 0)
 		return -1;
@@ -573,7 +469,7 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
 	if (!host_lan)
-		iface_addrs(iface, source_addr, pi);
+		tl_iface_addrs(iface, source_addr, pi);
 	return 0;
 }
 
@@ -593,7 +489,7 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 	if (tl_xdp_maps_open(pc->ifindex, &pc->maps, err, errlen) != 0)
 		return -1;
 	if (role == TL_PORT_LAN && !dev->dp.host_mode)
-		iface_addrs(pc->iface, local_route, &pc->maps);
+		tl_iface_addrs(pc->iface, local_route, &pc->maps);
 	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? tl_dp_listen_port(&dev->dp) : 0, flags);
 }
 
@@ -646,7 +542,7 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 		dev->ports[r].maps = (struct tl_xdp_maps){ -1, -1, -1, -1 };
 		dev->ports[r].driver = driver_of(cfg);
 		if (cfg->driver == TL_DRIVER_AUTO)
-			tl_log_info("%s: %s offers %s zero-copy AF_XDP: the %s port kind", role_name(r), cfg->iface,
+			tl_log_info("%s: %s offers %s zero-copy AF_XDP: the %s port kind", tl_port_names[r], cfg->iface,
 				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "" : "no",
 				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "af_xdp" : "udp");
 		for (unsigned i = 0; i < TL_MAX_WORKERS; i++)

@@ -29,6 +29,9 @@ struct tl_port_ctl {
 };
 
 struct rte_eth_stats;
+extern const char *const tl_port_names[TL_PORT_MAX];   /* "wan", "lan" */
+/* The kernel interface of a port (host mode's LAN: the dataplane's end of the veth). */
+const char *tl_port_iface(const struct tl_device *dev, int role);
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
 void tl_ports_teardown(struct tl_device *dev);
 unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the EAL -m */

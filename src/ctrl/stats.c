@@ -25,7 +25,6 @@ const struct tl_stat_field tl_stats_queue_fields[] = { TL_STATS_QUEUE(QUEUE_DESC
 const struct tl_stat_field tl_stats_worker_fields[] = { TL_STATS_WORKER(WORKER_DESC) { 0 } };
 const struct tl_stat_field tl_stats_peer_fields[] = { TL_STATS_PEER(PEER_DESC) { 0 } };
 
-const char *const tl_stats_port_names[TL_PORT_MAX] = { "wan", "lan" };
 const char *const tl_stats_dir_names[TL_DIR_MAX] = { "encap", "decap" };
 const char *const tl_ctrl_flow_names[TL_FLOW_MAX] = { "handshakes", "staged", "frames", "slowpath" };
 
@@ -40,40 +39,7 @@ double tl_stat_prom_value(const void *s, const struct tl_stat_field *f)
 
 void tl_stats_counters_sum(const struct tl_device *dev, struct tl_counters *sum)
 {
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned w = 0; w <= dev->dp.n_workers; w++) {
-		const struct tl_counters *c = w < dev->dp.n_workers ? &dev->workers[w].cnt : &dev->cnt;
-
-		for (int i = 0; i < TL_DROP_MAX; i++)
-			sum->drops[i] += tl_cnt_read(&c->drops[i]);
-		for (int p = 0; p < TL_PORT_MAX; p++) {
-			sum->rx[p] += tl_cnt_read(&c->rx[p]);
-			sum->tx[p] += tl_cnt_read(&c->tx[p]);
-			sum->backpressure[p] += tl_cnt_read(&c->backpressure[p]);
-			sum->rx_drops[p] += tl_cnt_read(&c->rx_drops[p]);
-			sum->deq_drops[p] += tl_cnt_read(&c->deq_drops[p]);
-		}
-		sum->icmp_errors += tl_cnt_read(&c->icmp_errors);
-		sum->held += tl_cnt_read(&c->held);
-		sum->csum_completed += tl_cnt_read(&c->csum_completed);
-		sum->fragmented += tl_cnt_read(&c->fragmented);
-		sum->fragments += tl_cnt_read(&c->fragments);
-		sum->to_ctrl += tl_cnt_read(&c->to_ctrl);
-		sum->consumed += tl_cnt_read(&c->consumed);
-		sum->staged += tl_cnt_read(&c->staged);
-		sum->unstaged += tl_cnt_read(&c->unstaged);
-		sum->from_ctrl += tl_cnt_read(&c->from_ctrl);
-		sum->slowpath_rx += tl_cnt_read(&c->slowpath_rx);
-		sum->hs_drops += tl_cnt_read(&c->hs_drops);
-		sum->staged_drops += tl_cnt_read(&c->staged_drops);
-		sum->built += tl_cnt_read(&c->built);
-		sum->slowpath_read += tl_cnt_read(&c->slowpath_read);
-		sum->slowpath_drops += tl_cnt_read(&c->slowpath_drops);
-		sum->busy_polls += tl_cnt_read(&c->busy_polls);
-		sum->idle_polls += tl_cnt_read(&c->idle_polls);
-		sum->busy_ns += tl_cnt_read(&c->busy_ns);
-		sum->loop_ns += tl_cnt_read(&c->loop_ns);
-	}
+	tl_dp_counters_sum(dev->workers, dev->dp.n_workers, &dev->cnt, sum);
 }
 
 enum tl_drop tl_stats_missed_reason(const struct tl_device *dev, int role)
@@ -175,25 +141,16 @@ void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-static const char *port_iface(const struct tl_device *dev, int role)
-{
-	if (dev->ports[role].iface[0])
-		return dev->ports[role].iface;
-	if (role == TL_PORT_LAN && dev->dp.host_mode)
-		return dev->dp_if;
-	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
-}
-
 int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s)
 {
 	struct rte_eth_stats st = { 0 };
 	struct tl_counters sum;
 
 	memset(s, 0, sizeof(*s));
-	s->port = tl_stats_port_names[role];
+	s->port = tl_port_names[role];
 	if (!dev->ports[role].started)
 		return -1;
-	snprintf(s->iface, sizeof(s->iface), "%s", port_iface(dev, role));
+	snprintf(s->iface, sizeof(s->iface), "%s", tl_port_iface(dev, role));
 	tl_stats_counters_sum(dev, &sum);
 	tl_port_stats(dev, role, &st);
 	s->rx_packets = sum.rx[role];
@@ -215,10 +172,10 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 		    struct tl_queue_snapshot *snap)
 {
 	const struct tl_aqm_stats *a = &snap->aqm;
-	uint64_t cum[TL_STATS_SOJOURN_BOUNDS];
+	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
 
 	memset(s, 0, sizeof(*s));
-	s->port = tl_stats_port_names[role];
+	s->port = tl_port_names[role];
 	s->worker = worker;
 	tl_worker_queue_read(&dev->workers[worker], role, snap);
 	s->depth_packets = a->backlog_pkts;
@@ -238,7 +195,7 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->tx_bytes = snap->tx_bytes;
 	s->backpressure = snap->backpressure;
 	s->shaper_waits = snap->shaper_waits;
-	s->delivered = tl_stats_sojourn_cumulative(a, cum);
+	s->delivered = tl_aqm_sojourn_cumulative(a, cum);
 	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
 	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);
 	s->sojourn_max_ns = a->sojourn_max_ns;
@@ -364,62 +321,4 @@ void tl_stats_tick(struct tl_device *dev, uint64_t now)
 		l->busy_ns = busy;
 		l->loop_ns = loop;
 	}
-}
-
-/* ---- the sojourn histogram ----------------------------------------------------------------------- */
-
-uint64_t tl_stats_sojourn_bound(unsigned i)
-{
-	unsigned k = 10 + i / 2;
-
-	return i % 2 ? 3ull << (k - 1) : 1ull << k;
-}
-
-/* AQM bucket j holds [lower(j), lower(j + 1)); the bound 2^k is lower(8(k-2)), 1.5 * 2^k is
- * lower(8(k-2) + 4) (src/dataplane/aqm.c). */
-static unsigned bound_bucket(unsigned i)
-{
-	unsigned k = 10 + i / 2;
-
-	return 8 * (k - 2) + (i % 2 ? 4 : 0);
-}
-
-uint64_t tl_stats_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_STATS_SOJOURN_BOUNDS])
-{
-	uint64_t seen = 0;
-	unsigned j = 0;
-
-	for (unsigned i = 0; i < TL_STATS_SOJOURN_BOUNDS; i++) {
-		unsigned end = bound_bucket(i);
-
-		for (; j < end && j < TL_AQM_HIST_BUCKETS; j++)
-			seen += s->sojourn_hist[j];
-		cum[i] = seen;
-	}
-	for (; j < TL_AQM_HIST_BUCKETS; j++)
-		seen += s->sojourn_hist[j];
-	return seen;
-}
-
-/* Lower edge of AQM bucket j in ns (the same rule as aqm.c's histogram). */
-static double bucket_lower(unsigned j)
-{
-	return j < 8 ? (double)j : (double)((8ull + j % 8) << (j / 8 - 1));
-}
-
-/* Sum of sojourn times estimated from bucket midpoints (the AQM keeps no exact sum); the
- * relative error is at most 1/16. The last bucket is open-ended: its lower edge counts. */
-double tl_stats_sojourn_sum_seconds(const struct tl_aqm_stats *s)
-{
-	double sum = 0;
-
-	for (unsigned j = 0; j < TL_AQM_HIST_BUCKETS; j++) {
-		double mid;
-
-		if (!s->sojourn_hist[j])
-			continue;
-		mid = j + 1 < TL_AQM_HIST_BUCKETS ? (bucket_lower(j) + bucket_lower(j + 1)) / 2 : bucket_lower(j);
-		sum += mid * (double)s->sojourn_hist[j];
-	}
-	return sum / 1e9;
 }

@@ -69,7 +69,6 @@ static inline uint64_t tl_stat_value(const void *s, const struct tl_stat_field *
 /* The value as Prometheus exports it: US and NS in seconds. */
 double tl_stat_prom_value(const void *s, const struct tl_stat_field *f);
 
-extern const char *const tl_stats_port_names[TL_PORT_MAX];   /* "wan", "lan" */
 extern const char *const tl_stats_dir_names[TL_DIR_MAX];     /* "encap", "decap" */
 
 void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s);
@@ -132,18 +131,5 @@ extern const char *const tl_ctrl_flow_names[TL_FLOW_MAX];
 /* The control plane's balance per flow (takes dev->lock to walk the peers). Exact when the
  * dataplane and control plane are quiet; off by what is in flight while they work. */
 void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_MAX]);
-
-/* ---- the sojourn histogram (Prometheus and telemetry) ------------------------------------------ */
-
-/* Bounds (ns): 2^k and 1.5 * 2^k for k = 10..32, then 2^33; each is an edge of the AQM's own
- * histogram, so the cumulative counts are exact (a bound B counts the packets that waited
- * less than B ns). */
-#define TL_STATS_SOJOURN_BOUNDS 47
-uint64_t tl_stats_sojourn_bound(unsigned i);
-/* Sum of the sojourn times in seconds, estimated from the histogram's bucket midpoints. */
-double tl_stats_sojourn_sum_seconds(const struct tl_aqm_stats *s);
-/* Packets delivered with a sojourn below tl_stats_sojourn_bound(i), for every i, and the
- * total (the +Inf bucket). */
-uint64_t tl_stats_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_STATS_SOJOURN_BOUNDS]);
 
 #endif

@@ -55,7 +55,8 @@ static int tel_dispatch(const char *cmd, const char *params, struct rte_tel_data
 	return r;
 }
 
-int tl_telemetry_add(const char *path, telemetry_cb fn, const char *help)
+/* Registers a /tunless/... command behind the gate (all of ours go through it). */
+static int tl_telemetry_add(const char *path, telemetry_cb fn, const char *help)
 {
 	pthread_mutex_lock(&g_gate);
 	if (g_n_cmds == TEL_MAX_CMDS) {
@@ -234,7 +235,7 @@ static int cmd_queues(const char *cmd, const char *params, struct rte_tel_data *
 	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
 	for (int p = 0; p < TL_PORT_MAX; p++)
 		for (unsigned w = 0; g_dev->ports[p].started && w < g_dev->dp.n_queues; w++) {   /* owners' */
-			snprintf(id, sizeof(id), "%s/%u", tl_stats_port_names[p], w);
+			snprintf(id, sizeof(id), "%s/%u", tl_port_names[p], w);
 			rte_tel_data_add_array_string(d, id);
 		}
 	return 0;
@@ -256,7 +257,7 @@ static int queue_id_parse(const char *params, int *role, unsigned *worker)
 	port[n] = '\0';
 	*role = -1;
 	for (int p = 0; p < TL_PORT_MAX; p++)
-		if (!strcmp(port, tl_stats_port_names[p]) || (port[0] == '0' + p && !port[1]))
+		if (!strcmp(port, tl_port_names[p]) || (port[0] == '0' + p && !port[1]))
 			*role = p;
 	if (*role < 0 || params[n + 1] < '0' || params[n + 1] > '9')
 		return -EINVAL;
@@ -271,14 +272,14 @@ static int queue_id_parse(const char *params, int *role, unsigned *worker)
 static void add_sojourn(struct rte_tel_data *d, const struct tl_aqm_stats *s)
 {
 	struct rte_tel_data *c = add_dict(d, "sojourn_below_ns");
-	uint64_t cum[TL_STATS_SOJOURN_BOUNDS];
+	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
 	char key[24];
 
 	if (!c)
 		return;
-	tl_stats_sojourn_cumulative(s, cum);
-	for (unsigned i = 0; i < TL_STATS_SOJOURN_BOUNDS; i++) {
-		snprintf(key, sizeof(key), "%" PRIu64, tl_stats_sojourn_bound(i));
+	tl_aqm_sojourn_cumulative(s, cum);
+	for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++) {
+		snprintf(key, sizeof(key), "%" PRIu64, tl_aqm_sojourn_bound(i));
 		rte_tel_data_add_dict_u64(c, key, cum[i]);
 	}
 }
@@ -342,6 +343,7 @@ static void add_balance(struct rte_tel_data *d, const char *name, const struct t
 /* The flows flattened ("<flow>_in", ...): 22.11's JSON writer nests one level only. */
 static void add_ctrl(struct rte_tel_data *d, const struct tl_flow_balance f[TL_FLOW_MAX])
 {
+	static const char *const part[] = { "in", "out", "dropped", "held" };
 	struct rte_tel_data *c = add_dict(d, "ctrl");
 	int64_t total = 0;
 	char key[40];
@@ -349,17 +351,13 @@ static void add_ctrl(struct rte_tel_data *d, const struct tl_flow_balance f[TL_F
 	if (!c)
 		return;
 	for (int i = 0; i < TL_FLOW_MAX; i++) {
-		const char *n = tl_ctrl_flow_names[i];
+		const uint64_t v[] = { f[i].in, f[i].out, f[i].dropped, f[i].held };
 
-		snprintf(key, sizeof(key), "%s_in", n);
-		rte_tel_data_add_dict_u64(c, key, f[i].in);
-		snprintf(key, sizeof(key), "%s_out", n);
-		rte_tel_data_add_dict_u64(c, key, f[i].out);
-		snprintf(key, sizeof(key), "%s_dropped", n);
-		rte_tel_data_add_dict_u64(c, key, f[i].dropped);
-		snprintf(key, sizeof(key), "%s_held", n);
-		rte_tel_data_add_dict_u64(c, key, f[i].held);
-		snprintf(key, sizeof(key), "%s_balance", n);
+		for (size_t k = 0; k < RTE_DIM(part); k++) {
+			snprintf(key, sizeof(key), "%s_%s", tl_ctrl_flow_names[i], part[k]);
+			rte_tel_data_add_dict_u64(c, key, v[k]);
+		}
+		snprintf(key, sizeof(key), "%s_balance", tl_ctrl_flow_names[i]);
 		add_i64(c, key, f[i].balance);
 		total += f[i].balance < 0 ? -f[i].balance : f[i].balance;
 	}

@@ -5,9 +5,6 @@
 #include "ctrl/device.h"
 
 int tl_telemetry_register(struct tl_device *dev);
-/* Registers a /tunless/... command behind the shutdown gate (all of ours go through it). */
-int tl_telemetry_add(const char *path, int (*fn)(const char *cmd, const char *params, struct rte_tel_data *d),
-		     const char *help);
 /* Closes the gate: waits for a command in progress; later ones answer an error without
  * touching the device. Call before tearing anything down. */
 void tl_telemetry_down(void);

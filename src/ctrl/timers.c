@@ -1,8 +1,9 @@
 /* WireGuard's timers, derived on the control plane from the event stamps the workers
  * leave on each peer (data sent/received, authenticated packet received) instead of
- * per-packet timer updates on the fast path. Run every few milliseconds, over the peers
- * that have something going on (the active list), never over every peer: a hub's idle
- * road warriors cost nothing. */
+ * per-packet timer updates on the fast path. Run on every tick of the control loop (every
+ * 5 ms while the stamps move, every 100 ms otherwise: loop.h), over the peers that have
+ * something going on (the active list), never over every peer: a hub's idle road warriors
+ * cost nothing. */
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/neigh.h"
@@ -242,8 +243,9 @@ static void sweep(struct tl_device *dev)
 	}
 }
 
-void tl_timers_run(struct tl_device *dev, uint64_t now)
+bool tl_timers_run(struct tl_device *dev, uint64_t now)
 {
+	bool moved = false;
 	uint32_t n;
 
 	sweep(dev);
@@ -252,10 +254,14 @@ void tl_timers_run(struct tl_device *dev, uint64_t now)
 	n = RTE_MIN(dev->n_active, (uint32_t)TL_TICK_BUDGET);
 	for (uint32_t k = 0; k < n; k++) {
 		struct tl_peer_ctrl *pc = TAILQ_FIRST(&dev->active);
+		uint64_t seen[] = { pc->seen_rx_data_ns, pc->seen_tx_any_ns, pc->seen_tx_data_ns, pc->seen_rx_auth_ns };
 
 		tl_timers_forget(dev, pc);
 		peer_tick(dev, pc, now);
+		moved |= seen[0] != pc->seen_rx_data_ns || seen[1] != pc->seen_tx_any_ns ||
+			 seen[2] != pc->seen_tx_data_ns || seen[3] != pc->seen_rx_auth_ns;
 		if (!pc->active && !peer_idle(dev, pc))
 			tl_timers_wake(dev, pc);
 	}
+	return moved || dev->n_active > TL_TICK_BUDGET;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,50 +16,15 @@
 #include "ctrl/neigh.h"
 #include "ctrl/udpsock.h"
 #include "dataplane/packet.h"
+#include "kernel/udp.h"
 
 #define TL_UDPSOCK_BUDGET 64
-
-static int sock_open(struct tl_device *dev, int family, uint16_t port)
-{
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len;
-	int one = 1, fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	if (family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev->cfg->wan.iface, (socklen_t)strlen(dev->cfg->wan.iface)) < 0)
-		goto fail;
-	if (tl_udpsock_ovfl_enable(fd) < 0)
-		goto fail;
-	if (family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		len = sizeof(*a);
-	} else {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		len = sizeof(*a);
-	}
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
-		goto fail;
-	return fd;
-fail:
-	one = -errno;
-	close(fd);
-	return one;
-}
 
 int tl_udpsock_bind(struct tl_device *dev, uint16_t port, int fds[2])
 {
 	fds[0] = fds[1] = -1;
 	for (int i = 0; i < 2; i++) {
-		int fd = sock_open(dev, i ? AF_INET6 : AF_INET, port);
+		int fd = tl_udp_open(i ? AF_INET6 : AF_INET, port, dev->cfg->wan.iface);
 
 		if (fd == -EAFNOSUPPORT)
 			continue;
@@ -73,11 +39,23 @@ int tl_udpsock_bind(struct tl_device *dev, uint16_t port, int fds[2])
 	return 0;
 }
 
+static void udp_event(void *arg, uint32_t events);
+
+/* The sockets in the control loop: read when a datagram waits. */
+static void watch(struct tl_device *dev)
+{
+	for (int i = 0; dev->loop && i < 2; i++)
+		if (dev->udp_fd[i] >= 0)
+			tl_evloop_add(dev->loop, &dev->udp_item[i], dev->udp_fd[i], EPOLLIN, udp_event, dev);
+	dev->udp_blocked = false;
+}
+
 int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen)
 {
 	int r;
 
 	dev->udp_fd[0] = dev->udp_fd[1] = -1;
+	dev->udp_item[0].fd = dev->udp_item[1].fd = -1;
 	if (!dev->ports[TL_PORT_WAN].af_xdp)
 		return 0;
 	r = tl_udpsock_bind(dev, tl_dp_listen_port(&dev->dp), dev->udp_fd);
@@ -86,14 +64,18 @@ int tl_udpsock_open(struct tl_device *dev, char *err, size_t errlen)
 			 dev->cfg->wan.iface, strerror(-r));
 		return -1;
 	}
+	watch(dev);
 	return 0;
 }
 
 void tl_udpsock_close(struct tl_device *dev)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		if (dev->loop)
+			tl_evloop_del(dev->loop, &dev->udp_item[i]);
 		if (dev->udp_fd[i] >= 0)
 			close(dev->udp_fd[i]);
+	}
 	dev->udp_fd[0] = dev->udp_fd[1] = -1;
 }
 
@@ -103,6 +85,7 @@ void tl_udpsock_replace(struct tl_device *dev, const int fds[2])
 	dev->udp_fd[0] = fds[0];
 	dev->udp_fd[1] = fds[1];
 	dev->udp_ovfl[0] = dev->udp_ovfl[1] = 0;
+	watch(dev);
 }
 
 /* Rebuilds the frame the datagram would have been on the wire, so that the dataplane
@@ -161,42 +144,6 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 	return m;
 }
 
-int tl_udpsock_ovfl_enable(int fd)
-{
-	int one = 1;
-
-	return setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
-}
-
-ssize_t tl_udpsock_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
-			uint64_t *dropped)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = {
-		.msg_name = src, .msg_namelen = sizeof(*src),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
-
-	if (n < 0)
-		return n;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		uint32_t total;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
-			continue;
-		memcpy(&total, CMSG_DATA(c), sizeof(total));
-		*dropped += (uint32_t)(total - *ovfl_seen);   /* the kernel's count wraps at 2^32 */
-		*ovfl_seen = total;
-	}
-	return n;
-}
-
 static unsigned poll_fd(struct tl_device *dev, int i)
 {
 	static uint8_t buf[65536];
@@ -205,9 +152,15 @@ static unsigned poll_fd(struct tl_device *dev, int i)
 	unsigned n = 0;
 
 	/* A full slow-path ring stops the reading: datagrams wait in the socket buffer until
-	 * the worker made room (we are the ring's only producer, so the enqueue then fits). */
+	 * the worker made room (we are the ring's only producer, so the enqueue then fits);
+	 * meanwhile the loop does not watch the sockets (tl_udpsock_resume). */
+	if (rte_ring_full(slow_rx) && !dev->udp_blocked) {
+		for (int k = 0; dev->loop && k < 2; k++)
+			tl_evloop_mod(dev->loop, &dev->udp_item[k], 0);
+		dev->udp_blocked = true;
+	}
 	while (n < TL_UDPSOCK_BUDGET && !rte_ring_full(slow_rx)) {
-		ssize_t len = tl_udpsock_recv(dev->udp_fd[i], buf, sizeof(buf), &src, &dev->udp_ovfl[i],
+		ssize_t len = tl_udp_recv(dev->udp_fd[i], buf, sizeof(buf), &src, &dev->udp_ovfl[i],
 					      &dev->cnt.drops[TL_DROP_kernel_socket_overflow]);
 		struct rte_mbuf *m;
 
@@ -228,6 +181,14 @@ static unsigned poll_fd(struct tl_device *dev, int i)
 	return n;
 }
 
+static void udp_event(void *arg, uint32_t events)
+{
+	struct tl_device *dev = arg;
+
+	(void)events;
+	tl_udpsock_poll(dev);
+}
+
 unsigned tl_udpsock_poll(struct tl_device *dev)
 {
 	unsigned n = 0;
@@ -236,4 +197,14 @@ unsigned tl_udpsock_poll(struct tl_device *dev)
 		if (dev->udp_fd[i] >= 0)
 			n += poll_fd(dev, i);
 	return n;
+}
+
+void tl_udpsock_resume(struct tl_device *dev)
+{
+	if (!dev->udp_blocked || rte_ring_full(dev->workers[0].slow_rx))
+		return;
+	for (int k = 0; dev->loop && k < 2; k++)
+		tl_evloop_mod(dev->loop, &dev->udp_item[k], EPOLLIN);
+	dev->udp_blocked = false;
+	tl_udpsock_poll(dev);
 }

@@ -6,8 +6,6 @@
 #define TL_UDPSOCK_H
 
 #include <stdint.h>
-#include <sys/socket.h>
-#include <sys/types.h>
 
 struct tl_device;
 
@@ -18,16 +16,11 @@ void tl_udpsock_close(struct tl_device *dev);
  * still waiting in the old ones are lost with them). */
 int tl_udpsock_bind(struct tl_device *dev, uint16_t port, int fds[2]);
 void tl_udpsock_replace(struct tl_device *dev, const int fds[2]);
-/* Datagrams the kernel drops on the socket (receive buffer full) are counted through
- * SO_RXQ_OVFL: every datagram received carries the socket's running drop count, so drops
- * are counted when the next datagram is read. They happened before tunless received the
- * datagrams: counted under kernel_socket_overflow, never part of a port's rx. */
-int tl_udpsock_ovfl_enable(int fd);
-/* One datagram from fd into buf (recvmsg, non-blocking): its length or -1 (errno). The
- * drops since *ovfl_seen (the last running count read) are added to *dropped. */
-ssize_t tl_udpsock_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
-			uint64_t *dropped);
-/* Receives what is waiting (bounded); returns the number of datagrams taken. */
+/* Receives what is waiting (bounded); returns the number of datagrams taken. The sockets
+ * are in the control loop (dev->loop), which calls it when they are readable; while the
+ * slow-path ring is full they are left out (dev->udp_blocked) and tl_udpsock_resume, from
+ * the loop's ticks, takes them back once the worker made room. */
 unsigned tl_udpsock_poll(struct tl_device *dev);
+void tl_udpsock_resume(struct tl_device *dev);
 
 #endif

@@ -775,3 +775,61 @@ uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p)
 	}
 	return hist_lower(TL_AQM_HIST_BUCKETS);
 }
+
+/* ---- the sojourn histogram as observers export it ---------------------------------------------- */
+
+uint64_t tl_aqm_sojourn_bound(unsigned i)
+{
+	unsigned k = 10 + i / 2;
+
+	return i % 2 ? 3ull << (k - 1) : 1ull << k;
+}
+
+/* AQM bucket j holds [lower(j), lower(j + 1)); the bound 2^k is lower(8(k-2)), 1.5 * 2^k is
+ * lower(8(k-2) + 4) (src/dataplane/aqm.c). */
+static unsigned bound_bucket(unsigned i)
+{
+	unsigned k = 10 + i / 2;
+
+	return 8 * (k - 2) + (i % 2 ? 4 : 0);
+}
+
+uint64_t tl_aqm_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_AQM_SOJOURN_BOUNDS])
+{
+	uint64_t seen = 0;
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++) {
+		unsigned end = bound_bucket(i);
+
+		for (; j < end && j < TL_AQM_HIST_BUCKETS; j++)
+			seen += s->sojourn_hist[j];
+		cum[i] = seen;
+	}
+	for (; j < TL_AQM_HIST_BUCKETS; j++)
+		seen += s->sojourn_hist[j];
+	return seen;
+}
+
+/* Lower edge of AQM bucket j in ns (the same rule as aqm.c's histogram). */
+static double bucket_lower(unsigned j)
+{
+	return j < 8 ? (double)j : (double)((8ull + j % 8) << (j / 8 - 1));
+}
+
+/* Sum of sojourn times estimated from bucket midpoints (the AQM keeps no exact sum); the
+ * relative error is at most 1/16. The last bucket is open-ended: its lower edge counts. */
+double tl_aqm_sojourn_sum_seconds(const struct tl_aqm_stats *s)
+{
+	double sum = 0;
+
+	for (unsigned j = 0; j < TL_AQM_HIST_BUCKETS; j++) {
+		double mid;
+
+		if (!s->sojourn_hist[j])
+			continue;
+		mid = j + 1 < TL_AQM_HIST_BUCKETS ? (bucket_lower(j) + bucket_lower(j + 1)) / 2 : bucket_lower(j);
+		sum += mid * (double)s->sojourn_hist[j];
+	}
+	return sum / 1e9;
+}

@@ -82,6 +82,16 @@ void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s);
 /* Sojourn time (ns, upper edge of its bucket) below which a fraction p of the delivered
  * packets fall, 0 when none was delivered. */
 uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p);
+/* The histogram as Prometheus and telemetry export it: bounds (ns) 2^k and 1.5 * 2^k for
+ * k = 10..32, then 2^33; each is an edge of the histogram's own buckets, so the cumulative
+ * counts are exact (a bound B counts the packets that waited less than B ns). */
+#define TL_AQM_SOJOURN_BOUNDS 47
+uint64_t tl_aqm_sojourn_bound(unsigned i);
+/* Packets delivered with a sojourn below tl_aqm_sojourn_bound(i), for every i, and the total
+ * (the +Inf bucket). */
+uint64_t tl_aqm_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_AQM_SOJOURN_BOUNDS]);
+/* Sum of the sojourn times in seconds, estimated from the bucket midpoints (within 1/16). */
+double tl_aqm_sojourn_sum_seconds(const struct tl_aqm_stats *s);
 
 /* The flow bucket a packet hashes to (tests, debugging). */
 uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m);

@@ -1,4 +1,4 @@
-/* Per-port conservation of the dataplane (balance.c). */
+/* The dataplane's accounting (balance.c): per-port conservation, the counters summed. */
 #ifndef TL_BALANCE_H
 #define TL_BALANCE_H
 
@@ -25,5 +25,8 @@ struct tl_port_balance {
 
 /* Sums n workers' counters and queue snapshots (any thread). */
 void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance out[TL_PORT_MAX]);
+/* The counters of n workers and of extra (the control plane's; NULL: none), summed (any
+ * thread: each counter is read as its owner writes it). */
+void tl_dp_counters_sum(const struct tl_worker *ws, unsigned n, const struct tl_counters *extra, struct tl_counters *sum);
 
 #endif

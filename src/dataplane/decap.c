@@ -52,6 +52,7 @@ static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 	if (rte_ring_mp_enqueue(w->dp->hs_ring, c) != 0)
 		return tl_drop_rx(w, TL_PORT_WAN, c, TL_DROP_handshake_overload);
 	w->cnt.to_ctrl++;
+	tl_dp_kick_ctrl(w->dp);
 }
 
 static struct tl_keypair *index_lookup(struct tl_dp *dp, uint32_t index)
@@ -227,8 +228,9 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 	atomic_store_explicit(&peer->last_rx_auth_ns, w->now_ns, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.rx_bytes, m->data_len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&peer->stats.rx_packets, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp)
-		atomic_store_explicit(&peer->next_confirmed, true, memory_order_release);
+	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp &&
+	    !atomic_exchange_explicit(&peer->next_confirmed, true, memory_order_acq_rel))
+		tl_dp_kick_ctrl(w->dp);
 	if (p->moved)
 		roam(peer, &p->o);
 	rte_pktmbuf_adj(m, sizeof(*hdr));

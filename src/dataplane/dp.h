@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_hash.h>
 #include <rte_lpm6.h>
@@ -252,6 +253,12 @@ struct tl_dp {
 	 * every buffer of stage_pool. */
 	struct rte_ring *stage_ring;
 	struct tl_worker *worker[TL_MAX_WORKERS];   /* set by tl_worker_init: whom to wake */
+	/* The control plane's wake-up (tl_dp_kick_ctrl): an eventfd it waits on (-1: none),
+	 * whether it is about to sleep or sleeps, and a count of the kicks it compares before
+	 * sleeping, so that no kick is lost between its last look and its sleep. */
+	int ctrl_kick_fd;
+	atomic_bool ctrl_sleeping;
+	_Atomic unsigned ctrl_kicks;
 	_Atomic unsigned n_blocked;          /* workers blocked in poll() now */
 	/* Each port's shaper bucket, shared by its egress queues: the virtual time of the next
 	 * send slot (CLOCK_MONOTONIC ns). */
@@ -269,6 +276,30 @@ struct tl_dp {
 	_Atomic uint64_t key_gen;
 	volatile bool stop;
 };
+
+/* Wakes the control plane for work a worker handed it (a handshake message, a next hop to
+ * resolve) or a peer wish it set (want_handshake, next_confirmed): the write happens only
+ * while the control plane sleeps, once per sleep. */
+static inline void tl_dp_kick_ctrl(struct tl_dp *dp)
+{
+	static const uint64_t one = 1;
+
+	atomic_fetch_add_explicit(&dp->ctrl_kicks, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);   /* pairs with the control loop's before it sleeps */
+	if (atomic_load_explicit(&dp->ctrl_sleeping, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&dp->ctrl_sleeping, false, memory_order_relaxed) && dp->ctrl_kick_fd >= 0 &&
+	    write(dp->ctrl_kick_fd, &one, sizeof(one)) < 0) {
+		/* Only a saturated counter fails, and then the control plane is being woken anyway. */
+	}
+}
+
+/* A worker asks for a handshake with the peer (no usable session, or a rekey is due); the
+ * control plane is woken when the wish is new. */
+static inline void tl_peer_want_handshake(struct tl_dp *dp, struct tl_peer *peer)
+{
+	if (!atomic_exchange_explicit(&peer->want_handshake, true, memory_order_acq_rel))
+		tl_dp_kick_ctrl(dp);
+}
 
 /* The UDP port of the WAN (host order): read by the workers for every frame, written only by
  * the control plane (tl_listen_port_set), so a relaxed load is enough. */

@@ -74,10 +74,9 @@ static enum tl_drop encap_frame(struct tl_dp *dp, struct tl_peer *peer, struct t
 	atomic_store_explicit(&peer->last_tx_any_ns, now_ns, memory_order_relaxed);
 	if (len)
 		atomic_store_explicit(&peer->last_tx_data_ns, now_ns, memory_order_relaxed);
-	if (kp->initiator && tl_age_ns(now_ns, kp->birth_ns) >= dp->limits.rekey_after_time_ns)
-		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
-	if (ctr >= dp->limits.rekey_after_messages)
-		atomic_store_explicit(&peer->want_handshake, true, memory_order_relaxed);
+	if ((kp->initiator && tl_age_ns(now_ns, kp->birth_ns) >= dp->limits.rekey_after_time_ns) ||
+	    ctr >= dp->limits.rekey_after_messages)
+		tl_peer_want_handshake(dp, peer);
 	return TL_DROP_MAX;
 }
 
@@ -114,7 +113,7 @@ static void stage_for(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf
 	s.m = rte_pktmbuf_copy(m, w->dp->stage_pool, 0, UINT32_MAX);
 	rte_pktmbuf_free(m);
 	if (want_handshake)
-		atomic_store_explicit(&peer->want_handshake, true, memory_order_release);
+		tl_peer_want_handshake(w->dp, peer);
 	if (!s.m) {
 		w->cnt.drops[TL_DROP_no_session_staged_overflow]++;
 		w->cnt.deq_drops[TL_PORT_WAN]++;
@@ -126,7 +125,9 @@ static void stage_for(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf
 		atomic_fetch_sub_explicit(&peer->n_staged, 1, memory_order_relaxed);
 		w->cnt.staged_drops++;
 		tl_drop_pkt(&w->cnt, s.m, TL_DROP_no_session_staged_overflow);
+		return;
 	}
+	tl_dp_kick_ctrl(w->dp);         /* the control plane takes it from the stage ring */
 }
 
 static void stage(struct tl_worker *w, struct tl_peer *peer, struct rte_mbuf *m)

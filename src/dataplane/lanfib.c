@@ -174,6 +174,8 @@ static struct tl_hold *hold_find(struct tl_worker *w, const struct tl_neigh_key 
 static void hold_ask(struct tl_worker *w, struct tl_hold *h)
 {
 	h->asked = rte_ring_mp_enqueue_elem(w->dp->neigh_req, &h->key, sizeof(h->key)) == 0;
+	if (h->asked)
+		tl_dp_kick_ctrl(w->dp);
 }
 
 static void hold_add(struct tl_worker *w, struct tl_hold *h, const struct tl_neigh_key *k, struct rte_mbuf *m)

@@ -95,22 +95,30 @@ static int tl_xdp_slots(int ifindex, struct tl_xdp_slot slots[TL_XDP_MODES])
 	return n;
 }
 
-/* Opens a program by id and reads its name; returns its fd. */
-static int tl_xdp_prog_open(uint32_t id, char name[BPF_OBJ_NAME_LEN])
+/* The object fd stands for (a program or a map) described in info; fd, or -errno (fd then
+ * closed; a negative fd is returned as -errno of its opening). */
+static int tl_xdp_obj_info(int fd, void *info, uint32_t info_len)
 {
-	struct bpf_prog_info info;
-	uint32_t info_len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-
 	if (fd < 0)
 		return -errno;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) < 0) {
+	memset(info, 0, info_len);
+	if (bpf_obj_get_info_by_fd(fd, info, &info_len) < 0) {
 		int rc = -errno;
 
 		close(fd);
 		return rc;
 	}
+	return fd;
+}
+
+/* Opens a program by id and reads its name; returns its fd. */
+static int tl_xdp_prog_open(uint32_t id, char name[BPF_OBJ_NAME_LEN])
+{
+	struct bpf_prog_info info;
+	int fd = tl_xdp_obj_info(bpf_prog_get_fd_by_id(id), &info, sizeof(info));
+
+	if (fd < 0)
+		return fd;
 	memcpy(name, info.name, BPF_OBJ_NAME_LEN);
 	name[BPF_OBJ_NAME_LEN - 1] = '\0';
 	return fd;
@@ -272,18 +280,10 @@ static int *tl_xdp_map_slot(struct tl_xdp_maps *m, const char *name)
 static int tl_xdp_map_take(struct tl_xdp_maps *m, uint32_t id)
 {
 	struct bpf_map_info info;
-	uint32_t info_len = sizeof(info);
-	int fd = bpf_map_get_fd_by_id(id), *slot;
+	int fd = tl_xdp_obj_info(bpf_map_get_fd_by_id(id), &info, sizeof(info)), *slot;
 
 	if (fd < 0)
-		return -errno;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+		return fd;
 	slot = tl_xdp_map_slot(m, info.name);
 	if (slot && *slot < 0)
 		*slot = fd;

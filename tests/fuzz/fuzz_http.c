@@ -1,5 +1,5 @@
 /* libFuzzer harness for the HTTP request head parser of the Prometheus listener
- * (tl_http_parse, src/ctrl/httpreq.c): the input is the bytes a client sent, at most the
+ * (tl_http_parse, src/api/httpreq.c): the input is the bytes a client sent, at most the
  * listener's buffer (TL_METRICS_MAX_REQUEST), exactly as tl_metrics_http receives them.
  * No socket, no device, no DPDK.
  *
@@ -7,7 +7,7 @@
  * (400, 404, 405, 505) with a reason; an accepted request has a token method, an
  * origin-form path of visible characters without query or fragment, HTTP/1.0 or 1.x, and
  * one Host field under 1.1; and it parses the same when written back in canonical form. */
-#include "ctrl/httpreq.h"
+#include "api/httpreq.h"
 
 #include <stdint.h>
 #include <stdio.h>

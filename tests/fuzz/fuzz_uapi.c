@@ -10,7 +10,7 @@
  * accepted request, written back as set=1 text with the shared formatters, parses to the
  * very same operations (nothing lost or misread between text and binary). */
 #include "crypto/primitives.h"
-#include "ctrl/uapi.h"
+#include "api/uapi_parse.h"
 
 #include <errno.h>
 #include <stdio.h>

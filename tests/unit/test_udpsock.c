@@ -1,6 +1,6 @@
 /* Kernel socket overflow counting on the listen port's UDP sockets: a real UDP socket on
  * the loopback with a small receive buffer is sent more than it holds; reading it with
- * tl_udpsock_recv must count exactly the datagrams the kernel dropped (its own count, read
+ * tl_udp_recv must count exactly the datagrams the kernel dropped (its own count, read
  * with SO_MEMINFO), and received + counted must equal sent. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "ctrl/udpsock.h"
+#include "kernel/udp.h"
 #include "dataplane/dp.h"
 
 #define SENT 400
@@ -34,7 +34,7 @@ static unsigned drain(int fd, uint32_t *seen, struct tl_counters *cnt)
 	struct sockaddr_storage src;
 	unsigned n = 0;
 
-	while (tl_udpsock_recv(fd, buf, sizeof(buf), &src, seen,
+	while (tl_udp_recv(fd, buf, sizeof(buf), &src, seen,
 			       &cnt->drops[TL_DROP_kernel_socket_overflow]) >= 0)
 		n++;
 	CHECK(errno == EAGAIN || errno == EWOULDBLOCK, "drain ends on EAGAIN, not %s", strerror(errno));
@@ -53,7 +53,7 @@ int main(void)
 
 	CHECK(rx >= 0 && tx >= 0, "sockets: %s", strerror(errno));
 	CHECK(setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) == 0, "SO_RCVBUF");
-	CHECK(tl_udpsock_ovfl_enable(rx) == 0, "SO_RXQ_OVFL: %s", strerror(errno));
+	CHECK(tl_udp_ovfl_enable(rx) == 0, "SO_RXQ_OVFL: %s", strerror(errno));
 	CHECK(bind(rx, (struct sockaddr *)&a, sizeof(a)) == 0, "bind: %s", strerror(errno));
 	CHECK(getsockname(rx, (struct sockaddr *)&a, &alen) == 0, "getsockname");
 	for (int i = 0; i < SENT; i++)

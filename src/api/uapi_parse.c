@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "crypto/primitives.h"
-#include "ctrl/uapi.h"
+#include "api/uapi_parse.h"
 
 /* ---- parsing: one handler per key, each returns 0 or an errno value ----------------------- */
 
@@ -231,4 +231,13 @@ int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_
 		    (r->replace_peers || !v->has_peer(v->ctx, r->peers[i].pub)))
 			peers++;
 	return peers > v->max_peers ? ENOSPC : 0;
+}
+
+size_t tl_uapi_request_end(const char *in, size_t len, size_t from)
+{
+	const char *end;
+
+	from = from ? from - 1 : 0;
+	end = memmem(in + from, len - from, "\n\n", 2);
+	return end ? (size_t)(end - in) + 2 : 0;
 }

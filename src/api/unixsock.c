@@ -1,5 +1,5 @@
-/* The listening Unix socket shared by the WireGuard UAPI (uapi.c) and the YAML control API
- * (ctlapi.c), and the non-blocking send of their replies (also the metrics listener's). */
+/* The listening Unix socket shared by the WireGuard UAPI and the YAML control API, and the
+ * request server on it (unixsock.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctrl/unixsock.h"
+#include "api/unixsock.h"
 
 static void sun_of(struct sockaddr_un *sun, const char *path)
 {
@@ -94,32 +94,41 @@ int tl_unixsock_open(struct tl_unixsock *s, const char *who, const char *dir, co
 	return 0;
 }
 
-int tl_unixsock_accept(const struct tl_unixsock *s)
+int tl_unixsock_take(struct tl_unixsock *s)
 {
-	return accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = s->fd;
+
+	s->fd = -1;
+	return fd;
 }
 
 void tl_unixsock_close(struct tl_unixsock *s)
 {
 	struct stat st;
 
-	if (s->fd < 0)
-		return;
-	if (stat(s->path, &st) == 0 && st.st_dev == s->st_dev && st.st_ino == s->st_ino)
+	if (s->st_ino && stat(s->path, &st) == 0 && st.st_dev == s->st_dev && st.st_ino == s->st_ino)
 		unlink(s->path);
-	close(s->fd);
+	s->st_ino = 0;
+	if (s->fd >= 0)
+		close(s->fd);
 	s->fd = -1;
 }
 
-int tl_sock_send(int fd, const char *p, size_t len, size_t *off)
+int tl_unix_server_open(struct tl_unix_server *u, const char *who, const char *dir, const char *name,
+			const struct tl_server_ops *ops, void *ctx, struct tl_evloop *loop, char *err, size_t errlen)
 {
-	ssize_t n;
+	if (tl_unixsock_open(&u->sock, who, dir, name, TL_SERVER_MAX_CLIENTS, err, errlen) != 0)
+		return -1;
+	if (tl_server_start(&u->srv, ops, ctx, loop, tl_unixsock_take(&u->sock)) != 0) {
+		snprintf(err, errlen, "%s: %s", who, strerror(errno));
+		tl_unixsock_close(&u->sock);
+		return -1;
+	}
+	return 0;
+}
 
-	if (*off == len)
-		return 0;
-	n = send(fd, p + *off, len - *off, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-	*off += (size_t)n;
-	return 1;
+void tl_unix_server_close(struct tl_unix_server *u)
+{
+	tl_server_stop(&u->srv);
+	tl_unixsock_close(&u->sock);
 }

@@ -1,12 +1,14 @@
 /* The listening Unix socket of a local control protocol (the WireGuard UAPI, the YAML control
  * API): <dir>/<name>.sock, born 0600, refused while another live process answers on it, a
  * stale file left by a dead one replaced; at close only the file we created is removed. */
-#ifndef TL_UNIXSOCK_H
-#define TL_UNIXSOCK_H
+#ifndef TL_API_UNIXSOCK_H
+#define TL_API_UNIXSOCK_H
 
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/un.h>
+
+#include "api/server.h"
 
 struct tl_unixsock {
 	int fd;                         /* -1 = not listening */
@@ -20,13 +22,23 @@ struct tl_unixsock {
  * another daemon is serving it, the old file cannot be removed, bind/listen failed). */
 int tl_unixsock_open(struct tl_unixsock *s, const char *who, const char *dir, const char *name, int backlog,
 		     char *err, size_t errlen);
-/* One waiting connection, non-blocking and close-on-exec; -1 if none. */
-int tl_unixsock_accept(const struct tl_unixsock *s);
-/* Removes the socket file if it is still ours, closes the socket. Safe if not listening. */
+/* Hands the listening socket to its server (api/server.h), which closes it; s keeps the
+ * file to remove. */
+int tl_unixsock_take(struct tl_unixsock *s);
+/* Removes the socket file if it is still ours, closes the socket if still held. Safe if not
+ * listening. */
 void tl_unixsock_close(struct tl_unixsock *s);
 
-/* Sends what is left of a reply: p[*off..len). 1 on progress (*off advanced), 0 if the
- * socket is full, -1 if the peer is gone. Never blocks, never raises SIGPIPE. */
-int tl_sock_send(int fd, const char *p, size_t len, size_t *off);
+/* A request server (server.h) on <dir>/<name>.sock. */
+struct tl_unix_server {
+	struct tl_unixsock sock;
+	struct tl_server srv;
+};
+
+/* 0, or -1 with a message in err that starts with "<who>: ". */
+int tl_unix_server_open(struct tl_unix_server *u, const char *who, const char *dir, const char *name,
+			const struct tl_server_ops *ops, void *ctx, struct tl_evloop *loop, char *err, size_t errlen);
+/* Closes every client and the socket, removes the socket file. */
+void tl_unix_server_close(struct tl_unix_server *u);
 
 #endif

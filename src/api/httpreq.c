@@ -2,10 +2,12 @@
  * "METHOD SP target SP HTTP/1.x", then "name: value" header fields up to the empty line.
  * Bytes in, no I/O, no allocation; whether the method and path are served is the caller's. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "ctrl/httpreq.h"
+#include "api/httpreq.h"
 
 const char *tl_http_status_text(int code)
 {
@@ -148,4 +150,63 @@ int tl_http_parse(const char *req, size_t len, struct tl_http_req *r, const char
 		return 400;
 	}
 	return 0;
+}
+
+int tl_http_respond(struct tl_buf *out, int code, int minor, const char *ctype, const char *body, size_t body_len,
+		    bool head)
+{
+	tl_buf_printf(out, "HTTP/1.%d %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
+		      minor == 0 ? 0 : 1, code, tl_http_status_text(code), ctype, body_len,
+		      code == 405 ? "Allow: GET, HEAD\r\n" : "");
+	if (!head && body_len)
+		tl_buf_add(out, body, body_len);
+	return code;
+}
+
+int tl_http_respond_error(struct tl_buf *out, int code, int minor, const char *why)
+{
+	char body[160];
+	int n = snprintf(body, sizeof(body), "%d %s%s%s\n", code, tl_http_status_text(code), why ? ": " : "",
+			 why ? why : "");
+
+	return tl_http_respond(out, code, minor, "text/plain; charset=utf-8", body, (size_t)n, false);
+}
+
+size_t tl_http_request_end(const char *in, size_t len, size_t from)
+{
+	const char *crlf, *lf;
+
+	from = from > 3 ? from - 3 : 0;
+	crlf = memmem(in + from, len - from, "\r\n\r\n", 4);
+	lf = memmem(in + from, len - from, "\n\n", 2);
+	if (crlf && (!lf || crlf < lf))
+		return (size_t)(crlf - in) + 4;
+	return lf ? (size_t)(lf - in) + 2 : 0;
+}
+
+int tl_http_get(struct tl_buf *out, const char *req, size_t len, const char *path, const char *ctype,
+		void (*render)(void *arg, struct tl_buf *body), void *arg)
+{
+	struct tl_http_req r;
+	struct tl_buf body = { 0 };
+	const char *why = NULL;
+	int code = tl_http_parse(req, len, &r, &why);
+
+	if (code)
+		return tl_http_respond_error(out, code, r.minor, why);
+	if (strcmp(r.method, "GET") && strcmp(r.method, "HEAD"))
+		return tl_http_respond_error(out, 405, r.minor, "only GET and HEAD");
+	if (strcmp(r.path, path)) {
+		char msg[sizeof(r.path) + 32];
+
+		snprintf(msg, sizeof(msg), "the resource is at %s", path);
+		return tl_http_respond_error(out, 404, r.minor, msg);
+	}
+	render(arg, &body);
+	if (body.oom)
+		code = tl_http_respond_error(out, 500, r.minor, "out of memory");
+	else
+		code = tl_http_respond(out, 200, r.minor, ctype, body.p, body.len, !strcmp(r.method, "HEAD"));
+	free(body.p);
+	return code;
 }

@@ -1,0 +1,51 @@
+/* WireGuard UAPI set=1, first half: the body of a request parsed into peer operations and
+ * checked against what the device holds, without the device (uapi_parse.c; the fuzz harness
+ * drives both). A bad line or a failed check means nothing is applied. */
+#ifndef TL_API_UAPI_PARSE_H
+#define TL_API_UAPI_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/peer_op.h"
+
+/* Bytes up to the blank line ending a request: a client's input buffer starts small and
+ * doubles up to this. 32 MiB is about 200 000 peers with a key and an allowed IP each. */
+#define TL_UAPI_MAX_REQUEST (32u << 20)
+/* The framing on the socket: the first blank line ends a request (the length up to and
+ * including it, 0 if none yet); one may straddle from, the previous scan's end. */
+size_t tl_uapi_request_end(const char *in, size_t len, size_t from);
+
+/* A set=1 request parsed, not yet applied: the device keys, and one operation per
+ * public_key line, in order. uapi_parse.c (no device, no DPDK: the fuzz harness uses it). */
+struct tl_uapi_set_req {
+	bool has_priv, has_port, replace_peers;
+	uint8_t priv[TL_KEY_LEN];
+	uint16_t port;
+	struct tl_peer_op *peers;
+	size_t n_peers, cap_peers;
+};
+
+/* Parses the body of a set=1 request (NUL-terminated, written to) into r, which starts
+ * zeroed. Returns 0 or an errno value (EINVAL: a line that is not a known key=value,
+ * EOPNOTSUPP: an fwmark other than 0, ENOMEM); r must be freed either way. */
+int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body);
+
+/* What the checks need to know of the device. */
+struct tl_uapi_set_view {
+	uint16_t listen_port;
+	size_t n_peers, max_peers;       /* peers now, at most (TL_MAX_PEERS) */
+	bool (*has_peer)(void *ctx, const uint8_t pub[TL_KEY_LEN]);
+	void *ctx;
+};
+
+/* Checks a parsed request against the device before anything is applied: listen port 0
+ * (EINVAL), an all-zero private key (EINVAL), more than max_peers peers afterwards (ENOSPC).
+ * 0 if it can be applied (a port change may still fail: the port may be in use). */
+int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_view *v);
+
+/* Frees and wipes (key material) a parsed request. */
+void tl_uapi_set_req_free(struct tl_uapi_set_req *r);
+
+#endif

@@ -1,0 +1,219 @@
+/* Interfaces as the kernel tells them and as the dataplane needs them (iface.h): ethtool,
+ * sysfs, getifaddrs, /proc. */
+#include "kernel/iface.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int ethtool_ioctl(const char *ifname, void *data)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = data;
+	r = ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* Queue pairs net_af_xdp opens on iface: one per combined channel, and one where the
+ * interface has no combined channels (veth, most virtual NICs). */
+unsigned tl_iface_channels(const char *iface)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+
+	if (ethtool_ioctl(iface, &ch) == 0 && ch.max_combined > 0 && ch.combined_count > 0)
+		return ch.combined_count;
+	return 1;
+}
+
+/* RX queues the kernel has for iface (0: unknown). */
+unsigned tl_iface_rx_queues(const char *iface)
+{
+	char path[128];
+	DIR *d;
+	struct dirent *e;
+	unsigned n = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", iface);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "rx-", 3);
+	closedir(d);
+	return n;
+}
+
+int tl_iface_mac(const char *iface, uint8_t mac[6])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	r = ioctl(fd, SIOCGIFHWADDR, &ifr) == 0 ? 0 : -errno;
+	if (!r)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return r;
+}
+
+/* Calls fn for every address of iface. */
+void tl_iface_addrs(const char *iface, void (*fn)(void *arg, int family, const uint8_t *addr), void *arg)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (!iface[0] || getifaddrs(&ifa) != 0)
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, iface))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			fn(arg, AF_INET, (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			fn(arg, AF_INET6, (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr);
+		}
+	}
+	freeifaddrs(ifa);
+}
+
+/* Frames reach the dataplane through XDP as they are: the kernel must finish checksums
+ * itself instead of leaving them to a NIC that does not exist. */
+int tl_iface_tx_csum_off(const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_STXCSUM, .data = 0 };
+
+	return ethtool_ioctl(ifname, &ev);
+}
+
+/* With the packet port the host keeps its offloads, but only those a virtio-net header
+ * carries and the port splits: TCP segmentation and the TCP/UDP checksum. Every other
+ * segmentation (UDP, SCTP, tunnels, fraglists) and the SCTP CRC are done by the host's
+ * kernel before the frame leaves. */
+static bool host_feature_off(const char *name)
+{
+	static const char *const keep[] = { "tx-tcp-segmentation", "tx-tcp-ecn-segmentation",
+					    "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation" };
+
+	if (!strcmp(name, "tx-checksum-sctp") || !strcmp(name, "tx-scatter-gather-fraglist"))
+		return true;
+	if (strncmp(name, "tx-", 3) || !strstr(name, "segmentation"))
+		return false;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (!strcmp(name, keep[i]))
+			return false;
+	return true;
+}
+
+int tl_iface_virtio_offloads(const char *ifname)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_FEATURES } };
+	struct ethtool_gstrings *names = NULL;
+	struct ethtool_sfeatures *set = NULL;
+	uint32_t n, words;
+	int r = ethtool_ioctl(ifname, &info);
+
+	if (r != 0 || !info.hdr.sset_mask)
+		return r ? r : -EOPNOTSUPP;
+	n = info.len;
+	words = (n + 31) / 32;
+	names = calloc(1, sizeof(*names) + (size_t)n * ETH_GSTRING_LEN);
+	set = calloc(1, sizeof(*set) + words * sizeof(set->features[0]));
+	if (!names || !set) {
+		r = -ENOMEM;
+		goto out;
+	}
+	names->cmd = ETHTOOL_GSTRINGS;
+	names->string_set = ETH_SS_FEATURES;
+	names->len = n;
+	r = ethtool_ioctl(ifname, names);
+	if (r != 0)
+		goto out;
+	set->cmd = ETHTOOL_SFEATURES;
+	set->size = words;
+	for (uint32_t i = 0; i < n; i++) {
+		char name[ETH_GSTRING_LEN + 1];
+
+		memcpy(name, names->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+		name[ETH_GSTRING_LEN] = 0;
+		if (host_feature_off(name))
+			set->features[i / 32].valid |= 1u << (i % 32);   /* requested: off */
+	}
+	r = ethtool_ioctl(ifname, set);
+	r = r < 0 ? r : 0;      /* > 0: some were fixed or changed others; nothing to do about it */
+out:
+	free(names);
+	free(set);
+	return r;
+}
+
+int tl_iface_ipv6_off(const char *ifname)
+{
+	char path[96];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;   /* no IPv6 in this kernel */
+	if (write(fd, "1", 1) != 1)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* Marks in fds[] every AF_XDP socket this process has open. net_af_xdp does not expose
+ * its sockets (and getsockname() is not implemented for them); the workers need them to
+ * block in poll() when idle. */
+void tl_xsk_fds_scan(bool fds[TL_XSK_FD_MAX])
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	memset(fds, 0, TL_XSK_FD_MAX * sizeof(fds[0]));
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name), domain = 0;
+		socklen_t len = sizeof(domain);
+
+		if (fd > 0 && fd < TL_XSK_FD_MAX && fd != dirfd(d) &&
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_XDP)
+			fds[fd] = true;
+	}
+	closedir(d);
+}
+
+/* The one AF_XDP socket in after[] that is not in before[], else -1. */
+int tl_xsk_fd_new(const bool before[TL_XSK_FD_MAX], const bool after[TL_XSK_FD_MAX])
+{
+	int found = -1;
+
+	for (int fd = 0; fd < TL_XSK_FD_MAX; fd++)
+		if (after[fd] && !before[fd]) {
+			if (found >= 0)
+				return -1;
+			found = fd;
+		}
+	return found;
+}
