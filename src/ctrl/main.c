@@ -256,6 +256,33 @@ static void config_warnings(const struct tl_config *cfg)
 	}
 }
 
+/* Up, the control loop until SIGINT/SIGTERM; 0, or 1 if something did not come up. */
+static int run(struct tl_device *dev, const char *argv0)
+{
+	char err[1024];
+
+	dev->nl = tl_nl_open();
+	if (!dev->nl) {
+		tl_log_err("rtnetlink: %s", strerror(errno));
+		return 1;
+	}
+	if (tl_loop_open(dev, err, sizeof(err)) != 0) {
+		tl_log_err("%s", err);
+		return 1;
+	}
+	if (device_up(dev, argv0) != 0)
+		return 1;
+	dev->start_ns = tl_now_ns();
+	tl_log_info("up: %s mode, listening on UDP %u, %zu peer(s), %u worker(s)", dev->dp.host_mode ? "host" : "gateway",
+		    tl_dp_listen_port(&dev->dp), dev->cfg->n_peers, dev->dp.n_workers);
+	fflush(stderr);
+	tl_notify_ready(dev);
+	tl_loop_run(dev, &g_stop, &g_reload);
+	tl_log_info("stopping");
+	tl_notify_stopping();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -308,26 +335,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&dev.lock, NULL);
 	tl_identity_set(&dev.id, dev.cfg->private_key);
 	tl_cookie_checker_init(&dev.cookies, &dev.id);
-	dev.nl = tl_nl_open();
-	if (!dev.nl) {
-		tl_log_err("rtnetlink: %s", strerror(errno));
-		rc = 1;
-	} else if (tl_loop_open(&dev, err, sizeof(err)) != 0) {
-		tl_log_err("%s", err);
-		rc = 1;
-	} else if (device_up(&dev, argv[0]) != 0) {
-		rc = 1;
-	} else {
-		dev.start_ns = tl_now_ns();
-		tl_log_info("up: %s mode, listening on UDP %u, %zu peer(s), %u worker(s)",
-			    dev.dp.host_mode ? "host" : "gateway", tl_dp_listen_port(&dev.dp), dev.cfg->n_peers,
-			    dev.dp.n_workers);
-		fflush(stderr);
-		tl_notify_ready(&dev);
-		tl_loop_run(&dev, &g_stop, &g_reload);
-		tl_log_info("stopping");
-		tl_notify_stopping();
-	}
+	rc = run(&dev, argv[0]);
 	device_down(&dev);
 	tl_loop_close(&dev);
 	if (dev.nl)

@@ -1,3 +1,4 @@
+/* The per-source handshake rate limit (ratelimit.h): token buckets in an rte_hash. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>

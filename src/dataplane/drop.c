@@ -1,3 +1,4 @@
+/* Drop reasons (drop.h): their names and help texts from the one list. */
 #include "dataplane/drop.h"
 
 const char *const tl_drop_names[TL_DROP_MAX] = {

@@ -1,3 +1,4 @@
+/* Frame parsing and building for the fast path (packet.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>

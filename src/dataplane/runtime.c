@@ -1,3 +1,4 @@
+/* Removal of the EAL runtime directory this process made (runtime.h). */
 #include <dirent.h>
 #include <stdio.h>
 #include <unistd.h>
