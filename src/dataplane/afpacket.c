@@ -79,7 +79,7 @@ struct tl_afp {
 
 static int sock_open(const struct tl_afp_cfg *cfg, int ifindex)
 {
-	int one = 1, fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e;
+	int one = 1, fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct sockaddr_ll a = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex };
 
 	if (fd < 0)
@@ -87,18 +87,8 @@ static int sock_open(const struct tl_afp_cfg *cfg, int ifindex)
 	/* Our own sends would come back through the tap otherwise. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
-		goto fail;
-	if (cfg->rcvbuf)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf));
-	if (cfg->sndbuf)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &cfg->sndbuf, sizeof(cfg->sndbuf));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		goto fail;
-	return fd;
-fail:
-	e = errno;
-	close(fd);
-	return -e;
+		return tl_sp_fail(fd);
+	return tl_sp_bind(fd, (struct sockaddr *)&a, sizeof(a), cfg->rcvbuf, cfg->sndbuf);
 }
 
 struct tl_afp *tl_afp_open(const struct tl_afp_cfg *cfg, char *err, size_t errlen)

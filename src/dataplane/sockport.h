@@ -4,9 +4,31 @@
 #ifndef TL_DATAPLANE_SOCKPORT_H
 #define TL_DATAPLANE_SOCKPORT_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_mbuf.h>
+
+/* Closes fd, whose set-up failed: -errno of that failure. */
+static inline int tl_sp_fail(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	return -e;
+}
+
+/* Gives fd its buffer sizes (0: the kernel's) and binds it to a: fd, or -errno (fd closed). */
+static inline int tl_sp_bind(int fd, const struct sockaddr *a, socklen_t len, int rcvbuf, int sndbuf)
+{
+	if (rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
+	return bind(fd, a, len) < 0 ? tl_sp_fail(fd) : fd;
+}
 
 static inline void tl_sp_cnt_add(uint64_t *c, uint64_t v)
 {

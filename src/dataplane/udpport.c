@@ -89,7 +89,6 @@ static int sock_open(const struct tl_udpport_cfg *cfg, int family)
 	int one = 1, fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct sockaddr_storage ss = { 0 };
 	socklen_t len;
-	int e;
 
 	if (fd < 0)
 		return -errno;
@@ -119,17 +118,9 @@ static int sock_open(const struct tl_udpport_cfg *cfg, int family)
 		goto fail;
 	/* Without UDP_GRO (an older kernel) every datagram comes alone: the same path, slower. */
 	setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
-	if (cfg->rcvbuf)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf));
-	if (cfg->sndbuf)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &cfg->sndbuf, sizeof(cfg->sndbuf));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
-		goto fail;
-	return fd;
+	return tl_sp_bind(fd, (struct sockaddr *)&ss, len, cfg->rcvbuf, cfg->sndbuf);
 fail:
-	e = errno;
-	close(fd);
-	return -e;
+	return tl_sp_fail(fd);
 }
 
 struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, size_t errlen)
