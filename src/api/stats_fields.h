@@ -54,9 +54,11 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(ethdev_tx_packets, COUNTER, PACKETS, "tunless_ethdev_tx_packets_total", "", "frames the port sent (opackets)") \
 	X(ethdev_rx_bytes, COUNTER, BYTES, "tunless_ethdev_rx_bytes_total", "", "bytes the port received (ibytes)") \
 	X(ethdev_tx_bytes, COUNTER, BYTES, "tunless_ethdev_tx_bytes_total", "", "bytes the port sent (obytes)") \
-	X(ethdev_rx_missed, COUNTER, PACKETS, "tunless_ethdev_rx_missed_total", "", "frames lost before the dataplane saw them (imissed: on an AF_XDP port the kernel found no free buffer because the socket RX ring was not read, drop reason xsk_ring_full; on a NIC PMD port the NIC RX ring was full, nic_rx_missed)") \
+	X(ethdev_rx_missed, COUNTER, PACKETS, "tunless_ethdev_rx_missed_total", "", "frames lost before the dataplane saw them (imissed: on an AF_XDP port the kernel found no free buffer because the socket RX ring was not read, drop reason xsk_ring_full; on a NIC PMD port the NIC RX ring was full, nic_rx_missed; on a udp or packet port the kernel socket's receive buffer was full, kernel_socket_overflow, counted per message the sender made)") \
 	X(ethdev_rx_errors, COUNTER, PACKETS, "tunless_ethdev_rx_errors_total", "", "erroneous received frames (ierrors)") \
-	X(ethdev_tx_errors, COUNTER, PACKETS, "tunless_ethdev_tx_errors_total", "", "failed transmissions (oerrors)")
+	X(ethdev_tx_errors, COUNTER, PACKETS, "tunless_ethdev_tx_errors_total", "", "failed transmissions (oerrors)") \
+	X(gso_rx, COUNTER, NONE, "tunless_port_gso_rx_total", "", "kernel messages read that held several packets and were cut into frames (udp port: UDP_GRO messages; packet port: TSO packets split into segments); 0 on other ports") \
+	X(gso_tx, COUNTER, NONE, "tunless_port_gso_tx_total", "", "GSO messages sent that held several frames (udp port: UDP_SEGMENT sends; packet port: a TCP flow's segments merged); 0 on other ports")
 #define TL_STATS_PORT_STRINGS "port, iface"
 
 #define TL_STATS_QUEUE(X) \

@@ -402,6 +402,19 @@ int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *s
 	return dev->ports[role].started ? rte_eth_stats_get(dev->dp.port[role].port_id, st) : -1;
 }
 
+void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx)
+{
+	const struct tl_port_info *pi = &dev->dp.port[role];
+
+	*rx = *tx = 0;
+	if (pi->udp) {
+		*rx = tl_udpport_gro_msgs(pi->udp);
+		*tx = tl_udpport_gso_sends(pi->udp);
+	} else if (pi->afp) {
+		tl_afp_gso_counts(pi->afp, rx, tx);
+	}
+}
+
 int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which)
 {
 	const struct tl_udpport *u = dev->dp.port[role].udp;

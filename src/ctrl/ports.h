@@ -39,6 +39,9 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the
 int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st);
 /* The sockets a worker owning queue of port role polls when idle (which: 0, 1), or -1. */
 int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which);
+/* A socket port's GSO messages: read and cut into frames, sent holding several frames (0
+ * on other ports). */
+void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx);
 /* Moves the listen port at run time: the kernel's UDP sockets are bound to the new port
  * first (so a port in use changes nothing), then the WAN XDP steering, then the port the
  * workers accept and send from. 0, or an errno value (EINVAL: port 0; EADDRINUSE, ...)

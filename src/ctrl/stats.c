@@ -165,6 +165,7 @@ int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s)
 	s->ethdev_rx_missed = st.imissed;
 	s->ethdev_rx_errors = st.ierrors;
 	s->ethdev_tx_errors = st.oerrors;
+	tl_port_gso(dev, role, &s->gso_rx, &s->gso_tx);
 	return 0;
 }
 

@@ -63,7 +63,7 @@ struct udpq {
 	unsigned rm_n, rm_i;           /* messages in the arena, the one being handed out */
 	uint32_t rm_off;               /* its bytes handed out so far */
 	/* written by the queue's worker only, read by the control plane */
-	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs;
+	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs, gso_sends;
 } __rte_cache_aligned;
 
 struct tl_udpport {
@@ -287,6 +287,15 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
 
 	for (uint16_t i = 0; u && i < u->queues; i++)
 		n += cnt_get(&u->q[i].gro_msgs);
+	return n;
+}
+
+uint64_t tl_udpport_gso_sends(const struct tl_udpport *u)
+{
+	uint64_t n = 0;
+
+	for (uint16_t i = 0; u && i < u->queues; i++)
+		n += cnt_get(&u->q[i].gso_sends);
 	return n;
 }
 
@@ -660,8 +669,11 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 		if (!nm)
 			continue;
 		k = send_msgs(q, msgs, nm, iov);
-		for (int m = 0; m < k; m++)
+		for (int m = 0; m < k; m++) {
 			sent += msgs[m].segs;
+			if (msgs[m].segs > 1)
+				cnt_add(&q->gso_sends, 1);
+		}
 		if (k > 0) {
 			for (unsigned j = 0; j < sent; j++)
 				cnt_add(&q->obytes, pkts[done + j]->pkt_len);

@@ -60,6 +60,8 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 /* The socket of queue q that took no more at the last send (EAGAIN, ENOBUFS: the worker may
  * wait for POLLOUT on it), or -1. */
 int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q);
+/* UDP_SEGMENT sends of several datagrams, all queues. */
+uint64_t tl_udpport_gso_sends(const struct tl_udpport *u);
 /* Queue q holds datagrams read from its sockets and not handed out yet. */
 bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
 /* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. The queue's worker: after a

@@ -207,6 +207,22 @@ roam_run() {
 }
 
 # ---- 4. tunless <-> tunless -------------------------------------------------------------------
+# gso_used <tag> <name>: with the socket port kinds, TCP through the tunnel went through the
+# kernel in batches: TSO packets split and runs merged on the LAN, GRO messages read and GSO
+# sends on the WAN (both ends are tunless, so each side's sends arrive as GRO messages).
+gso_used() {
+	local tag=$1 name=$2 p d
+	for p in wan lan; do
+		d=${TL_WAN_DRIVER:-udp}
+		[ "$p" = lan ] && d=${TL_LAN_DRIVER:-packet}
+		case $d in udp | packet) ;; *) continue ;; esac
+		hl_check "$tag: $name $p ($d) read GSO messages (gso_rx > 0)" \
+			test "$(hl_tel "$name" /tunless/ports --get "$p.gso_rx")" -gt 0
+		hl_check "$tag: $name $p ($d) sent GSO messages (gso_tx > 0)" \
+			test "$(hl_tel "$name" /tunless/ports --get "$p.gso_tx")" -gt 0
+	done
+}
+
 tt_run() {
 	local first=$1 tag="tunless<->tunless $1-first"
 	new_lab
@@ -223,6 +239,8 @@ tt_run() {
 	hl_check "$tag: b session=1" hl_has_session "$B"
 	pings_both_ways "$tag" a b
 	iperf_both_ways "$tag" "$([ "$first" = a ] && echo yes || echo no)"
+	gso_used "$tag" "$A"
+	gso_used "$tag" "$B"
 	stop_checked "$tag" a "$A" veth-a
 	stop_checked "$tag" b "$B" veth-b
 	end_lab

@@ -222,6 +222,7 @@ static void test_tx_run(void)
 	CHECK(k == 12 && ok == 12, "twelve datagrams in order with their sizes (%u, %u right)", k, ok);
 	tl_udpport_stats(u, &st);
 	CHECK(st.opackets == 12 && st.oerrors == 0, "counted: opackets %lu", (unsigned long)st.opackets);
+	CHECK(tl_udpport_gso_sends(u) == 1, "as one GSO send (%lu)", (unsigned long)tl_udpport_gso_sends(u));
 	close(fd);
 	tl_udpport_close(u);
 }
