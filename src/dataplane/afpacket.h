@@ -48,8 +48,10 @@ void tl_afp_close(struct tl_afp *p);
 
 /* Up to n frames read from queue q (GSO packets split into their segments). */
 uint16_t tl_afp_rx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
-/* Sends pkts[0..n) in order on queue q and returns how many it took (sent, or refused and
- * put in failed[0..*n_failed), not freed); the rest was not touched. */
+/* Sends pkts[0..n) on queue q (one flow's frames in order) and returns how many it took:
+ * sent (freed), or refused and put in failed[0..*n_failed) (not freed). The frames not
+ * taken are moved to pkts[taken..n), in their order: the taken ones need not have been the
+ * first, as frames of different flows may leave out of order. */
 uint16_t tl_afp_tx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **failed,
 		   uint16_t *n_failed);
 /* Queue q's socket if the last send stopped because its buffer was full (EAGAIN: the worker

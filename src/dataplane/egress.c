@@ -329,21 +329,26 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	return true;
 }
 
-/* Sends n (at most a burst) frames on the LAN port and returns how many it took. A
- * `packet` port may refuse some (the kernel's send error): dropped here as
- * kernel_send_failed, and *lost says how many. */
-static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost)
+/* Sends n (at most a burst) frames on the LAN port and returns how many it took; those
+ * not taken are m[taken..n), in their order (a `packet` port may send frames of different
+ * flows out of order, so the ones taken need not have been the first). A `packet` port may
+ * refuse some (the kernel's send error): dropped here as kernel_send_failed; *lost says how
+ * many and *lost_bytes their bytes. */
+static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost, uint64_t *lost_bytes)
 {
 	struct tl_afp *p = w->dp->port[TL_PORT_LAN].afp;
 	struct rte_mbuf *failed[TL_BURST];
 	uint16_t nf = 0, sent;
 
 	*lost = 0;
+	*lost_bytes = 0;
 	if (!p)
 		return rte_eth_tx_burst(w->eg[TL_PORT_LAN].port_id, w->queue, m, (uint16_t)n);
 	sent = tl_afp_tx(p, w->queue, m, (uint16_t)n, failed, &nf);
-	for (unsigned i = 0; i < nf; i++)
+	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
 		tl_drop_deq(w, TL_PORT_LAN, failed[i], TL_DROP_kernel_send_failed);
+	}
 	*lost = nf;
 	return sent;
 }
@@ -354,7 +359,7 @@ static unsigned lan_burst(struct tl_worker *w)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_LAN];
 	struct rte_mbuf *out[TL_BURST];
-	uint32_t len[TL_BURST];
+	uint64_t bytes = 0, lost_bytes;
 	unsigned n = 0, got, sent, lost;
 
 	while (n < TL_BURST && shaper_open(e, w->now_ns)) {
@@ -371,10 +376,11 @@ static unsigned lan_burst(struct tl_worker *w)
 	if (n == 0)
 		return 0;
 	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
-		len[i] = out[i]->pkt_len;
-	sent = lan_tx(w, out, n, &lost);
-	for (unsigned i = 0; i < sent; i++)
-		e->tx_bytes += len[i];
+		bytes += out[i]->pkt_len;
+	sent = lan_tx(w, out, n, &lost, &lost_bytes);
+	for (unsigned i = sent; i < n; i++)       /* not taken: still ours */
+		bytes -= out[i]->pkt_len;
+	e->tx_bytes += bytes - lost_bytes;
 	e->tx_packets += sent - lost;
 	w->cnt.tx[TL_PORT_LAN] += sent - lost;
 	if (sent < n) {
