@@ -255,15 +255,20 @@ sys.exit(0 if total - lost > 0 and lost - rcvbuf <= 0.005 * total else 1)
 EOF
 }
 
-# hl_host_lab <prefix>: a fresh lab with the host pair; frames the kernel sends to the AF_XDP
-# ports carry finished checksums. The instances' DPDK runtime dirs go with the lab.
+# hl_host_lab <prefix>: a fresh lab with the host pair. With AF_XDP WAN ports
+# (TL_WAN_DRIVER=af_xdp), frames the kernel sends to them carry finished checksums; with
+# the default udp ports the veths keep the kernel's offloads, as a host's WAN does (UDP GSO
+# packets cross the veth whole and arrive as GRO messages). The instances' DPDK runtime
+# dirs go with the lab.
 hl_host_lab() {
 	lab_init "$1"
 	HL_LOGS=()
 	lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$HL_NAME_A /var/run/dpdk/tunless-$HL_NAME_B"
 	lab_host_pair
-	lab_exec a ethtool -K veth-a tx off >/dev/null
-	lab_exec b ethtool -K veth-b tx off >/dev/null
+	if [ "${TL_WAN_DRIVER:-}" = af_xdp ]; then
+		lab_exec a ethtool -K veth-a tx off >/dev/null
+		lab_exec b ethtool -K veth-b tx off >/dev/null
+	fi
 }
 
 # hl_end_lab [signal=KILL]: stops every tunlessd started with hl_tunless_start, then the lab.
