@@ -22,14 +22,39 @@ static uint64_t now_ns(void)
 
 /* ---- a client's input ---------------------------------------------------------------------- */
 
-static int client_alloc(struct tl_server_client *c, const struct tl_server_ops *ops)
+static int client_alloc(struct tl_server_client *c, const struct tl_server_ops *ops, void *ctx)
 {
 	c->in_cap = ops->first_buffer < ops->max_request + 1 ? ops->first_buffer : ops->max_request + 1;
 	c->in = calloc(1, c->in_cap);
 	c->in_len = c->scanned = c->out_off = 0;
 	c->closing = false;
 	memset(&c->out, 0, sizeof(c->out));
-	return c->in ? 0 : -1;
+	c->conn = c->in && ops->conn_open ? ops->conn_open(ctx) : NULL;
+	if (c->in && (c->conn || !ops->conn_open))
+		return 0;
+	free(c->in);
+	c->in = NULL;
+	return -1;
+}
+
+/* What a client holds, wiped and freed: its input, its reply, its connection state. */
+static void client_free(struct tl_server_client *c, const struct tl_server_ops *ops)
+{
+	if (c->in)
+		explicit_bzero(c->in, c->in_cap);
+	free(c->in);
+	tl_buf_free(&c->out);
+	if (c->conn)
+		ops->conn_close(c->conn);
+	c->conn = NULL;
+	c->in = NULL;
+	c->in_len = c->in_cap = 0;
+}
+
+/* The ctx a client's requests are answered with. */
+static void *client_ctx(const struct tl_server_client *c, void *ctx)
+{
+	return c->conn ? c->conn : ctx;
 }
 
 /* Room for more input: the buffer doubles, up to max_request + 1 bytes; the old one is
@@ -62,21 +87,26 @@ static void client_consume(struct tl_server_client *c, size_t used)
 	c->scanned = 0;
 }
 
-/* Answers every complete request in the input; at the end of the input what is left goes to
- * at_eof; input that outgrows the limit is refused. */
+/* Answers every complete request in the input (the answered ones are dropped at once at the
+ * end: a buffer of many short requests is moved once, not once per request); at the end of
+ * the input what is left goes to at_eof; input that outgrows the limit is refused. */
 static void client_process(struct tl_server_client *c, const struct tl_server_ops *ops, void *ctx, bool eof)
 {
-	size_t used;
+	size_t used, off = 0;
 
-	while (!c->closing && (used = ops->request_end(c->in, c->in_len, c->scanned))) {
-		char keep = c->in[used];
+	ctx = client_ctx(c, ctx);
+	while (!c->closing && (used = ops->request_end(c->in + off, c->in_len - off, off ? 0 : c->scanned))) {
+		char *req = c->in + off;
+		char keep = req[used];
 
-		c->in[used] = '\0';
-		if (ops->answer(ctx, c->in, used, &c->out) == TL_SERVER_CLOSE || ops->one_request)
+		req[used] = '\0';
+		if (ops->answer(ctx, req, used, &c->out) == TL_SERVER_CLOSE || ops->one_request)
 			c->closing = true;
-		c->in[used] = keep;
-		client_consume(c, used);
+		req[used] = keep;
+		off += used;
 	}
+	if (off)
+		client_consume(c, off);
 	c->scanned = c->in_len;
 	if (!c->closing && eof) {
 		if (ops->at_eof)
@@ -105,12 +135,7 @@ static void client_close(struct tl_server_client *c)
 		tl_evloop_del(c->srv->loop, &c->item);
 		close(fd);
 	}
-	if (c->in)
-		explicit_bzero(c->in, c->in_cap);
-	free(c->in);
-	tl_buf_free(&c->out);
-	c->in = NULL;
-	c->in_len = c->in_cap = 0;
+	client_free(c, c->srv->ops);
 	c->state = TL_SC_FREE;
 }
 
@@ -157,7 +182,7 @@ static int client_read(struct tl_server_client *c)
 	if (c->closing || out_pending(c))
 		return 0;          /* one reply at a time: the client reads before sending more */
 	if (c->in_len + 1 >= c->in_cap && client_grow(c, ops) != 0) {
-		ops->refuse(c->srv->ctx, true, &c->out);
+		ops->refuse(client_ctx(c, c->srv->ctx), true, &c->out);
 		c->closing = true;
 		return 1;
 	}
@@ -235,11 +260,9 @@ static void accept_event(void *arg, uint32_t events)
 		if (fd < 0)
 			break;
 		c = client_slot(s);
-		if (!c || client_alloc(c, s->ops) != 0 || tl_evloop_add(s->loop, &c->item, fd, EPOLLIN, client_event, c) != 0) {
-			if (c && c->in) {
-				free(c->in);
-				c->in = NULL;
-			}
+		if (!c || client_alloc(c, s->ops, s->ctx) != 0 || tl_evloop_add(s->loop, &c->item, fd, EPOLLIN, client_event, c) != 0) {
+			if (c)
+				client_free(c, s->ops);
 			close(fd);         /* every slot busy (or no memory): refused at once */
 			continue;
 		}
@@ -339,19 +362,18 @@ int tl_server_feed(const struct tl_server_ops *ops, void *ctx, const char *text,
 	struct tl_server_client c = { .item.fd = -1 };
 	size_t off = 0;
 
-	if (len > ops->max_request || client_alloc(&c, ops) != 0)
+	if (client_alloc(&c, ops, ctx) != 0)
 		return -1;
 	chunk = chunk ? chunk : len;
 	while (off < len && !c.closing) {   /* as client_read takes it in */
-		size_t n = len - off < chunk ? len - off : chunk;
+		size_t n = len - off < chunk ? len - off : chunk, room;
 
-		while (c.in_cap - 1 - c.in_len < n)
-			if (client_grow(&c, ops) != 0) {
-				explicit_bzero(c.in, c.in_cap);
-				free(c.in);
-				tl_buf_free(&c.out);
-				return -1;
-			}
+		if (c.in_len + 1 >= c.in_cap && client_grow(&c, ops) != 0) {
+			ops->refuse(client_ctx(&c, ctx), true, &c.out);
+			break;
+		}
+		room = c.in_cap - 1 - c.in_len;
+		n = n < room ? n : room;
 		memcpy(c.in + c.in_len, text + off, n);
 		c.in_len += n;
 		c.in[c.in_len] = '\0';
@@ -360,9 +382,10 @@ int tl_server_feed(const struct tl_server_ops *ops, void *ctx, const char *text,
 	}
 	if (reply && c.out.len)
 		tl_buf_add(reply, c.out.p, c.out.len);
-	explicit_bzero(c.in, c.in_cap);
-	tl_buf_free(&c.out);
+	explicit_bzero(c.in, c.in_cap);     /* as client_free leaves it, handed out */
 	*seen = c.in;
 	*seen_len = c.in_cap;
+	c.in = NULL;
+	client_free(&c, ops);
 	return 0;
 }

@@ -34,6 +34,12 @@ struct tl_server_ops {
 	/* Input grew to max_request bytes without a complete request (or the buffer could not
 	 * grow: oom): the refusal. The connection closes after it. */
 	void (*refuse)(void *ctx, bool oom, struct tl_buf *out);
+	/* A protocol that keeps state per connection (a request read in pieces): conn_open makes
+	 * it at accept from the server's ctx (NULL: no memory, the client is refused) and it is
+	 * the ctx of answer, at_eof and refuse for that connection; conn_close frees it (and
+	 * wipes what it held) when the connection closes. NULL: every connection gets ctx. */
+	void *(*conn_open)(void *ctx);
+	void (*conn_close)(void *conn);
 	size_t max_request;                /* bytes */
 	size_t first_buffer;               /* input buffer at first; it doubles up to max_request + 1 */
 	size_t read_chunk;                 /* at most this much per read */
@@ -60,6 +66,7 @@ struct tl_server_client {
 	size_t out_off;
 	bool closing;                      /* close (or linger) once the reply is written */
 	uint64_t active_ns;                /* last progress */
+	void *conn;                        /* conn_open's state, or NULL */
 };
 
 struct tl_server {

@@ -177,7 +177,7 @@ static const struct set_key peer_keys[] = {
 	{ NULL, NULL },
 };
 
-static int parse_line(struct tl_uapi_set_req *r, char *line)
+int tl_uapi_set_parse_line(struct tl_uapi_set_req *r, char *line)
 {
 	const struct set_key *k = r->n_peers ? peer_keys : device_keys;
 	char *eq = strchr(line, '=');
@@ -200,7 +200,7 @@ int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		err = parse_line(r, line);
+		err = tl_uapi_set_parse_line(r, line);
 	}
 	return err;
 }
@@ -233,11 +233,11 @@ int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_
 	return peers > v->max_peers ? ENOSPC : 0;
 }
 
-size_t tl_uapi_request_end(const char *in, size_t len, size_t from)
+size_t tl_uapi_line_end(const char *in, size_t len, size_t from)
 {
-	const char *end;
+	const char *nl = memchr(in + from, '\n', len - from);
 
-	from = from ? from - 1 : 0;
-	end = memmem(in + from, len - from, "\n\n", 2);
-	return end ? (size_t)(end - in) + 2 : 0;
+	if (nl)
+		return (size_t)(nl - in) + 1;
+	return len >= TL_UAPI_LINE_MAX ? len : 0;
 }

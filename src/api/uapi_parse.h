@@ -10,12 +10,15 @@
 
 #include "config/peer_op.h"
 
-/* Bytes up to the blank line ending a request: a client's input buffer starts small and
- * doubles up to this. 32 MiB is about 200 000 peers with a key and an allowed IP each. */
-#define TL_UAPI_MAX_REQUEST (32u << 20)
-/* The framing on the socket: the first blank line ends a request (the length up to and
- * including it, 0 if none yet); one may straddle from, the previous scan's end. */
-size_t tl_uapi_request_end(const char *in, size_t len, size_t from);
+/* Requests are read as a stream of lines, whatever their size: a client's input buffer holds
+ * one line of up to this many bytes (the longest line `wg` sends is a preshared_key, 78
+ * bytes; an allowed IPv6 prefix is 54). */
+#define TL_UAPI_LINE_MAX 4096u
+/* The framing on the socket: the first line of in[0..len) (its length, its newline
+ * included), 0 if its newline has not come yet; in[0..from) holds none. A line that fills
+ * TL_UAPI_LINE_MAX bytes without one is handed on in pieces of len bytes, without a
+ * newline, for the reader to refuse and skip to its end. */
+size_t tl_uapi_line_end(const char *in, size_t len, size_t from);
 
 /* A set=1 request parsed, not yet applied: the device keys, and one operation per
  * public_key line, in order. uapi_parse.c (no device, no DPDK: the fuzz harness uses it). */
@@ -31,6 +34,8 @@ struct tl_uapi_set_req {
  * zeroed. Returns 0 or an errno value (EINVAL: a line that is not a known key=value,
  * EOPNOTSUPP: an fwmark other than 0, ENOMEM); r must be freed either way. */
 int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body);
+/* One line of that body (NUL-terminated, without its newline, written to). 0 or an errno. */
+int tl_uapi_set_parse_line(struct tl_uapi_set_req *r, char *line);
 
 /* What the checks need to know of the device. */
 struct tl_uapi_set_view {

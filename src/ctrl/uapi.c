@@ -1,10 +1,13 @@
 /* WireGuard UAPI: the protocol over the request server (api/server.h). A request is "get=1"
  * or "set=1" followed by key=value lines and ended by a blank line; the reply is key=value
  * lines ending with "errno=N" and a blank line, N being 0 or a negative errno value as
- * wireguard-go answers and `wg` expects (it prints strerror(-N)). set=1 is parsed and checked
- * as a whole first (api/uapi_parse.c), so that a bad line changes nothing; the listen port
- * moves first (a port in use changes nothing either); then the write model applies the peer
- * operations (peer_ops.c), as it does for the control API and a reload. */
+ * wireguard-go answers and `wg` expects (it prints strerror(-N)). Requests are read as a
+ * stream of lines, as wireguard-go does, so that none is too large (a hub's `wg setconf` is
+ * megabytes): a connection holds one line and what a set=1 parsed so far (api/uapi_parse.c),
+ * each line parsed as it comes and wiped. The parsed set=1 is checked and applied as a whole
+ * at its blank line, so that a bad line anywhere changes nothing; the listen port moves first
+ * (a port in use changes nothing either); then the write model applies the peer operations
+ * (peer_ops.c), as it does for the control API and a reload. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,74 +80,134 @@ static bool dev_has_peer(void *ctx, const uint8_t pub[TL_KEY_LEN])
 	return tl_peer_find(ctx, pub) != NULL;
 }
 
-int tl_uapi_set(struct tl_device *dev, char *body)
+int tl_uapi_set_apply(struct tl_device *dev, struct tl_uapi_set_req *r)
 {
-	struct tl_uapi_set_req r = { 0 };
 	struct tl_uapi_set_view v = { .listen_port = tl_dp_listen_port(&dev->dp), .n_peers = dev->n_peers,
 				       .max_peers = TL_MAX_PEERS, .has_peer = dev_has_peer, .ctx = dev };
-	int err = tl_uapi_set_parse(&r, body);
+	int err = tl_uapi_set_check(r, &v);
 
+	if (!err && r->has_port)
+		err = tl_listen_port_set(dev, r->port);     /* first: if the port is taken, nothing changes */
 	if (!err)
-		err = tl_uapi_set_check(&r, &v);
-	if (!err && r.has_port)
-		err = tl_listen_port_set(dev, r.port);      /* first: if the port is taken, nothing changes */
-	if (!err)
-		err = tl_peer_ops_apply(dev, r.peers, r.n_peers, r.has_priv ? r.priv : NULL, r.replace_peers);
+		err = tl_peer_ops_apply(dev, r->peers, r->n_peers, r->has_priv ? r->priv : NULL, r->replace_peers);
 	else
 		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
-	tl_uapi_set_req_free(&r);
+	tl_uapi_set_req_free(r);
 	return err;
 }
 
-/* ---- requests ------------------------------------------------------------------------------ */
-
-void tl_uapi_request(struct tl_device *dev, char *req, struct tl_buf *out)
+int tl_uapi_set(struct tl_device *dev, char *body)
 {
-	char *nl = strchr(req, '\n');
-	char *body = nl ? nl + 1 : req + strlen(req);
-	int err = EINVAL;
+	struct tl_uapi_set_req r = { 0 };
+	int err = tl_uapi_set_parse(&r, body);
 
-	if (nl)
-		*nl = '\0';
-	if (!strcmp(req, "get=1") && !*body) {
-		uapi_get(dev, out);
-		err = 0;
-	} else if (!strcmp(req, "set=1")) {
-		err = tl_uapi_set(dev, body);
+	if (err) {
+		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
+		tl_uapi_set_req_free(&r);
+		return err;
 	}
-	if (out->oom) {               /* never a truncated reply: an error instead */
+	return tl_uapi_set_apply(dev, &r);
+}
+
+/* ---- requests, read as a stream of lines ---------------------------------------------------- */
+
+/* The request a client is sending: its first line says which; UAPI_BAD: not one we know. */
+enum uapi_mode { UAPI_CMD, UAPI_GET, UAPI_SET, UAPI_BAD };
+
+/* A connection's request so far: nothing of its text is kept, a set=1 line becomes part of
+ * the parsed operations as it arrives (the server wipes the line). */
+struct uapi_conn {
+	struct tl_device *dev;
+	enum uapi_mode mode;
+	int err;                        /* the request's first error, 0 so far */
+	bool line_long;                 /* pieces of a line over TL_UAPI_LINE_MAX came: refused */
+	struct tl_uapi_set_req set;     /* set=1: the operations parsed so far */
+};
+
+static void *uapi_conn_open(void *ctx)
+{
+	struct uapi_conn *u = calloc(1, sizeof(*u));
+
+	if (u)
+		u->dev = ctx;
+	return u;
+}
+
+static void uapi_conn_close(void *conn)
+{
+	struct uapi_conn *u = conn;
+
+	tl_uapi_set_req_free(&u->set);     /* wiped: it may hold a private key */
+	free(u);
+}
+
+/* The reply of a finished request: get=1's state or a set=1 applied (no error so far), then
+ * errno=N. Never a truncated reply: out of memory is an error instead. */
+static void request_end(struct uapi_conn *u, struct tl_buf *out)
+{
+	int err = u->err;
+
+	if (!err && u->mode == UAPI_GET)
+		uapi_get(u->dev, out);
+	else if (!err && u->mode == UAPI_SET)
+		err = tl_uapi_set_apply(u->dev, &u->set);
+	else if (!err)
+		err = EINVAL;                 /* an empty request, or an unknown operation */
+	if (out->oom) {
 		tl_buf_free(out);
 		err = ENOMEM;
 	}
 	tl_buf_printf(out, "errno=%d\n\n", -err);
+	tl_uapi_set_req_free(&u->set);
+	u->mode = UAPI_CMD;
+	u->err = 0;
 }
 
-/* ---- the protocol over the request server -------------------------------------------------- */
-
-static enum tl_server_next uapi_answer(void *ctx, char *req, size_t len, struct tl_buf *out)
+/* One line of a request, or a piece of one too long (no newline at its end: refused, and the
+ * rest of it skipped). A blank line ends the request. After an error the rest of the request
+ * is read and skipped; the reply is the error. */
+static enum tl_server_next uapi_answer(void *conn, char *req, size_t len, struct tl_buf *out)
 {
-	req[len - 2] = '\0';             /* the text up to, not including, the blank line */
-	tl_uapi_request(ctx, req, out);
+	struct uapi_conn *u = conn;
+	bool too_long = u->line_long;
+
+	if (req[len - 1] != '\n') {
+		u->line_long = true;
+		return TL_SERVER_MORE;
+	}
+	req[len - 1] = '\0';
+	u->line_long = false;
+	if (too_long) {
+		u->err = u->err ? u->err : EINVAL;
+		u->mode = u->mode == UAPI_CMD ? UAPI_BAD : u->mode;
+	} else if (!*req)
+		request_end(u, out);
+	else if (u->mode == UAPI_CMD)
+		u->mode = !strcmp(req, "get=1") ? UAPI_GET : !strcmp(req, "set=1") ? UAPI_SET : UAPI_BAD;
+	else if (u->mode == UAPI_GET && !u->err)
+		u->err = EINVAL;              /* get=1 takes no arguments */
+	else if (u->mode == UAPI_SET && !u->err)
+		u->err = tl_uapi_set_parse_line(&u->set, req);
 	return TL_SERVER_MORE;
 }
 
-static void uapi_refuse(void *ctx, bool oom, struct tl_buf *out)
+static void uapi_refuse(void *conn, bool oom, struct tl_buf *out)
 {
-	(void)ctx;
-	if (oom)
-		tl_log_info("uapi: no memory for a larger request, closing");
-	else
-		tl_log_info("uapi: request over %u bytes without its blank line, closing", TL_UAPI_MAX_REQUEST);
-	tl_buf_printf(out, "errno=%d\n\n", oom ? -ENOMEM : -EINVAL);
+	(void)conn;
+	(void)oom;                         /* only oom: a line is handed on in pieces, never over */
+	tl_log_info("uapi: no memory for a client's line, closing");
+	tl_buf_printf(out, "errno=%d\n\n", -ENOMEM);
 }
 
 static const struct tl_server_ops uapi_ops = {
 	.name = "uapi",
-	.request_end = tl_uapi_request_end,
+	.request_end = tl_uapi_line_end,
 	.answer = uapi_answer,
 	.refuse = uapi_refuse,
-	.max_request = TL_UAPI_MAX_REQUEST,
-	.first_buffer = 4096,
+	.conn_open = uapi_conn_open,
+	.conn_close = uapi_conn_close,
+	.max_request = TL_UAPI_LINE_MAX,
+	.first_buffer = TL_UAPI_LINE_MAX,
 	.read_chunk = 65536,
 	.idle_ns = 10ull * TL_NS,
 	.accepts_per_event = 1,

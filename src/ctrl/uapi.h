@@ -21,17 +21,17 @@ int tl_uapi_open(struct tl_device *dev, char *err, size_t errlen);
 /* Closes every client and the socket, removes the socket file. Safe if never opened. */
 void tl_uapi_close(struct tl_device *dev);
 
-/* One request: its text up to (not including) the blank line, NUL-terminated and writable.
- * Appends the whole reply, "errno=N\n\n" included (N: 0 or minus an errno value), to out. */
-void tl_uapi_request(struct tl_device *dev, char *req, struct tl_buf *out);
-/* For tests: a client fed text as if received, chunk bytes at a time (0: all at once; len
- * <= TL_UAPI_MAX_REQUEST), its complete requests answered (the replies appended to reply if
- * not NULL), then closed; *seen gets its input buffer as the close left it (*seen_len bytes,
+/* For tests: a client fed text as if received, chunk bytes at a time (0: all at once), its
+ * complete requests answered (the replies appended to reply if not NULL), then closed; *seen
+ * gets its input buffer (one line: TL_UAPI_LINE_MAX) as the close left it (*seen_len bytes,
  * the caller frees it). 0, or -1 out of memory. */
 int tl_uapi_test_client(struct tl_device *dev, const char *text, size_t len, size_t chunk, char **seen,
 			size_t *seen_len, struct tl_buf *reply);
 /* The body of a set=1 request (lines after "set=1"). Returns 0 or an errno value; on an
  * error nothing has been changed. Parses and checks (api/uapi_parse.h), then applies. */
 int tl_uapi_set(struct tl_device *dev, char *body);
+/* A parsed set=1 checked (tl_uapi_set_check) and applied as a whole; r is freed. 0 or an
+ * errno value (then nothing changed). */
+int tl_uapi_set_apply(struct tl_device *dev, struct tl_uapi_set_req *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
+#include "common/key.h"
 #include "ctrl/uapi.h"
 #include "ctrl_harness.h"
 #include "dataplane/route.h"
@@ -150,6 +151,57 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* A set=1 through a UAPI client, read as a stream: 3 new peers and then a bad line are
+ * refused whole (none of the 3 exists); a set of 840 000 lines (35 MiB, beyond what one
+ * request could be before: 32 MiB) is parsed and applied. */
+static void test_uapi_stream(void)
+{
+	struct tl_buf reply = { 0 }, text = { 0 };
+	char *seen = NULL, hex[65];
+	size_t seen_len = 0;
+	uint8_t key[TL_KEY_LEN];
+	struct tl_ch h;
+	bool absent = true;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	tl_buf_printf(&text, "set=1\n");
+	for (uint32_t i = 0; i < 3; i++) {
+		memset(key, 0x77, sizeof(key));
+		memcpy(key, &i, sizeof(i));
+		tl_key_to_hex(hex, key);
+		tl_buf_printf(&text, "public_key=%s\nallowed_ip=10.50.0.%u/32\n", hex, i);
+	}
+	tl_buf_printf(&text, "allowed_ip=10.50.0.99/33\n\n");
+	CHECK(!text.oom && tl_uapi_test_client(&h.dev, text.p, text.len, 7, &seen, &seen_len, &reply) == 0,
+	      "client ran");
+	CHECK(reply.p && !strcmp(reply.p, "errno=-22\n\n"), "a bad last line: EINVAL");
+	for (uint32_t i = 0; i < 3; i++) {
+		memset(key, 0x77, sizeof(key));
+		memcpy(key, &i, sizeof(i));
+		absent &= tl_peer_find(&h.dev, key) == NULL;
+	}
+	CHECK(absent && h.dev.n_peers == 0, "none of the 3 peers before it exists");
+	free(seen);
+	tl_buf_free(&reply);
+	tl_buf_free(&text);
+
+	tl_buf_printf(&text, "set=1\n");
+	for (uint32_t i = 0; i < 420000; i++) {
+		memset(key, 0x33, sizeof(key));
+		memcpy(key, &i, sizeof(i));
+		tl_key_to_hex(hex, key);
+		tl_buf_printf(&text, "public_key=%s\nremove=true\n", hex);
+	}
+	tl_buf_printf(&text, "\n");
+	CHECK(!text.oom && text.len > (35u << 20), "a request of %zu bytes", text.len);
+	CHECK(tl_uapi_test_client(&h.dev, text.p, text.len, 65536, &seen, &seen_len, &reply) == 0 && reply.p &&
+		      !strcmp(reply.p, "errno=0\n\n"), "%zu bytes of set=1 in 64 KiB reads: applied", text.len);
+	free(seen);
+	tl_buf_free(&reply);
+	tl_buf_free(&text);
+	tl_ch_teardown(&h);
+}
+
 static void memzone_count(const struct rte_memzone *mz, void *arg)
 {
 	(void)mz;
@@ -256,6 +308,7 @@ int main(int argc, char **argv)
 		return 1;
 	test_remove_refused();
 	test_uapi_reports();
+	test_uapi_stream();
 	test_many_peers();
 	tl_ch_eal_fini();
 	return check_report();

@@ -3,7 +3,7 @@
  * Unix socket. Pipelined requests answered in order across small reads and a growing buffer,
  * a request over the limit refused, what is left at the client's end given to at_eof, an idle
  * client closed by the tick, the slots (refused when full, or the quietest evicted), one
- * request per connection with a half-close. No timing: the loop is run until the client has
+ * request per connection with a half-close, a state per connection. No timing: the loop is run until the client has
  * its bytes, a bounded number of rounds. */
 #include <errno.h>
 #include <stddef.h>
@@ -250,6 +250,69 @@ static void test_one_request(struct tl_evloop *l)
 	tl_server_stop(&s);
 }
 
+/* A protocol with state per connection (conn_open, conn_close): each connection counts its
+ * own lines; the state is made at accept, answers get it, and it is freed at close. */
+struct counter {
+	int *open;                    /* the test's count of live states */
+	unsigned lines;
+};
+
+static void *count_open(void *ctx)
+{
+	struct counter *k = calloc(1, sizeof(*k));
+
+	if (k) {
+		k->open = ctx;
+		++*k->open;
+	}
+	return k;
+}
+
+static void count_close(void *conn)
+{
+	struct counter *k = conn;
+
+	--*k->open;
+	free(k);
+}
+
+static enum tl_server_next count_answer(void *conn, char *req, size_t len, struct tl_buf *out)
+{
+	struct counter *k = conn;
+
+	(void)req;
+	(void)len;
+	tl_buf_printf(out, "%u\n", ++k->lines);
+	return TL_SERVER_MORE;
+}
+
+static void test_conn_state(struct tl_evloop *l)
+{
+	struct tl_server_ops ops = line_ops;
+	struct tl_server s;
+	int open = 0, a, b;
+
+	ops.answer = count_answer;
+	ops.conn_open = count_open;
+	ops.conn_close = count_close;
+	CHECK(tl_server_start(&s, &ops, &open, l, listen_on("conn")) == 0, "conn: server started");
+	a = dial("conn");
+	b = dial("conn");
+	say(a, "x\ny\n");
+	expect(l, a, "conn: two lines on the first connection", "1\n2\n", false);
+	say(b, "z\n");
+	expect(l, b, "conn: the second connection counts its own", "1\n", false);
+	say(a, "w\n");
+	expect(l, a, "conn: the first goes on", "3\n", false);
+	CHECK(open == 2, "conn: a state per connection (%d)", open);
+	close(a);
+	settle(l);
+	CHECK(open == 1, "conn: a closed connection's state is freed (%d left)", open);
+	tl_server_stop(&s);
+	CHECK(open == 0, "conn: stop frees the rest (%d left)", open);
+	close(b);
+}
+
 int main(void)
 {
 	struct tl_evloop l;
@@ -266,6 +329,7 @@ int main(void)
 	test_slots(&l, false);
 	test_slots(&l, true);
 	test_one_request(&l);
+	test_conn_state(&l);
 	tl_evloop_close(&l);
 	return check_report();
 }

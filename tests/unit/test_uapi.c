@@ -1,6 +1,7 @@
 /* Unit tests for the UAPI socket's request handling, without a socket or a running
- * dataplane: replies carry a negative errno as `wg` reads it, and a client's input buffer
- * is all zero when the client is closed, whatever requests were pipelined into it. */
+ * dataplane: replies carry a negative errno as `wg` reads it, requests are read as a stream
+ * of lines (a line over the buffer is refused, no request is too large), and a client's line
+ * buffer is all zero when the client is closed, whatever requests were pipelined into it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,8 @@ static void feed_chunks(struct tl_device *dev, const char *what, const char *tex
 	if (!seen)
 		return;
 	n = nonzero(seen, seen_len);
-	CHECK(n == 0, "%s: %zu non-zero bytes left in the input buffer at close", what, n);
-	CHECK(reply.p && reply.len == strlen(want_reply) && !memcmp(reply.p, want_reply, reply.len),
+	CHECK(n == 0, "%s: %zu non-zero bytes left in the line buffer at close", what, n);
+	CHECK(reply.len == strlen(want_reply) && (!reply.len || !memcmp(reply.p, want_reply, reply.len)),
 	      "%s: reply '%.*s', want '%s'", what, (int)reply.len, reply.p ? reply.p : "", want_reply);
 	free(reply.p);
 	free(seen);
@@ -45,23 +46,30 @@ static void feed(struct tl_device *dev, const char *what, const char *text, cons
 	feed_chunks(dev, what, text, strlen(text), 0, want_reply);
 }
 
-/* Requests far above the first buffer (a hub's `wg setconf` is megabytes): the buffer grows
- * as the text comes in, the request is answered once, and every copy is wiped. */
+/* Requests far above a line buffer (a hub's `wg setconf` is megabytes): read line by line,
+ * answered once each. A 3 MiB line is refused (EINVAL) and skipped to its end; 40 MiB of
+ * lines without a blank one is still one request being read (no reply: nothing is too
+ * large), and its blank line gets the answer. */
 static void test_large(struct tl_device *dev, const char *einval, const char *two)
 {
-	size_t len = 3u << 20;
-	char *big = malloc(TL_UAPI_MAX_REQUEST + 1);
+	size_t len = 3u << 20, big_len = 40u << 20, line = strlen("x=1\n");
+	char *big = malloc(big_len + 2);
 
 	CHECK(big != NULL, "memory for the large requests");
 	if (!big)
 		return;
-	memset(big, 'a', TL_UAPI_MAX_REQUEST);
+	memset(big, 'a', len);
 	memcpy(big, "hello=1\n" KEY_LINE "x=", strlen("hello=1\n" KEY_LINE "x="));
 	memcpy(big + len - 2, "\n\nhello=2\n\n", 11);
-	feed_chunks(dev, "a 3 MiB request in 64 KiB reads, then another", big, len + 9, 65536, two);
-	/* no blank line within TL_UAPI_MAX_REQUEST bytes: refused, once */
-	memset(big + len - 2, 'a', 11);
-	feed_chunks(dev, "no blank line up to the limit", big, TL_UAPI_MAX_REQUEST, 1u << 20, einval);
+	feed_chunks(dev, "a 3 MiB line in 64 KiB reads, then another request", big, len + 9, 65536, two);
+	memcpy(big, "hello=1\n", 8);
+	for (size_t off = 8; off + line <= big_len; off += line)
+		memcpy(big + off, "x=1\n", line);
+	feed_chunks(dev, "40 MiB of lines without the blank line: no reply yet", big, big_len - big_len % line, 1u << 20,
+		    "");
+	memcpy(big + big_len - big_len % line, "\n", 1);
+	feed_chunks(dev, "40 MiB of lines, then the blank line: one reply", big, big_len - big_len % line + 1,
+		    1u << 20, einval);
 	free(big);
 }
 
