@@ -334,10 +334,15 @@ static int tl_cfg_metrics(struct tl_cfg_ctx *c, const struct tl_raw_metrics *raw
 			  struct tl_config *cfg)
 {
 	const char *why;
+	int64_t v;
 
 	cfg->metrics.enabled = raw != NULL;
+	cfg->metrics.peer_series_max = 1000;
 	if (!raw)
 		return 0;
+	if (tl_cfg_int(c, "metrics.peer_series_max", raw->peer_series_max, 0, TL_MAX_PEERS_CFG, 1000, &v) < 0)
+		return -1;
+	cfg->metrics.peer_series_max = (uint32_t)v;
 	if (!raw->listen) {
 		tl_ip_parse(&cfg->metrics.listen.ip, "127.0.0.1");
 		cfg->metrics.listen.port = TL_METRICS_PORT;

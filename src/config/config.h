@@ -14,6 +14,7 @@
 #include "dataplane/qparams.h"
 
 #define TL_METRICS_PORT 9586      /* Prometheus text, when `metrics` is present */
+#define TL_MAX_PEERS_CFG (1 << 20) /* peers of one device at most (the dataplane's TL_MAX_PEERS) */
 
 enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
 
@@ -86,6 +87,7 @@ struct tl_config {
 	struct {
 		bool enabled;                /* `metrics` present */
 		struct tl_sockaddr listen;   /* default 127.0.0.1:9586 */
+		uint32_t peer_series_max;    /* per-peer series only up to this many peers (1000) */
 	} metrics;
 	/* What loads but deserves the operator's attention (a key file that group or others
 	 * can read), one "<file>:<line>: <field>: <why>" per line; "" if nothing. */

@@ -149,7 +149,8 @@ static const char *restart_key(const struct tl_config *oc, const struct tl_confi
 		return "timers";
 	if (!eal_eq(nc, oc))
 		return "eal";
-	if (nc->metrics.enabled != oc->metrics.enabled || !tl_sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen))
+	if (nc->metrics.enabled != oc->metrics.enabled || !tl_sockaddr_eq(&nc->metrics.listen, &oc->metrics.listen) ||
+	    nc->metrics.peer_series_max != oc->metrics.peer_series_max)
 		return "metrics";
 	return NULL;
 }

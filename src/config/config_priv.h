@@ -50,6 +50,7 @@ struct tl_raw_port {
 
 struct tl_raw_metrics {
 	char *listen;
+	int64_t *peer_series_max;
 };
 
 struct tl_raw_ports {

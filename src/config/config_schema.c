@@ -32,6 +32,7 @@ static const cyaml_schema_field_t tl_schema_shaper_fields[] = {
 
 static const cyaml_schema_field_t tl_schema_metrics_fields[] = {
 	TL_OSTR("listen", struct tl_raw_metrics, listen),
+	TL_OINT("peer_series_max", struct tl_raw_metrics, peer_series_max),
 	CYAML_FIELD_END
 };
 

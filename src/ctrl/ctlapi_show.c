@@ -7,7 +7,11 @@
 
 #include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
+#include "ctrl/peer.h"
 #include "ctrl/stats.h"
+
+/* Peers in a show reply when the request names no limit. */
+#define TL_SHOW_PEERS_DEFAULT 1000
 
 static void show_fields(struct tl_yaml_writer *w, const void *s, const struct tl_stat_field *f)
 {
@@ -48,29 +52,57 @@ static void show_prefixes(struct tl_yaml_writer *w, const char *list)
 	tl_yaml_end_seq(w);
 }
 
-static void show_peers(struct tl_device *dev, struct tl_yaml_writer *w)
+static void show_peer(struct tl_yaml_writer *w, const struct tl_stats_peer *v)
 {
-	struct tl_stats_peer *v;
-	size_t n;
+	tl_yaml_map(w);
+	if (v->name[0])
+		tl_yaml_key_str(w, "name", v->name);
+	tl_yaml_key_str(w, "public_key", v->public_key);
+	if (v->endpoint[0])
+		tl_yaml_key_str(w, "endpoint", v->endpoint);
+	tl_yaml_key(w, "allowed_ips");
+	show_prefixes(w, v->allowed_ips ? v->allowed_ips : "");
+	w->failed |= !v->allowed_ips;
+	show_fields(w, v, tl_stats_peer_fields);
+	tl_yaml_end_map(w);
+}
 
-	v = tl_stats_peers(dev, &n, &w->failed);
+static bool peer_matches(const struct tl_stats_peer *v, const char *filter)
+{
+	return !filter || strstr(v->public_key, filter) || strstr(v->name, filter) || strstr(v->endpoint, filter) ||
+	       (v->allowed_ips && strstr(v->allowed_ips, filter));
+}
+
+/* A page of peers: at most limit of those after `after` (in the order they were added) that
+ * match the filter; peers_next names the last one when the page is full. Only the peers of
+ * the page are rendered, whatever the device holds. */
+static void show_peers(struct tl_device *dev, struct tl_yaml_writer *w, const struct tl_api_request *req)
+{
+	const struct tl_api_value *lim = tl_api_value_has(&req->args, "limit");
+	const struct tl_api_value *after = tl_api_value_has(&req->args, "after");
+	const struct tl_api_value *filter = tl_api_value_has(&req->args, "filter");
+	size_t limit = lim ? (size_t)lim->i : TL_SHOW_PEERS_DEFAULT, n = 0;
+	struct tl_peer_ctrl *pc = after ? tl_peer_find(dev, after->key) : NULL;
+	char next[64] = "";
+
+	pc = pc ? TAILQ_NEXT(pc, link) : after ? NULL : TAILQ_FIRST(&dev->peers);
+	tl_yaml_key_u64(w, "peers_total", dev->n_peers);
 	tl_yaml_key(w, "peers");
 	tl_yaml_seq(w);
-	for (size_t i = 0; i < n; i++) {
-		tl_yaml_map(w);
-		if (v[i].name[0])
-			tl_yaml_key_str(w, "name", v[i].name);
-		tl_yaml_key_str(w, "public_key", v[i].public_key);
-		if (v[i].endpoint[0])
-			tl_yaml_key_str(w, "endpoint", v[i].endpoint);
-		tl_yaml_key(w, "allowed_ips");
-		show_prefixes(w, v[i].allowed_ips ? v[i].allowed_ips : "");
-		w->failed |= !v[i].allowed_ips;
-		show_fields(w, &v[i], tl_stats_peer_fields);
-		tl_yaml_end_map(w);
+	for (; pc && n < limit; pc = TAILQ_NEXT(pc, link)) {
+		struct tl_stats_peer v;
+
+		tl_stats_peer(dev, pc, &v);
+		if (peer_matches(&v, filter ? filter->s : NULL)) {
+			show_peer(w, &v);
+			if (++n == limit && TAILQ_NEXT(pc, link))
+				snprintf(next, sizeof(next), "%s", v.public_key);
+		}
+		tl_stats_peer_free(&v);
 	}
 	tl_yaml_end_seq(w);
-	tl_stats_peers_free(v, n);
+	if (next[0])
+		tl_yaml_key_str(w, "peers_next", next);
 }
 
 static void show_ports(struct tl_device *dev, struct tl_yaml_writer *w)
@@ -150,16 +182,21 @@ int tl_ctlapi_op_show(struct tl_device *dev, const struct tl_api_request *req, s
 		const char *name;
 		void (*fn)(struct tl_device *dev, struct tl_yaml_writer *w);
 	} sections[] = {
-		{ "device", show_device }, { "peers", show_peers }, { "ports", show_ports },
+		{ "device", show_device }, { "peers", NULL }, { "ports", show_ports },
 		{ "queues", show_queues }, { "workers", show_workers }, { "drops", show_drops },
 	};
 	const struct tl_api_value *only = tl_api_value_has(&req->args, "section");
 
 	(void)e;
 	tl_yaml_map(w);
-	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
-		if (!only || !strcmp(only->s, sections[i].name))
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		if (only && strcmp(only->s, sections[i].name))
+			continue;
+		if (sections[i].fn)
 			sections[i].fn(dev, w);
+		else
+			show_peers(dev, w, req);
+	}
 	tl_yaml_end_map(w);
 	return 0;
 }

@@ -224,14 +224,21 @@ static void render_mindflavor(struct tl_buf *b, const char *dev_name, const stru
 }
 
 /* mdlayher/wireguard_exporter's info gauges; its wireguard_peer_* counters are read-model
- * fields, with the labels device and public_key. */
+ * fields, with the labels device and public_key. Above metrics.peer_series_max peers the
+ * families have no samples (a hub's 100 000 peers would be millions of series, as exporters
+ * for large hubs leave them out): the device's totals and the control API's paged show
+ * remain. */
 static void render_peers(struct tl_device *dev, struct tl_buf *b, const struct tl_stats_device *d)
 {
-	struct tl_stats_peer *v;
+	struct tl_stats_peer *v = NULL;
 	char (*labels)[LABELS] = NULL, dev_name[64], name[128];
-	size_t n;
+	size_t n = 0;
+	uint32_t max = dev->cfg->metrics.peer_series_max;
 
-	v = tl_stats_peers(dev, &n, &b->oom);
+	if (dev->n_peers <= max)
+		v = tl_stats_peers(dev, &n, &b->oom);
+	else
+		P(b, "# per-peer series omitted: %u peers, metrics.peer_series_max is %u\n", dev->n_peers, max);
 	if (n && !(labels = calloc(n, sizeof(*labels)))) {
 		b->oom = true;
 		n = 0;

@@ -164,7 +164,7 @@ hl_check "show: default AQM parameters (fq_codel)" \
 	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")}')" = "{'aqm_target_us': 5000, 'aqm_interval_us': 100000, 'aqm_quantum': 1514, 'aqm_flows': 1024, 'aqm_limit': 10240, 'aqm_memory_limit': 33554432, 'aqm_ecn': True}"
 hl_check "show: every drop reason listed" test "$(yq_get '"aqm_codel" in r["result"]["drops"] and "xsk_ring_full" in r["result"]["drops"]')" = True
 hl_check "show: workers with busy_percent" test "$(yq_get 'all(0 <= w["busy_percent"] <= 100 for w in r["result"]["workers"])')" = True
-hl_check "show section=peers has only peers" test "$(ctl --yaml show section=peers | python3 -c 'import sys, yaml; print(list(yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n"))["result"]))')" = "['peers']"
+hl_check "show section=peers has only the peers and their count" test "$(ctl --yaml show section=peers | python3 -c 'import sys, yaml; print(list(yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n"))["result"]))')" = "['peers_total', 'peers']"
 hl_check "tunlessctl --json show parses with python3 -m json.tool" sh -c "'$CTL' -n '$A' --json show | python3 -m json.tool"
 hl_check "tunlessctl --yaml show is one YAML document from --- to ..." \
 	sh -c "'$CTL' -n '$A' --yaml show | python3 -c 'import sys, yaml; t = sys.stdin.read(); assert t.startswith(\"---\") and t.endswith(\"\n...\n\"); yaml.safe_load(t)'"

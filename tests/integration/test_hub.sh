@@ -12,8 +12,11 @@
 # Checks: the daemon comes up with 10 001 peers (wg show); ping a -> b; `wg setconf` of the
 # 10 001 peers (a few MB of UAPI request) is accepted and wg show lists them with their
 # allowed IPs; ping a -> b again (the setconf made the peer anew: a new handshake); one
-# `wg set` adds a peer among them and another removes it; SIGTERM: the daemon exits with
-# status 0, the XDP program is off veth-a, the host interface and the UAPI socket are gone.
+# `wg set` adds a peer among them and another removes it; the control API pages through the
+# peers (show section=peers with limit, after, filter: 100 at a time, the next page starts
+# after the last one, a filter on one allowed IP finds that peer alone) and /metrics has no
+# per-peer series above metrics.peer_series_max (1000); SIGTERM: the daemon exits with status
+# 0, the XDP program is off veth-a, the host interface and the UAPI socket are gone.
 # How long the steps took is printed, never checked (bench/peers.sh measures them).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -64,6 +67,7 @@ open(d + "/extra", "w").write("%s %s\n" % (keys[n], ip(n)))
 EOF
 hl_config "$LAB_DIR/a.yaml" host-a
 cat "$LAB_DIR/peers.yaml" >>"$LAB_DIR/a.yaml"
+printf 'metrics: {listen: "127.0.0.1:9586"}\n' >>"$LAB_DIR/a.yaml"
 read -r EXTRA_PUB EXTRA_IP <"$LAB_DIR/extra"
 
 t=$(date +%s.%N)
@@ -102,6 +106,33 @@ hl_check "wg set removes it" wga set "$A" peer "$EXTRA_PUB" remove
 hl_note "wg set (remove): $(secs "$t") s"
 hl_check "wg show lists $((N + 1)) peers again" test "$(peers)" -eq $((N + 1))
 hl_check "ping a -> b still" hl_ping a 10.77.0.2
+
+# ---- paging through the peers, metrics without per-peer series ------------------------------
+CTL=$TUNLESS_BUILD/src/cli/tunlessctl
+page() { "$CTL" -n "$A" --json show section=peers "$@"; }
+jq_of() { python3 -c 'import json, sys; r = json.load(sys.stdin)["result"]; print(eval(sys.argv[1]))' "$1"; }
+page limit=100 >"$LAB_DIR/p1.json"
+hl_check "show section=peers limit=100: 100 peers of $((N + 1)), a next page" \
+	test "$(jq_of 'len(r["peers"]), r["peers_total"], "peers_next" in r' <"$LAB_DIR/p1.json")" = "(100, $((N + 1)), True)"
+next=$(jq_of 'r["peers_next"]' <"$LAB_DIR/p1.json")
+page limit=100 after="$next" >"$LAB_DIR/p2.json"
+first2=$(jq_of 'r["peers"][0]["public_key"]' <"$LAB_DIR/p2.json")
+pos_ok() {
+	python3 - "$LAB_DIR/p1.json" "$LAB_DIR/p2.json" <<'EOF2'
+import json, sys
+a, b = (json.load(open(f))["result"]["peers"] for f in sys.argv[1:3])
+keys = [p["public_key"] for p in a + b]
+sys.exit(not (len(b) == 100 and len(set(keys)) == 200))
+EOF2
+}
+hl_check "the next page (after=peers_next): 100 other peers" pos_ok
+[ -n "$first2" ] || hl_note "  no second page"
+page filter=10.128.0.7/32 >"$LAB_DIR/pf.json"
+hl_check "filter=10.128.0.7/32 finds that peer alone" \
+	test "$(jq_of '[p["allowed_ips"] for p in r["peers"]]' <"$LAB_DIR/pf.json")" = "[['10.128.0.7/32']]"
+lab_exec a python3 -c 'import urllib.request as u; open("'"$LAB_DIR"'/metrics.txt", "wb").write(u.urlopen("http://127.0.0.1:9586/metrics", timeout=10).read())'
+hl_check "/metrics: per-peer series left out above 1000 peers" \
+	sh -c "grep -q '^# per-peer series omitted: $((N + 1)) peers' '$LAB_DIR/metrics.txt' && ! grep -q '^wireguard_peer_info{' '$LAB_DIR/metrics.txt'"
 
 t=$(date +%s.%N)
 hl_tunless_stop "$A" TERM 60

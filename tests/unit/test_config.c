@@ -78,6 +78,7 @@ static const struct bad_case bad_cases[] = {
 	{ "alias.yaml", 6, "ports.wan", "aliases are not supported" },
 	{ "empty.yaml", 1, "(document)", "empty" },
 	{ "keepalive_range.yaml", 9, "peers[0].persistent_keepalive", "out of range 0..65535" },
+	{ "peer_series_max.yaml", 9, "metrics.peer_series_max", "out of range 0..1048576" },
 	{ "both_psk.yaml", 10, "peers[0].preshared_key_file", "only one of" },
 	{ "peer_no_key.yaml", 8, "peers[0].public_key", "missing" },
 	{ "workers_range.yaml", 7, "workers", "out of range 1..64" },

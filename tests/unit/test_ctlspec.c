@@ -30,7 +30,7 @@ static const struct bad_case bad_cases[] = {
 	{ "op: show\nop: show\n", "op", "given twice" },
 	{ "op: show\nargs: [1]\n", "args", "expected a mapping, got a sequence" },
 	{ "op: show\nargs: {section: everything}\n", "args.section", "is not one of: device, peers" },
-	{ "op: show\nargs: {sections: peers}\n", "args.sections", "unknown field (expected one of: section)" },
+	{ "op: show\nargs: {sections: peers}\n", "args.sections", "unknown field (expected one of: section, limit, after, filter)" },
 	{ "op: reload\nargs: {x: 1}\n", "args.x", "this operation takes no arguments" },
 	{ "op: set\nargs: {aqm: {target_us: 1000}}\n", "args.port", "missing (required)" },
 	{ "op: set\n", "args.port", "missing (required)" },
