@@ -5,7 +5,8 @@
 #include "tl_maps.h"
 #include "tl_parse.h"
 
-#define TL_ROUTES_MAX 65536
+/* A hub's allowed IPs, a million and more (no preallocation: memory is taken per prefix). */
+#define TL_ROUTES_MAX (1 << 21)
 /* Route value of the LAN port's own addresses: they stay with the kernel even when a peer
  * routes everything (0.0.0.0/0, ::/0). Mirrored by TL_XDP_ROUTE_LOCAL in src/kernel/xdp.h. */
 #define TL_ROUTE_LOCAL 0xffffffffu

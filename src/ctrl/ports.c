@@ -608,10 +608,18 @@ void tl_port_steer(struct tl_device *dev, const struct tl_prefix *p, uint32_t pe
 {
 	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
 
+	static bool told;
+	int r;
+
 	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
 		return;
-	if (add)
-		tl_xdp_route_add(&lan->maps, p->ip.family, p->ip.addr, p->len, peer_id);
-	else
+	if (!add) {
 		tl_xdp_route_del(&lan->maps, p->ip.family, p->ip.addr, p->len);
+		return;
+	}
+	r = tl_xdp_route_add(&lan->maps, p->ip.family, p->ip.addr, p->len, peer_id);
+	if (r != 0 && !told) {      /* once: a full map would say so per prefix */
+		told = true;
+		tl_log_err("lan: XDP steering of an allowed IP: %s (its packets stay with the kernel)", strerror(-r));
+	}
 }
