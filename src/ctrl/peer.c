@@ -156,7 +156,8 @@ struct tl_peer_ctrl *tl_peer_new(struct tl_device *dev, const uint8_t pub[TL_KEY
 	pc->dp->id = pid;
 	pc->dp->ctrl = pc;
 	rte_seqlock_init(&pc->dp->ep_lock);
-	tl_handshake_init(&pc->hs, id, pub, NULL);
+	if (id)
+		tl_handshake_init(&pc->hs, id, pub, NULL);
 	slot_set(dev, pid, pc->dp);     /* no route leads to it yet */
 	pthread_mutex_lock(&dev->lock);
 	TAILQ_INSERT_TAIL(&dev->peers, pc, link);

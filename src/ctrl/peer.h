@@ -21,7 +21,8 @@ int tl_peer_remove(struct tl_device *dev, struct tl_peer_ctrl *pc);
 
 /* Building blocks of the write model (peer_ops.c).
  * tl_peer_new: a peer with this key (not taken) and nothing else, found by tl_peer_find, its
- *   handshake state made for identity id; no route leads to it. NULL out of memory.
+ *   handshake state made for identity id (NULL: the caller makes it, tl_handshake_init,
+ *   before anything else reads it); no route leads to it. NULL out of memory.
  * tl_peer_unregister / tl_peer_reregister: out of (back into) the key registry, so that a
  *   request may remove a peer and create another with the same key; reregister of a key
  *   just unregistered does not fail in practice (-1 if it does).
