@@ -98,6 +98,7 @@ struct tl_device {
 	struct tl_server *servers[TL_SERVER_MAX];   /* the request servers running, for the loop's ticks */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
+	int host_ifindex;                  /* host mode: host_if's index, 0 until it is set up */
 	int udp_fd[2];                     /* listen port held in the kernel: v4, v6 */
 	uint32_t udp_ovfl[2];              /* their running kernel drop counts, last read */
 	struct tl_evitem udp_item[2];      /* udp_fd in the control loop */

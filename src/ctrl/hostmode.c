@@ -57,6 +57,7 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 		snprintf(err, errlen, "host: cannot set up %s/%s: %s", dev->host_if, dev->dp_if, strerror(-r));
 		return -1;
 	}
+	dev->host_ifindex = ifindex;
 	memcpy(dev->dp.port[TL_PORT_LAN].peer_mac, mac, 6);
 	dev->dp.port[TL_PORT_LAN].fixed_peer_mac = true;
 	for (size_t i = 0; i < dev->cfg->n_addresses; i++) {
@@ -74,10 +75,11 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 	return 0;
 }
 
-/* One allowed IP's route through the host end (as the allowed IPs change: aips.c). */
+/* One allowed IP's route through the host end (as the allowed IPs change: aips.c), through
+ * its index from the setup: a hub's 100 000 routes are not 100 000 interface lookups. */
 int tl_host_route(struct tl_device *dev, const struct tl_prefix *p, bool add)
 {
-	int ifindex = (int)if_nametoindex(dev->host_if), r;
+	int ifindex = dev->host_ifindex, r;
 
 	if (!ifindex)
 		return -1;
