@@ -25,6 +25,7 @@ APT_PACKAGES=(
 	iproute2 iputils-ping iperf3 wireguard-tools tcpdump
 	python3 python3-scapy jq ethtool procps
 	openvpn openssl python3-matplotlib
+	python3-cryptography python3-nacl
 )
 
 CACHE=${TUNLESS_CACHE:-/var/cache/tunless}
