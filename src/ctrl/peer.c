@@ -21,20 +21,14 @@
 
 /* ---- the registry -------------------------------------------------------------------------- */
 
-static struct rte_hash *keys_new(struct tl_device *dev, uint32_t cap)
+int tl_peers_init(struct tl_device *dev)
 {
 	char name[RTE_HASH_NAMESIZE];
 
-	snprintf(name, sizeof(name), "tl_peers%" PRIu64, dev->dp.name_gen++);
-	return dev->peer_keys ? tl_dp_hash_copy(dev->peer_keys, name, cap, TL_KEY_LEN, false)
-			      : tl_dp_hash_new(name, cap, TL_KEY_LEN, false);
-}
-
-int tl_peers_init(struct tl_device *dev)
-{
 	TAILQ_INIT(&dev->active);
 	dev->peer_keys_cap = TL_PEER_KEYS_MIN;
-	dev->peer_keys = keys_new(dev, dev->peer_keys_cap);
+	snprintf(name, sizeof(name), "tl_peers%" PRIu64, dev->dp.name_gen++);
+	dev->peer_keys = tl_dp_hash_new(name, dev->peer_keys_cap, TL_KEY_LEN, false);
 	return dev->peer_keys ? 0 : -1;
 }
 
@@ -54,25 +48,10 @@ struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KE
 	return rte_hash_lookup_data(dev->peer_keys, pub, &pc) >= 0 ? pc : NULL;
 }
 
-/* Room for one more key: the hash is replaced by one twice its size when three quarters full. */
-static int keys_reserve(struct tl_device *dev)
-{
-	struct rte_hash *h;
-
-	if ((uint64_t)(rte_hash_count(dev->peer_keys) + 1) * 4 < (uint64_t)dev->peer_keys_cap * 3)
-		return 0;
-	h = keys_new(dev, dev->peer_keys_cap * 2);
-	if (!h)
-		return -1;
-	rte_hash_free(dev->peer_keys);
-	dev->peer_keys = h;
-	dev->peer_keys_cap *= 2;
-	return 0;
-}
-
 static int key_add(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
-	if (keys_reserve(dev) != 0)
+	if (tl_dp_hash_crowded(dev->peer_keys, dev->peer_keys_cap) &&
+	    tl_dp_hash_double(&dev->peer_keys, &dev->peer_keys_cap, "tl_peers", &dev->dp.name_gen, TL_KEY_LEN) != 0)
 		return -1;
 	return rte_hash_add_key_data(dev->peer_keys, pc->cfg.public_key, pc) == 0 ? 0 : -1;
 }

@@ -17,23 +17,14 @@ unsigned tl_index_grow_test_failures;
 /* The control plane's index table replaced by one twice its size when three quarters full. */
 static int ctrl_index_reserve(struct tl_device *dev)
 {
-	char name[RTE_HASH_NAMESIZE];
-	struct rte_hash *h;
-
-	if ((uint64_t)(rte_hash_count(dev->ctrl_index) + 1) * 4 < (uint64_t)dev->ctrl_index_cap * 3)
+	if (!tl_dp_hash_crowded(dev->ctrl_index, dev->ctrl_index_cap))
 		return 0;
 	if (tl_index_grow_test_failures) {
 		tl_index_grow_test_failures--;
 		return -1;
 	}
-	snprintf(name, sizeof(name), "tl_cidx%" PRIu64, dev->dp.name_gen++);
-	h = tl_dp_hash_copy(dev->ctrl_index, name, dev->ctrl_index_cap * 2, sizeof(uint32_t), false);
-	if (!h)
-		return -1;
-	rte_hash_free(dev->ctrl_index);
-	dev->ctrl_index = h;
-	dev->ctrl_index_cap *= 2;
-	return 0;
+	return tl_dp_hash_double(&dev->ctrl_index, &dev->ctrl_index_cap, "tl_cidx", &dev->dp.name_gen,
+				 sizeof(uint32_t));
 }
 
 uint32_t tl_index_new(struct tl_device *dev, struct tl_peer_ctrl *pc, bool is_handshake)

@@ -63,6 +63,26 @@ struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t 
 	return n;
 }
 
+bool tl_dp_hash_crowded(struct rte_hash *h, uint32_t cap)
+{
+	return (uint64_t)(rte_hash_count(h) + 1) * 4 >= (uint64_t)cap * 3;
+}
+
+int tl_dp_hash_double(struct rte_hash **h, uint32_t *cap, const char *prefix, uint64_t *gen, uint32_t key_len)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash *n;
+
+	snprintf(name, sizeof(name), "%s%" PRIu64, prefix, (*gen)++);
+	n = tl_dp_hash_copy(*h, name, *cap * 2, key_len, false);
+	if (!n)
+		return -1;
+	rte_hash_free(*h);
+	*h = n;
+	*cap *= 2;
+	return 0;
+}
+
 /* A deleted keypair is reclaimed inside the delete, after the grace period: the defer-queue
  * mode would keep it, keys intact, until a later change of the table. */
 static struct rte_hash *index_new(struct tl_dp *dp, struct rte_hash *from, uint32_t entries)
