@@ -2,8 +2,6 @@
  * (current/previous/next) and of the index table; workers read them lock-free, and a
  * retired keypair is wiped and freed by the index table's delete once no worker can still
  * hold it. */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include <rte_malloc.h>
