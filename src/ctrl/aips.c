@@ -231,14 +231,13 @@ int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const stru
 {
 	struct tl_aips *a = dev->aips;
 	struct tl_prefix *sorted;
-	size_t gone = pc->cfg.n_allowed_ips - RTE_MIN(n, pc->cfg.n_allowed_ips);
 
 	if (!n)
 		return tl_aips_clear(dev, pc);
-	if (!gone)
-		return 0;
+	if (pc->cfg.n_allowed_ips <= n && n == 1)
+		return 0;                      /* it has taken the one it keeps: nothing else */
 	sorted = malloc(n * sizeof(*sorted));
-	if (test_failure() || !sorted || spare_ready(dev) != 0 || log_reserve(a, gone) != 0) {
+	if (test_failure() || !sorted || spare_ready(dev) != 0 || log_reserve(a, pc->cfg.n_allowed_ips) != 0) {
 		free(sorted);
 		return ENOMEM;
 	}

@@ -202,6 +202,32 @@ static void test_uapi_stream(void)
 	tl_ch_teardown(&h);
 }
 
+/* replace_allowed_ips with one prefix listed three times: the peer keeps that prefix alone
+ * (it had two others before). */
+static void test_replace_repeated(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	char body[512], hex[65];
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	pc = tl_ch_peer_add(&h, &r, 7);
+	if (!pc)
+		goto out;
+	tl_key_to_hex(hex, r.id.pub);
+	snprintf(body, sizeof(body), "public_key=%s\nallowed_ip=10.60.0.1/32\n", hex);
+	CHECK(tl_uapi_set(&h.dev, body) == 0 && pc->cfg.n_allowed_ips == 2, "two allowed IPs");
+	snprintf(body, sizeof(body),
+		 "public_key=%s\nreplace_allowed_ips=true\nallowed_ip=10.60.0.9/32\nallowed_ip=10.60.0.9/32\n"
+		 "allowed_ip=10.60.0.9/32\n", hex);
+	CHECK(tl_uapi_set(&h.dev, body) == 0, "replaced");
+	CHECK(pc->cfg.n_allowed_ips == 1 && pc->cfg.allowed_ips[0].ip.addr[3] == 9,
+	      "only the repeated one left (%zu)", pc->cfg.n_allowed_ips);
+out:
+	tl_ch_teardown(&h);
+}
+
 static void memzone_count(const struct rte_memzone *mz, void *arg)
 {
 	(void)mz;
@@ -309,6 +335,7 @@ int main(int argc, char **argv)
 	test_remove_refused();
 	test_uapi_reports();
 	test_uapi_stream();
+	test_replace_repeated();
 	test_many_peers();
 	tl_ch_eal_fini();
 	return check_report();
