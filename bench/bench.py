@@ -407,6 +407,32 @@ def summarize(recs, rate):
     return s
 
 
+PORT_LINE = re.compile(r"^  (wan|lan): \{(.*)\}\s*$")
+
+
+def tunless_ports(outdir):
+    """The port kinds of the tunless configs a run wrote (DIR/raw/tunless-<mode>/tunless-a.yaml):
+    {mode: {"wan": kind, "lan": kind, "config": path}}."""
+    res = {}
+    for mode in ("host", "gateway"):
+        rel = os.path.join("raw", "tunless-" + mode, "tunless-a.yaml")
+        try:
+            lines = open(os.path.join(outdir, rel)).read().splitlines()
+        except OSError:
+            continue
+        ent = {"config": rel}
+        for ln in lines:
+            m = PORT_LINE.match(ln)
+            if m:
+                d = re.search(r"driver: ([a-z_]+)", m.group(2))
+                ent[m.group(1)] = d.group(1) if d else None
+                sh = re.search(r"shaper: \{rate_bps: (\d+)\}", m.group(2))
+                if sh:
+                    ent[m.group(1) + "_shaper_bps"] = int(sh.group(1))
+        res[mode] = ent
+    return res
+
+
 def cmd_assemble(a):
     recs = []
     for line in open(a.records):
@@ -414,8 +440,10 @@ def cmd_assemble(a):
             recs.append(json.loads(line))
     versions = dict(v.split("=", 1) for v in a.version)
     prev = load(os.path.join(a.outdir, "results.json")) if a.append else None
+    ports = tunless_ports(a.outdir)
     if prev:  # an earlier run into the same directory (run.sh --append): keep what it knew
         versions = dict(prev.get("versions", {}), **versions)
+        ports = dict(prev.get("settings", {}).get("tunless_ports") or {}, **ports)
         a.load_start = prev["machine"].get("loadavg_start", a.load_start)
         a.command = prev.get("command", "") + " ; " + a.command
     impls = []
@@ -434,6 +462,7 @@ def cmd_assemble(a):
         "settings": {"bottleneck_mbit_s": a.rate,
                      "bottleneck_tun_vpns": "gwa wan-a: stab overhead 24, tbf rate %dmbit burst %d + pfifo limit 1000" % (a.rate, a.burst),
                      "bottleneck_tunless": "ports.wan.shaper: {rate_bps: %d} on gwa, AQM defaults" % (a.rate * 1000000),
+                     "tunless_ports": ports,
                      "video": {"fps": fps, "packets_per_frame": burst, "payload": size,
                                "mbit_s": round(fps * burst * size * 8 / 1e6, 2)},
                      "udp_loss_threshold_percent": LOSS_OK,

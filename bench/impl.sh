@@ -137,6 +137,17 @@ ovpn_up() { # <mode>
 }
 
 # ---- tunless -----------------------------------------------------------------------------------
+# The port kinds (ports.*.driver, docs/config.md) the bench writes into tunless's configs: host
+# mode (throughput): the WAN a kernel UDP socket with GSO/GRO (`udp`, what `auto` picks on a
+# veth, which has no zero-copy AF_XDP), the LAN (the veth tunless creates) an AF_PACKET socket
+# with TSO/GRO (`packet`, the default); gateway mode (the LAN scenarios): AF_XDP on both veths
+# (copy mode). Each can be changed for a comparison; the configs are kept in DIR/raw/ and
+# results.json's settings.tunless_ports names the kinds they gave.
+TL_HOST_WAN=${BENCH_TUNLESS_HOST_WAN:-udp}
+TL_HOST_LAN=${BENCH_TUNLESS_HOST_LAN:-packet}
+TL_GW_WAN=${BENCH_TUNLESS_GW_WAN:-af_xdp}
+TL_GW_LAN=${BENCH_TUNLESS_GW_LAN:-af_xdp}
+
 tunless_up() { # <mode>
 	local x cfg name
 	IMPL_TUNLESS=()
@@ -144,15 +155,22 @@ tunless_up() { # <mode>
 		name=tb$(($$ % 10000))$RUN$x
 		cfg=$LAB_DIR/tunless-$x.yaml
 		if [ "$1" = host ]; then
-			sed -e "s/^name: .*/name: $name/" -e "s/veth-$x/wan-$x/" "$ROOT/configs/host-$x.yaml" >"$cfg"
+			sed -e "s/^name: .*/name: $name/" \
+				-e "s/^  wan: {iface: veth-$x}$/  wan: {iface: wan-$x, driver: $TL_HOST_WAN}\n  lan: {driver: $TL_HOST_LAN}/" \
+				"$ROOT/configs/host-$x.yaml" >"$cfg"
 		else
-			sed -e "s/^name: .*/name: $name/" "$ROOT/configs/gateway-$x.yaml" >"$cfg"
+			sed -e "s/^name: .*/name: $name/" \
+				-e "s/^  wan: {iface: wan-$x}$/  wan: {iface: wan-$x, driver: $TL_GW_WAN}/" \
+				-e "s/^  lan: {iface: lan-$x}$/  lan: {iface: lan-$x, driver: $TL_GW_LAN}/" \
+				"$ROOT/configs/gateway-$x.yaml" >"$cfg"
 		fi
+		[ "$(grep -c '^  \(wan\|lan\): {.*driver: ' "$cfg")" = 2 ] ||
+			{ bench_say "tunless: could not set the port kinds in $cfg"; return 1; }
 		IMPL_TUNLESS+=("$name")
 		lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$name"
 	done
 	if [ "$1" != host ]; then
-		sed -i -e "s/^\( *wan: {iface: wan-a\)}/\1, shaper: {rate_bps: $((RATE * 1000000))}}/" "$LAB_DIR/tunless-a.yaml"
+		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))}}/" "$LAB_DIR/tunless-a.yaml"
 		grep -q "shaper: {rate_bps: $((RATE * 1000000))}" "$LAB_DIR/tunless-a.yaml" ||
 			{ bench_say "tunless: could not put the shaper into gateway-a.yaml"; return 1; }
 	fi
@@ -163,6 +181,8 @@ tunless_up() { # <mode>
 			return 1
 		}
 	done
+	# the configs as run (demo keys only): results.json names the port kinds from them
+	mkdir -p "$OUTDIR/raw/tunless-$1" && cp "$LAB_DIR"/tunless-[ab].yaml "$OUTDIR/raw/tunless-$1/"
 	if [ "$1" = host ]; then lab_wait_ping gwa 10.77.0.2 30; else lab_wait_ping client 10.2.0.2 30; fi
 }
 

@@ -35,6 +35,21 @@ def color(lbl):
     return "#666666"
 
 
+# What each port kind (ports.*.driver, docs/config.md) reads and writes with.
+PORT_KINDS = {"udp": "kernel UDP sockets, GSO/GRO", "packet": "AF_PACKET with virtio-net headers, TSO/GRO",
+              "af_xdp": "AF_XDP, copy mode on a veth", "pmd": "a DPDK PMD",
+              "auto": "af_xdp where the driver offers zero-copy, else udp"}
+
+
+def ports(doc, mode):
+    """'host mode: WAN `udp` (...), LAN `packet` (...)' from the configs the run wrote."""
+    p = (doc["settings"].get("tunless_ports") or {}).get(mode)
+    if not p:
+        return "%s mode (port kinds not recorded)" % mode
+    return "%s mode: WAN `%s` (%s), LAN `%s` (%s)" % (
+        mode, p.get("wan"), PORT_KINDS.get(p.get("wan"), "?"), p.get("lan"), PORT_KINDS.get(p.get("lan"), "?"))
+
+
 def ok(recs, scenario):
     return [r for r in recs if r["scenario"] == scenario and r["status"] == "ok"]
 
@@ -206,6 +221,8 @@ def report_lines(doc, pngs):
          ("" if doc["profile"] == "full" else " This is a `--%s` run (short runs, fewer cells than `--full`)." % doc["profile"]), "",
          "Bottleneck R = %d Mbit/s: %s (kernel-TUN VPNs); %s (tunless)." % (
              doc["settings"]["bottleneck_mbit_s"], doc["settings"]["bottleneck_tun_vpns"], doc["settings"]["bottleneck_tunless"]),
+         "", "tunless's port kinds (`ports.*.driver` in the configs this run wrote, `raw/tunless-<mode>/`): "
+         "throughput in %s; latency, overload and the no-drop matrix in %s." % (ports(doc, "host"), ports(doc, "gateway")),
          "", "## Statements (this run)", ""]
     L += statements(doc)
     L += ["", "## Implementations", ""]
@@ -216,12 +233,14 @@ def report_lines(doc, pngs):
     tr = doc["summary"].get("throughput_ratios") or {}
     others = sorted({k for v in tr.values() for k in v})
     L += table(["test"] + others, [[t] + [fmt(v.get(o), "%.2f") for o in others] for t, v in tr.items()]) if tr else ["(no pair ran)"]
-    L += ["", "![throughput](%s)" % pngs[0], "", "## Throughput", ""]
+    L += ["", "![throughput](%s)" % pngs[0], "", "## Throughput", "",
+          "Host to host, gwa -> gwb (reverse: gwb -> gwa), no shaper. tunless in %s." % ports(doc, "host"), ""]
     L += table(["implementation", "test", "Gbit/s", "packets/s", "retransmits", "VPN CPU %", "CPU % per Gbit/s"],
                [[label(r), test_name(r["params"]), fmt(r["metrics"].get("gbit_s"), "%.3f"), fmt(r["metrics"].get("pps"), "%.0f"),
                  fmt(r["metrics"].get("retransmits"), "%s"), fmt(r["metrics"].get("vpn_cpu_percent")),
                  fmt(r["metrics"].get("cpu_percent_per_gbit_s"))] for r in ok(recs, "throughput")])
     L += ["", "## No-drop matrix (TCP bulk + video through the bottleneck, delay line on the WAN)", "",
+          "client -> server through gwa and gwb. tunless in %s." % ports(doc, "gateway"), "",
           "![udp loss](%s)" % pngs[1], "", "![tcp goodput](%s)" % pngs[2], ""]
     L += table(["implementation", "TUN queue", "RTT +ms", "TCP Mbit/s", "retrans", "video loss %", "lost pkts",
                 "located", "unaccounted", "where"],
@@ -240,14 +259,14 @@ def report_lines(doc, pngs):
           "of the port full; tunless counts it, the veth's rx_dropped is the same packets); "
           "delay_line = its own counters); unaccounted = lost - located. Drops on the reverse path "
           "(ACKs: gwb's TUN TX, ...) are in `reverse_path_drops` of results.json, not in located.",
-          "", "## Latency under load", "", "![latency](%s)" % pngs[3], ""]
+          "", "## Latency under load", "", "tunless in %s." % ports(doc, "gateway"), "", "![latency](%s)" % pngs[3], ""]
     L += table(["implementation", "idle p50 ms", "load p50 ms", "load p99 ms", "added p50", "grade", "grade (p99)", "TCP Mbit/s"],
                [[label(r), fmt(r["metrics"]["idle_p50_ms"], "%.2f"), fmt(r["metrics"]["load_p50_ms"], "%.2f"),
                  fmt(r["metrics"]["load_p99_ms"], "%.2f"), fmt(r["metrics"]["added_p50_ms"], "%.2f"),
                  r["metrics"]["grade"] or "-", r["metrics"]["grade_p99"] or "-", fmt(r["metrics"]["tcp_goodput_mbit_s"])]
                 for r in ok(recs, "latency")])
     L += ["", "Grade of the added latency: A+ < 5 ms, A < 30, B < 60, C < 200, D < 400, else F.", "",
-          "## Overload", "", "![overload](%s)" % pngs[4], ""]
+          "## Overload", "", "tunless in %s." % ports(doc, "gateway"), "", "![overload](%s)" % pngs[4], ""]
     L += table(["implementation", "offered x", "offered Mbit/s", "forwarded pps", "loss %", "unaccounted", "where"],
                [[label(r), r["params"]["offered_x"], fmt(r["metrics"]["offered_mbit_s"]), fmt(r["metrics"]["forwarded_pps"], "%.0f"),
                  fmt(r["metrics"]["loss_percent"], "%.2f"), fmt(r["metrics"]["unaccounted"], "%s"),

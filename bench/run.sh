@@ -190,6 +190,21 @@ iperf_run() {
 	return 0
 }
 
+# drained: wait (at most 15 s) until the server's eth0 has received nothing new for 0.5 s, so
+# that what the queues on the path still held has arrived before the counters are read (a
+# queue of 10240 packets at R takes ~1 s to drain at 100 Mbit/s, longer at a lower R).
+drained() {
+	local n m i
+	n=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
+	for ((i = 0; i < 30; i++)); do
+		sleep 0.5
+		m=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
+		[ "$m" = "$n" ] && return 0
+		n=$m
+	done
+	bench_say "the path did not drain within 15 s: counters read while packets still arrive"
+}
+
 snap() { # snap <out.json>: counters of every namespace and tunless instance
 	local n
 	local -a args=()
@@ -251,7 +266,7 @@ sc_overload() { # <impl> <mode> <txq>
 		step "$impl ($mode, txq $q): overload ${x}x = $mbit Mbit/s UDP for ${T_OV}s"
 		snap "$d/before.json"
 		iperf_run "$d" client server 10.2.0.2 "$T_OV" -u -l 1200 -b "${mbit}M" -w 4M
-		sleep 2 # what is still queued drains before the second snapshot
+		drained # what is still queued arrives before the second snapshot
 		snap "$d/after.json"
 		$BENCH overload "$d" --impl "$impl" --mode "$mode" --txq "$q" --rate "$RATE" --x "$x" >>"$RECORDS"
 	done
@@ -291,7 +306,7 @@ sc_nodrop_cell() { # <impl> <mode> <queue|none> <rtt_ms>
 	iperf_run "$d" client server 10.2.0.2 "$T_ND"
 	wait "$vs" 2>/dev/null
 	wait "$rcv" 2>/dev/null
-	sleep 1
+	drained
 	snap "$d/after.json"
 	[ -x "$DELAYLINE" ] && delayline_stop "$d/delayline.json"
 	$BENCH nodrop "$d" --impl "$impl" --mode "$mode" --queue "$q" --rtt "$rtt" --rate "$RATE" >>"$RECORDS"

@@ -7,6 +7,7 @@
 #   * tunless, wireguard-go, boringtun and openvpn each have at least one ok record per scenario
 #     (kernel WireGuard may be skipped where the module does not load);
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
+#   * results.json and the report name tunless's port kinds in host and gateway mode;
 #   * no namespace of the run is left behind.
 # Needs root, the build (tunlessd, tl-delayline), scripts/setup.sh's packages.
 set -uo pipefail
@@ -57,6 +58,9 @@ check(doc.get("schema") == "tunless-bench/1", "schema tunless-bench/1")
 for k in ("profile", "date", "machine", "versions", "settings", "implementations", "records", "summary"):
     check(k in doc, "results.json has '%s'" % k)
 check(all(k in doc["machine"] for k in ("kernel", "cpu", "cores")), "machine: kernel, cpu, cores")
+tp = doc.get("settings", {}).get("tunless_ports") or {}
+check(all(tp.get(m, {}).get("wan") and tp.get(m, {}).get("lan") for m in ("host", "gateway")),
+      "settings.tunless_ports names the WAN and LAN port kinds of both modes: %s" % json.dumps(tp))
 IMPLS = ("tunless", "wireguard-go", "boringtun", "openvpn", "kernel-wg")
 SCENS = ("throughput", "latency", "overload", "nodrop")
 NEED = {"throughput": ("gbit_s", "cpu_percent_per_gbit_s"),
@@ -89,6 +93,8 @@ md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(
 ht = open(os.path.join(out, "report.html")).read() if os.path.exists(os.path.join(out, "report.html")) else ""
 check(all(f in md and f in ht for f in pngs) and "<img" in ht, "report.md and report.html show every plot")
 check("unaccounted" in md and "grade" in md.lower(), "the report states unaccounted loss and the latency grades")
+check(all("WAN `%s`" % tp.get(m, {}).get("wan") in md for m in ("host", "gateway")),
+      "the report names tunless's port kinds")
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF
