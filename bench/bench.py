@@ -156,7 +156,7 @@ def cmd_throughput(a):
     emit(rec)
 
 
-LOC = re.compile(r"^(tun ring|tun rx|link|qdisc|socket|info: sndbuf) \((\S+) (\S+)")
+LOC = re.compile(r"^(tun ring|tun rx|link|qdisc|socket|ip|info: sndbuf) \((\S+) (\S+)")
 FORWARD_LINKS = {("client", "eth0", "tx"), ("gwa", "lan-a", "rx"), ("gwa", "wan-a", "tx"),
                  ("wan", "p-gwa", "rx"), ("wan", "p-gwb", "tx"), ("gwb", "wan-b", "rx"),
                  ("gwb", "lan-b", "tx"), ("server", "eth0", "rx")}
@@ -185,6 +185,8 @@ def forward(key):
                              ("wan", "p-gwb"), ("gwb", "lan-b"))
     if kind == "socket":
         return ns in ("gwb", "server")
+    if kind == "ip":  # too big for the next hop: the reverse path carries ACKs only
+        return ns in ("gwa", "gwb")
     return ns == "gwa"  # info: sndbuf
 
 
@@ -193,7 +195,7 @@ def located_loss(d, extra=None):
     seen on the reverse path (not part of the total)."""
     before, after = load(os.path.join(d, "before.json")), load(os.path.join(d, "after.json"))
     if not before or not after:
-        return None, None, None
+        return None, None, None, None
     raw = ost.delta_loss(before, after)
     for k, v in (extra or {}).items():
         if v:
@@ -426,9 +428,11 @@ def tunless_ports(outdir):
             if m:
                 d = re.search(r"driver: ([a-z_]+)", m.group(2))
                 ent[m.group(1)] = d.group(1) if d else None
-                sh = re.search(r"shaper: \{rate_bps: (\d+)\}", m.group(2))
+                sh = re.search(r"shaper: \{rate_bps: (\d+)(?:, burst_bytes: (\d+))?\}", m.group(2))
                 if sh:
                     ent[m.group(1) + "_shaper_bps"] = int(sh.group(1))
+                    if sh.group(2):
+                        ent[m.group(1) + "_shaper_burst_bytes"] = int(sh.group(2))
         res[mode] = ent
     return res
 

@@ -170,8 +170,9 @@ tunless_up() { # <mode>
 		lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$name"
 	done
 	if [ "$1" != host ]; then
-		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))}}/" "$LAB_DIR/tunless-a.yaml"
-		grep -q "shaper: {rate_bps: $((RATE * 1000000))}" "$LAB_DIR/tunless-a.yaml" ||
+		# BENCH_TUNLESS_SHAPER_BURST: the shaper's bucket in bytes (default: 1 ms at R, as tbf's)
+		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))${BENCH_TUNLESS_SHAPER_BURST:+, burst_bytes: $BENCH_TUNLESS_SHAPER_BURST}}}/" "$LAB_DIR/tunless-a.yaml"
+		grep -q "shaper: {rate_bps: $((RATE * 1000000))[,}]" "$LAB_DIR/tunless-a.yaml" ||
 			{ bench_say "tunless: could not put the shaper into gateway-a.yaml"; return 1; }
 	fi
 	for x in a b; do lab_bg "gw$x" "$LAB_DIR/tunless-gw$x.log" "$TUNLESSD" -c "$LAB_DIR/tunless-$x.yaml"; done

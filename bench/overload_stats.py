@@ -26,17 +26,22 @@ def run(*cmd):
     return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
 
 
+IP_FIELDS = ("FragFails",)  # forwarded packets too big for the next hop's MTU with DF set
+
+
 def snmp(ns):
     out = {}
     text = run("ip", "netns", "exec", ns, "cat", "/proc/net/snmp")
-    rows = [l.split() for l in text.splitlines() if l.startswith("Udp:")]
-    if len(rows) >= 2:
-        for k, v in zip(rows[0][1:], rows[1][1:]):
-            if k in UDP_FIELDS:
-                out["Udp" + k] = int(v)
+    for proto, fields in (("Udp", UDP_FIELDS), ("Ip", IP_FIELDS)):
+        rows = [l.split() for l in text.splitlines() if l.startswith(proto + ":")]
+        if len(rows) >= 2:
+            for k, v in zip(rows[0][1:], rows[1][1:]):
+                if k in fields:
+                    out[proto + k] = int(v)
     for l in run("ip", "netns", "exec", ns, "cat", "/proc/net/snmp6").splitlines():
         p = l.split()
-        if len(p) == 2 and p[0].startswith("Udp6") and p[0][4:] in UDP_FIELDS:
+        if len(p) == 2 and (p[0].startswith("Udp6") and p[0][4:] in UDP_FIELDS or
+                            p[0].startswith("Ip6") and p[0][3:] in IP_FIELDS):
             out[p[0]] = int(p[1])
     return out
 
@@ -138,6 +143,10 @@ def delta_loss(before, after):
                 add("socket (%s %s)" % (short, k), v - b.get("snmp", {}).get(k, 0))
             elif "NoPorts" in k and short == "server":
                 add("late (server %s: arrived after the receiver stopped)" % k, v - b.get("snmp", {}).get(k, 0))
+            elif "FragFails" in k:
+                # the kernel's forwarding dropped it and answered with ICMP "fragmentation
+                # needed" (path MTU discovery; tunless counts the same as frag_needed)
+                add("ip (%s %s: too big for the next hop, DF set)" % (short, k), v - b.get("snmp", {}).get(k, 0))
             elif "SndbufErrors" in k:
                 add("info: sndbuf (%s %s)" % (short, k), v - b.get("snmp", {}).get(k, 0))
     for n, t in after["tunless"].items():
@@ -156,6 +165,8 @@ def category(loc):
         return "late"
     if loc.startswith("qdisc"):
         return "qdisc"
+    if loc.startswith("ip ("):
+        return "frag_needed"
     if loc.startswith("socket"):
         return "socket"
     if loc.startswith("tunless") and " drop aqm_" in loc:
@@ -312,7 +323,7 @@ def report(argv):
                 print("%-13s ERROR %s" % (r["variant"], r.get("error") or r["iperf3"]["error"]))
                 continue
             c, ip, pi, pl = r["loss_by_category"], r["iperf3"], r["ping_idle"], r["ping_load"]
-            other = c.get("other", 0) + c.get("tunless_other", 0)
+            other = c.get("other", 0) + c.get("tunless_other", 0) + c.get("frag_needed", 0)
             known = c.get("tun_ring", 0) + c.get("qdisc", 0) + c.get("socket", 0) + c.get("tunless_aqm", 0) + other
             ploss = None
             if pl.get("sent"):

@@ -203,6 +203,15 @@ def statements(doc):
                    "(the NODROP study: +36 %%, 117 -> 185 Mbit/s, on its own testbed)."
                    % (t["rtt_ms"], fmt(t["tunless_mbit_s"]), fmt(t["wireguard_go_q25_mbit_s"]),
                       ("%+.1f %%" % t["gain_percent"]) if t["gain_percent"] is not None else "n/a"))
+    if t:
+        # the same two cells' video one-way delay: what the goodput cost in queueing
+        cells = [(lb, r) for lb, q in (("tunless", None), ("wireguard-go (txqueuelen 25)", 25))
+                 for r in ok(doc["records"], "nodrop")
+                 if r["impl"] == lb.split()[0] and r["params"]["queue"] == q and r["params"]["rtt_ms"] == t["rtt_ms"]]
+        if cells:
+            out.append("- Video one-way delay in those cells (the path adds %d ms): " % (t["rtt_ms"] // 2) + ", ".join(
+                "%s p50 %s ms, p99 %s ms" % (lb, fmt(r["samples"].get("video_delay_p50_ms")), fmt(r["metrics"].get("video_delay_p99_ms")))
+                for lb, r in cells) + ".")
     g = s.get("latency_grades") or {}
     if g:
         out.append("- **Bufferbloat grade under load** (median added latency): " +
@@ -252,7 +261,11 @@ def report_lines(doc, pngs):
                 for r in ok(recs, "nodrop")])
     L += ["", "Packets: client eth0 TX -> server eth0 RX (client -> server, both flows); located = drops "
           "counted on that path (tun_ring = `ip -s link` TX drops of gwa's TUN device; qdisc = `tc -s` "
-          "on gwa's WAN, one per device (tbf repeats its pfifo's drops); socket = RcvbufErrors/MemErrors "
+          "on gwa's WAN, one per device (tbf repeats its pfifo's drops); " + (
+              "frag_needed = IP FragFails on gwa and gwb: forwarded packets too big for the tunnel's MTU with DF "
+              "set, answered with ICMP (path MTU discovery); " if any("frag_needed" in (r["metrics"].get("loss_by_place") or {})
+                                                                     for r in recs if r["status"] == "ok") else "") +
+          "socket = RcvbufErrors/MemErrors "
           "on gwb and the server; send_refused = gwa's UdpSndbufErrors minus its qdisc drops: sends the "
           "kernel refused for a full socket buffer, which the VPN dropped or retried; tunless_aqm / "
           "tunless_other = tunless's drop reasons (xsk_ring_full: the kernel found the AF_XDP RX ring "

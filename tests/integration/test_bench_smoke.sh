@@ -8,6 +8,7 @@
 #     (kernel WireGuard may be skipped where the module does not load);
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
 #   * results.json and the report name tunless's port kinds in host and gateway mode;
+#   * the counter snapshots carry Ip FragFails and the loss accounting counts them;
 #   * no namespace of the run is left behind.
 # Needs root, the build (tunlessd, tl-delayline), scripts/setup.sh's packages.
 set -uo pipefail
@@ -33,10 +34,12 @@ if [ "$before" = "$after" ]; then P=$((P + 1)); echo "ok no namespace left behin
 	F=$((F + 1)); echo "not ok namespaces left behind: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')"
 fi
 
-$PY - "$OUT" "$P" "$F" <<'EOF'
-import json, os, sys
+$PY - "$OUT" "$P" "$F" "$TUNLESS_ROOT" <<'EOF'
+import glob, json, os, sys, tempfile
 out = sys.argv[1]
 passed, failed = int(sys.argv[2]), int(sys.argv[3])
+sys.path.insert(0, os.path.join(sys.argv[4], "bench"))
+import bench
 def check(cond, what):
     global passed, failed
     if cond:
@@ -86,6 +89,19 @@ for impl in IMPLS:
         check(rs and explained and (okc > 0 or not must),
               "%s x %s: %d record(s), %d ok%s" % (impl, s, len(rs), okc,
                   "" if okc or not rs else " (%s)" % (rs[0].get("reason") or rs[0].get("error"))))
+# The loss accounting reads the kernel's forwarding drops for too big packets (Ip FragFails,
+# path MTU discovery): every snapshot has them, and located_loss() counts them on gwa/gwb.
+snaps = glob.glob(os.path.join(out, "raw", "*", "*", "after.json"))
+check(snaps and all(any("IpFragFails" in n["snmp"] for k, n in json.load(open(f))["ns"].items() if k.endswith("-gwa"))
+                    for f in snaps), "%d counter snapshots carry gwa's Ip FragFails" % len(snaps))
+cell = tempfile.mkdtemp()
+for name, frag, txd in (("before", 5, 1), ("after", 15, 3)):
+    json.dump({"time": 0, "tunless": {}, "ns": {"bn1-gwa": {"links": {"wg0": {
+        "rx_packets": 0, "rx_dropped": 0, "tx_packets": 0, "tx_dropped": txd}}, "qdiscs": {},
+        "snmp": {"IpFragFails": frag}}}}, open(os.path.join(cell, name + ".json"), "w"))
+_, cats, located, _ = bench.located_loss(cell)
+check(located == 12 and cats.get("frag_needed") == 10 and cats.get("tun_ring") == 2,
+      "located_loss counts gwa's FragFails (10) beside its TUN drops (2): %s, %s" % (located, cats))
 pngs = [f for f in os.listdir(out) if f.endswith(".png")]
 check(len(pngs) >= 4 and all(open(os.path.join(out, f), "rb").read(8) == b"\x89PNG\r\n\x1a\n" for f in pngs),
       "%d PNG plots" % len(pngs))
