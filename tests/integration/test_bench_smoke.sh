@@ -9,7 +9,8 @@
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
 #   * results.json and the report name tunless's port kinds in host and gateway mode;
 #   * the counter snapshots carry Ip FragFails and the loss accounting counts them;
-#   * no namespace of the run is left behind.
+#   * no namespace of the run is left behind, and none of an interrupted run's (Ctrl-C: SIGINT to
+#     its process group) nor any process that ran in them.
 # Needs root, the build (tunlessd, tl-delayline), scripts/setup.sh's packages.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,6 +33,48 @@ fi
 after=$(ip netns list | awk '$1 ~ /^bn[0-9]+-/ { print $1 }' | sort)
 if [ "$before" = "$after" ]; then P=$((P + 1)); echo "ok no namespace left behind"; else
 	F=$((F + 1)); echo "not ok namespaces left behind: $(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+fi
+
+# Ctrl-C in the middle of a no-drop cell (tunless, the delay line, iperf3 and the video
+# stream running): the terminal's SIGINT goes to the run's process group. Every process in
+# the run's namespaces, the namespaces and the lab's files go with it.
+# A shell started in the background (as by CI) ignores SIGINT and hands that on: the run is
+# started with SIGINT's default action, as from a terminal, in a process group of its own.
+INT_OUT=$OUT/interrupted
+set -m
+$PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+	env -u TL_LAB_LOCK "$TUNLESS_ROOT/bench/run.sh" --smoke -i tunless -s nodrop -o "$INT_OUT" >"$OUT/run-int.log" 2>&1 &
+ipid=$!
+set +m
+nsre="^bn$((ipid % 10000))[0-9]+-"
+for _ in $(seq 900); do
+	compgen -G "$INT_OUT/raw/tunless-gateway/nodrop-*/before.json" >/dev/null && break
+	kill -0 "$ipid" 2>/dev/null || break
+	sleep 0.1
+done
+int_ns=$(ip netns list | awk -v re="$nsre" '$1 ~ re { print $1 }')
+int_pids=$(for ns in $int_ns; do ip netns pids "$ns"; done | sort -u | tr '\n' ' ')
+int_comms=$(for p in $int_pids; do cat "/proc/$p/comm"; done 2>/dev/null | sort -u | tr '\n' ' ')
+kill -INT -- "-$ipid" 2>/dev/null
+# A run that ignored the signal is killed after 2 minutes (and fails below).
+for _ in $(seq 1200); do kill -0 "$ipid" 2>/dev/null || break; sleep 0.1; done
+kill -KILL -- "-$ipid" 2>/dev/null
+wait "$ipid"
+irc=$?
+# Killed processes the run left are reparented and reaped: give them up to 5 s.
+for _ in $(seq 50); do
+	left_pids=$(for p in $int_pids; do [ -d "/proc/$p" ] && echo "$p($(cat "/proc/$p/comm" 2>/dev/null))"; done | tr '\n' ' ')
+	[ -z "$left_pids" ] && break
+	sleep 0.1
+done
+left_ns=$(ip netns list | awk -v re="$nsre" '$1 ~ re { print $1 }' | tr '\n' ' ')
+left_dirs=$(ls -d /tmp/lab-bn$((ipid % 10000))[0-9]*.* 2>/dev/null | tr '\n' ' ')
+if [[ $int_comms == *tunlessd* && $int_comms == *tl-delayline* && $int_comms == *iperf3* ]] && [ $irc -eq 130 ] &&
+	[ -z "$left_ns" ] && [ -z "$left_pids" ] && [ -z "$left_dirs" ]; then
+	P=$((P + 1)); echo "ok Ctrl-C in a no-drop cell (rc $irc): $(echo $int_ns | wc -w) namespaces and $(echo $int_pids | wc -w) processes ($int_comms) gone"
+else
+	F=$((F + 1)); echo "not ok Ctrl-C in a no-drop cell (rc $irc; running then: $int_comms; left: namespaces '$left_ns' processes '$left_pids' dirs '$left_dirs')"
+	tail -n 20 "$OUT/run-int.log" | sed 's/^/#   /'
 fi
 
 $PY - "$OUT" "$P" "$F" "$TUNLESS_ROOT" <<'EOF'
