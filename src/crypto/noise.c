@@ -180,6 +180,24 @@ static void tl_hs_commit(struct tl_handshake *hs, const struct tl_noise_tmp *t,
 	hs->state = state;
 }
 
+/* The end of a message we create: complete (ok), the handshake takes the new state, our
+ * ephemeral and index and the message its MACs; else the message is zeroed. The temporary
+ * state is wiped either way. */
+static int tl_hs_created(struct tl_handshake *hs, struct tl_noise_tmp *t, bool ok, enum tl_hs_state state,
+			 uint32_t local_index, void *m, size_t len, uint64_t now_ns)
+{
+	if (ok) {
+		memcpy(hs->ephemeral_priv, t->e_priv, TL_KEY_LEN);
+		hs->local_index = local_index;
+		tl_hs_commit(hs, t, state);
+		tl_cookie_add_macs(m, len, hs, now_ns);
+	} else {
+		memset(m, 0, len);
+	}
+	tl_noise_tmp_wipe(t);
+	return ok ? TL_NOISE_OK : TL_NOISE_EAUTH;
+}
+
 /* ---- initiation: e, es, s, ss, {t} ------------------------------------------------------ */
 
 int tl_noise_create_initiation_with_ephemeral(struct tl_msg_initiation *m, struct tl_handshake *hs,
@@ -188,7 +206,7 @@ int tl_noise_create_initiation_with_ephemeral(struct tl_msg_initiation *m, struc
 					      const uint8_t ephemeral_priv[TL_KEY_LEN], uint64_t now_ns)
 {
 	struct tl_noise_tmp t;
-	int ret = TL_NOISE_EAUTH;
+	bool ok = false;
 
 	if (!id->has_key)
 		return TL_NOISE_EINVAL;
@@ -210,18 +228,10 @@ int tl_noise_create_initiation_with_ephemeral(struct tl_msg_initiation *m, struc
 		goto out;
 	/* {t} */
 	tl_encrypt_and_hash(&t, m->timestamp_enc, timestamp, TL_TIMESTAMP_LEN);
-
-	memcpy(hs->ephemeral_priv, t.e_priv, TL_KEY_LEN);
-	hs->local_index = local_index;
 	hs->remote_index = 0;
-	tl_hs_commit(hs, &t, TL_HS_CREATED_INITIATION);
-	tl_cookie_add_macs(m, sizeof(*m), hs, now_ns);
-	ret = TL_NOISE_OK;
+	ok = true;
 out:
-	if (ret)
-		memset(m, 0, sizeof(*m));
-	tl_noise_tmp_wipe(&t);
-	return ret;
+	return tl_hs_created(hs, &t, ok, TL_HS_CREATED_INITIATION, local_index, m, sizeof(*m), now_ns);
 }
 
 int tl_noise_create_initiation(struct tl_msg_initiation *m, struct tl_handshake *hs,
@@ -318,7 +328,7 @@ int tl_noise_create_response_with_ephemeral(struct tl_msg_response *m, struct tl
 					    const uint8_t ephemeral_priv[TL_KEY_LEN], uint64_t now_ns)
 {
 	struct tl_noise_tmp t;
-	int ret = TL_NOISE_EAUTH;
+	bool ok = false;
 
 	if (hs->state != TL_HS_CONSUMED_INITIATION)
 		return TL_NOISE_EINVAL;
@@ -340,17 +350,9 @@ int tl_noise_create_response_with_ephemeral(struct tl_msg_response *m, struct tl
 	tl_mix_psk(&t, hs->psk);
 	/* {} */
 	tl_encrypt_and_hash(&t, m->empty_enc, (const uint8_t *)"", 0);
-
-	memcpy(hs->ephemeral_priv, t.e_priv, TL_KEY_LEN);
-	hs->local_index = local_index;
-	tl_hs_commit(hs, &t, TL_HS_CREATED_RESPONSE);
-	tl_cookie_add_macs(m, sizeof(*m), hs, now_ns);
-	ret = TL_NOISE_OK;
+	ok = true;
 out:
-	if (ret)
-		memset(m, 0, sizeof(*m));
-	tl_noise_tmp_wipe(&t);
-	return ret;
+	return tl_hs_created(hs, &t, ok, TL_HS_CREATED_RESPONSE, local_index, m, sizeof(*m), now_ns);
 }
 
 int tl_noise_create_response(struct tl_msg_response *m, struct tl_handshake *hs,
