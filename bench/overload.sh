@@ -25,7 +25,7 @@
 # Usage: bench/overload.sh [-r Mbit/s=100] [-t seconds=10] [-L tbf latency ms=50]
 #                          [-i wggo500,wggo25,tunless] [-s udp,tcp] [-o out.json]
 # Writes docs/results/overload-<date>.json and .txt (the table) unless -o is given.
-# Env: TUNLESS_BUILD (meson build dir with src/ctrl/tunlessd), WG_GO (scripts/env.sh).
+# Env: TUNLESS_BUILD (meson build dir with src/daemon/tunlessd), WG_GO (scripts/env.sh).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,7 +56,7 @@ done
 	{ echo "overload.sh: -r, -t, -L take positive integers (-t >= 3)" >&2; exit 2; }
 STAMP=$(date +%Y-%m-%d)
 OUT=${OUT:-$ROOT/docs/results/overload-$STAMP.json}
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 STATS="python3 $ROOT/bench/overload_stats.py"
 WORK=$(mktemp -d /tmp/tl-overload.XXXXXX)
 RESULTS=$WORK/results.jsonl

@@ -42,7 +42,7 @@ done
 	{ echo "peak.sh: -t (>= 2) and -I take positive integers, -w a number or auto" >&2; exit 2; }
 STAMP=$(date +%Y-%m-%d)
 OUT=${OUT:-$ROOT/docs/results/peak-$STAMP.json}
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 WORK=$(mktemp -d /tmp/tl-peak.XXXXXX)
 STEPS=$WORK/steps.jsonl
 trap 'rm -rf "$WORK"' EXIT

@@ -40,7 +40,7 @@ while getopts "n:i:o:h" o; do
 	esac
 done
 OUT=${OUT:-$ROOT/docs/results/peers-$(date +%Y-%m-%d).json}
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 WORK=$(mktemp -d /tmp/tl-peers.XXXXXX)
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"

@@ -74,7 +74,7 @@ BURST=$((RATE * 1000000 / 8 / 1000))        # the WAN bottleneck's burst: 1 ms a
 
 STAMP=$(date +%Y-%m-%d)
 OUTDIR=${OUTDIR:-$ROOT/bench/out-$PROFILE-$STAMP}
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 DELAYLINE=$TUNLESS_BUILD/bench/tl-delayline
 # matplotlib comes from Debian (python3-matplotlib): prefer the system interpreter.
 PY=python3

@@ -54,7 +54,7 @@ auto | [1-9] | [1-9][0-9]) ;;
 esac
 STAMP=$(date +%Y-%m-%d)
 OUT=${OUT:-$ROOT/docs/results/throughput-$STAMP.json}
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 WORK=$(mktemp -d /tmp/tl-bench.XXXXXX)
 RESULTS=$WORK/results.jsonl # one JSON object per implementation
 RUN=0

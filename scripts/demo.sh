@@ -47,7 +47,7 @@ if [ "$DO_BUILD" -eq 1 ]; then
 	[ -f "$TUNLESS_BUILD/build.ninja" ] || meson setup "$TUNLESS_BUILD"
 	ninja -C "$TUNLESS_BUILD" >/dev/null
 fi
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 [ -x "$TUNLESSD" ] || { echo "demo.sh: no $TUNLESSD" >&2; exit 1; }
 [ -x "$WG_GO" ] || { echo "demo.sh: no wireguard-go at $WG_GO (run scripts/setup.sh)" >&2; exit 1; }
 

@@ -1,6 +1,6 @@
 /* The HTTP/1.x request head as the metrics listener accepts it: request line and header
  * fields (RFC 9112), parsed from bytes with no I/O and no allocation, and the responses it
- * gets. src/ctrl/metrics.c serves it; the fuzz harness drives the parser on its own. */
+ * gets. src/daemon/metrics.c serves it; the fuzz harness drives the parser on its own. */
 #ifndef TL_API_HTTPREQ_H
 #define TL_API_HTTPREQ_H
 

@@ -1,5 +1,5 @@
 /* An epoll set whose ready file descriptors call their handlers: the control lcore's one
- * event loop (src/ctrl/loop.c) and the request servers (src/api/server.c) register with it.
+ * event loop (src/daemon/loop.c) and the request servers (src/api/server.c) register with it.
  * Level-triggered. Single thread. */
 #ifndef TL_COMMON_EVLOOP_H
 #define TL_COMMON_EVLOOP_H

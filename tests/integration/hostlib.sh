@@ -26,7 +26,7 @@ declare -gA HL_PID=() HL_JOB=()
 HL_TL_NAME=
 HL_TL_RC=
 HL_CFG_DIR=${TUNLESS_ROOT:?source scripts/env.sh first}/configs
-HL_TUNLESSD=${TUNLESS_BUILD:?}/src/ctrl/tunlessd
+HL_TUNLESSD=${TUNLESS_BUILD:?}/src/daemon/tunlessd
 # Demo keys (public in configs/): side b's private key drives the interop peer.
 HL_B_PRIV=8KXxrJDW0P45LXP9J7xJFF0BZ4roulGBYr3NWBVhTkM=
 HL_A_PUB=iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020=

@@ -8,7 +8,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${TUNLESS_BUILD:-$ROOT/build}
-TUNLESSD=$BUILD/src/ctrl/tunlessd
+TUNLESSD=$BUILD/src/daemon/tunlessd
 BAD_DIR=$ROOT/tests/unit/configs/bad
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"

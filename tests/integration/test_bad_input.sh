@@ -16,7 +16,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${TUNLESS_BUILD:-$ROOT/build}
-TUNLESSD=$BUILD/src/ctrl/tunlessd
+TUNLESSD=$BUILD/src/daemon/tunlessd
 PY=/usr/bin/python3              # Debian's python: python3-scapy, python3-cryptography
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"

@@ -29,7 +29,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
 TUNLESS_ROOT=$ROOT . "$ROOT/scripts/env.sh"
 
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 PASS=0
 FAIL=0
 ok() { PASS=$((PASS + 1)); printf 'ok %d - %s\n' $((PASS + FAIL)) "$*"; }

@@ -19,7 +19,7 @@
 #   5 shutdown every run ends with SIGTERM: exit 0 within 5 s, host veth gone, no XDP program on
 #              the WAN veth; one run also restarts the daemon and stops it with SIGINT.
 #
-# Needs root, $TUNLESS_BUILD/src/ctrl/tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh),
+# Needs root, $TUNLESS_BUILD/src/daemon/tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh),
 # wg, iperf3, ethtool, python3. Output: "ok ..."/"not ok ...", then "N passed, N failed".
 # HOST_INTEROP_ONLY="1 3" runs only those scenarios.
 set -uo pipefail

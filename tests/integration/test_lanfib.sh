@@ -26,7 +26,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"
 
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 TEL=$ROOT/scripts/tl-telemetry
 N=${LANFIB_N:-50000}
 PASS=0

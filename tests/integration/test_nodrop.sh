@@ -26,7 +26,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"
-TUNLESSD=$TUNLESS_BUILD/src/ctrl/tunlessd
+TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 TEL=$ROOT/scripts/tl-telemetry
 CE_MARK_BPF=${CE_MARK_BPF:-$TUNLESS_BUILD/tests/integration/ce_mark.bpf.o}
 RATE=100000000

@@ -14,7 +14,7 @@
 #              of iperf3 TCP both ways: no key_expired drop (no drop at all), and the completed
 #              handshakes are what the rekey interval predicts, all initiated by tunless once.
 #
-# Needs root, $TUNLESS_BUILD/src/ctrl/tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh),
+# Needs root, $TUNLESS_BUILD/src/daemon/tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh),
 # wg, iperf3, tcpdump, ethtool, python3. Output: "ok ..."/"not ok ...", then "N passed, N failed".
 # TIMERS_ONLY="1 3" runs only those scenarios.
 set -uo pipefail

@@ -7,8 +7,8 @@
 #include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
 #include "ctrl/session.h"
-#include "ctrl/uapi.h"
 #include "ctrl_harness.h"
+#include "daemon/uapi.h"
 
 #define MS 1000000ull
 #define TICKS 3                        /* the bound: control-plane ticks after retirement */

@@ -11,13 +11,13 @@
 #include <rte_memzone.h>
 
 #include "check.h"
+#include "common/key.h"
 #include "ctrl/aips.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
-#include "common/key.h"
-#include "ctrl/uapi.h"
 #include "ctrl_harness.h"
+#include "daemon/uapi.h"
 #include "dataplane/route.h"
 
 #define MS 1000000ull

@@ -1,4 +1,4 @@
-/* sd_notify messages (src/ctrl/notify.c) to a fake service manager: an AF_UNIX datagram
+/* sd_notify messages (src/daemon/notify.c) to a fake service manager: an AF_UNIX datagram
  * socket named by NOTIFY_SOCKET, with WATCHDOG_USEC set. On the control-plane harness (one
  * worker driven round by round, a virtual clock): READY=1 waits for the worker's first poll
  * round; WATCHDOG=1 only after READY=1 and only when the worker ran a round since the last
@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "ctrl_harness.h"
-#include "ctrl/notify.h"
+#include "daemon/notify.h"
 
 #define MS 1000000ull
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl/device.h"
-#include "ctrl/uapi.h"
 #include "check.h"
+#include "ctrl/device.h"
+#include "daemon/uapi.h"
 
 #define KEY_LINE "private_key=a8dac1d8a70a751f0f699fb14ba1cff7b79cf4fbd8f09f44c6e4ee9a1d1f3a5a\n"
 

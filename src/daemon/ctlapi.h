@@ -7,9 +7,9 @@
 #include <stddef.h>
 
 #include "api/request.h"
-#include "api/yamlw.h"
 #include "api/server.h"
 #include "api/unixsock.h"
+#include "api/yamlw.h"
 #include "dataplane/dp.h"
 
 struct tl_device;

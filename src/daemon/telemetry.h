@@ -1,6 +1,6 @@
 /* DPDK telemetry commands under /tunless/... (telemetry.c). */
-#ifndef TL_CTRL_TELEMETRY_H
-#define TL_CTRL_TELEMETRY_H
+#ifndef TL_DAEMON_TELEMETRY_H
+#define TL_DAEMON_TELEMETRY_H
 
 #include "ctrl/device.h"
 

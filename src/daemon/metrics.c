@@ -21,8 +21,8 @@
 #include "api/server.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
-#include "ctrl/metrics.h"
 #include "ctrl/stats.h"
+#include "daemon/metrics.h"
 #include "dataplane/lcore.h"
 
 struct tl_metrics {

@@ -15,13 +15,13 @@
 
 #include "config/config_diff.h"
 #include "ctrl/aips.h"
-#include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
-#include "ctrl/metrics.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/ports.h"
+#include "daemon/ctlapi.h"
+#include "daemon/metrics.h"
 
 static int role_of(const char *name)
 {

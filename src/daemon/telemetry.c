@@ -18,10 +18,9 @@
 
 #include "ctrl/device.h"
 #include "ctrl/lanfib.h"
-#include "ctrl/stats.h"
-#include "ctrl/telemetry.h"
 #include "ctrl/ports.h"
-#include "ctrl/telemetry.h"
+#include "ctrl/stats.h"
+#include "daemon/telemetry.h"
 
 static struct tl_device *g_dev;
 

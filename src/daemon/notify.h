@@ -1,8 +1,8 @@
 /* systemd integration (sd_notify): readiness, reload on SIGHUP, the watchdog, a status line.
  * Each call does nothing visible when the daemon does not run under a service manager (no
  * NOTIFY_SOCKET). */
-#ifndef TL_CTRL_NOTIFY_H
-#define TL_CTRL_NOTIFY_H
+#ifndef TL_DAEMON_NOTIFY_H
+#define TL_DAEMON_NOTIFY_H
 
 #include <stdint.h>
 

@@ -22,7 +22,7 @@
 #include "ctrl/peer_ops.h"
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
-#include "ctrl/uapi.h"
+#include "daemon/uapi.h"
 
 /* ---- get=1 ------------------------------------------------------------------------------- */
 

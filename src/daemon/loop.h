@@ -2,8 +2,8 @@
  * request servers, the listen port's kernel UDP sockets, the rtnetlink subscription, a
  * timerfd for the ticks and an eventfd the workers kick (tl_dp_kick_ctrl). It sleeps until
  * one of them has something: an idle daemon wakes TL_TICK_IDLE_NS apart. */
-#ifndef TL_CTRL_LOOP_H
-#define TL_CTRL_LOOP_H
+#ifndef TL_DAEMON_LOOP_H
+#define TL_DAEMON_LOOP_H
 
 #include <signal.h>
 

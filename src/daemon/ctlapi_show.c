@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/peer.h"
 #include "ctrl/stats.h"
+#include "daemon/ctlapi.h"
 
 /* Peers in a show reply when the request names no limit. */
 #define TL_SHOW_PEERS_DEFAULT 1000

@@ -16,13 +16,13 @@
 #include "ctrl/handshake.h"
 #include "ctrl/lanfib.h"
 #include "ctrl/log.h"
-#include "ctrl/loop.h"
-#include "ctrl/notify.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/send.h"
 #include "ctrl/stats.h"
 #include "ctrl/timers.h"
 #include "ctrl/udpsock.h"
+#include "daemon/loop.h"
+#include "daemon/notify.h"
 
 struct tl_ctrl_loop {
 	struct tl_evloop ev;

@@ -1,5 +1,5 @@
 /* systemd integration: see notify.h. */
-#include "ctrl/notify.h"
+#include "daemon/notify.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -9,9 +9,9 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "ctrl/ctlapi.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
+#include "daemon/ctlapi.h"
 
 static uint64_t g_wd_interval_ns;      /* 0: no watchdog */
 static uint64_t g_wd_last_ns;
