@@ -1,4 +1,4 @@
-/* The XDP features query (src/ctrl/xdp_features.c) against the running kernel, in a network
+/* The XDP features query (src/kernel/xdp_features.c) against the running kernel, in a network
  * namespace of the test's own: a veth offers native XDP but no zero-copy AF_XDP (so host
  * mode's WAN on it is the udp kind), a missing interface is an error. Needs root. */
 
