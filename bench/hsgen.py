@@ -4,14 +4,15 @@
 An independent Noise IKpsk2 initiator (the WireGuard whitepaper, section 5.4) over Python's
 `cryptography` (X25519, ChaCha20-Poly1305) and hashlib (BLAKE2s); cookie replies are opened
 with PyNaCl's XChaCha20-Poly1305. Each initiator is one of the hub's peers (its private key
-from the keys file) with a source address of its own (10.100.0.0/16 + i, sent with
-IP_PKTINFO: the caller routes that range to this host, e.g. `ip route add local
-10.100.0.0/16 dev lo`), so per-source rate limits see distinct clients.
+from the keys file) with a source address of its own (172.16.0.0/12 + 1 + i, up to 2^20 - 2
+initiators, sent with IP_PKTINFO: the caller routes that range to this host, e.g. `ip route
+add local 172.16.0.0/12 dev lo`), so per-source rate limits see distinct clients.
 
 Initiations are built before the clock starts (two X25519 each, on every CPU), then all of
 them are sent at once; a cookie reply makes that initiator send the same initiation again
 with mac2 (as the hub asks under load); an initiation unanswered after --retry seconds is
-sent again with a fresh ephemeral and timestamp. The run ends when every initiator has its
+sent again with a fresh ephemeral, timestamp and sender index (a response to the earlier
+one still counts, and is opened with that one's keys). The run ends when every initiator has its
 response or at --timeout. A sample of the responses is opened as the initiator would (ee, se,
 psk, the empty payload's tag) after the clock stops: a response that does not open is an
 error. Prints one JSON object:
@@ -33,7 +34,7 @@ CONSTRUCTION = b"Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s"
 IDENTIFIER = b"WireGuard v1 zx2c4 Jason@zx2c4.com"
 LABEL_MAC1 = b"mac1----"
 LABEL_COOKIE = b"cookie--"
-SRC_NET = (10, 100)
+SRC_BASE = 0xAC100000                 # 172.16.0.0/12
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)    # <linux/in.h>; not every Python names it
 
 
@@ -137,9 +138,11 @@ def main():
     host, port = a.server.rsplit(":", 1)
     dst = (host, int(port))
     n = len(keys)
+    if n > (1 << 20) - 2:
+        sys.exit("at most %d initiators (one source address each)" % ((1 << 20) - 2))
     senders = random.sample(range(1, 1 << 31), n)
-    by_sender = {s: i for i, s in enumerate(senders)}
     msgs = build_all(keys, sr_pub, senders)
+    by_sender = {s: (i, msgs[i]) for i, s in enumerate(senders)}   # every initiation sent
     cookie_key = HASH(LABEL_COOKIE, sr_pub)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -147,10 +150,9 @@ def main():
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 << 20)
     sock.bind(("0.0.0.0", 0))
     sock.setblocking(False)
-    src = [socket.inet_aton("%d.%d.%d.%d" % (SRC_NET[0], SRC_NET[1], (i + 1) >> 8 & 255, (i + 1) & 255))
-           for i in range(n)]
+    src = [struct.pack(">I", SRC_BASE + 1 + i) for i in range(n)]
     wire = [m[0] + b"\0" * 16 for m in msgs]     # mac2 zero until a cookie comes
-    done = [None] * n
+    done = [None] * n                        # the response, and the initiation it answers
     sent_at = [0.0] * n
     pending = list(range(n))
     cookies = resent = completed = 0
@@ -176,14 +178,14 @@ def main():
             got += 1
             kind = struct.unpack_from("<I", data)[0] if len(data) >= 4 else 0
             if kind == 2 and len(data) == 92:
-                i = by_sender.get(struct.unpack_from("<I", data, 8)[0])
+                i, m = by_sender.get(struct.unpack_from("<I", data, 8)[0], (None, None))
                 if i is not None and done[i] is None:
-                    done[i] = data
+                    done[i] = (data, m)
                     completed += 1
             elif kind == 3 and len(data) == 64:
-                i = by_sender.get(struct.unpack_from("<I", data, 4)[0])
-                if i is None or done[i] is not None:
-                    continue
+                i, m = by_sender.get(struct.unpack_from("<I", data, 4)[0], (None, None))
+                if i is None or done[i] is not None or m is not msgs[i]:
+                    continue         # answered, or a cookie for an initiation sent before
                 body = wire[i][:132]
                 try:        # for an initiation sent before this one: not ours to open
                     cookie = nacl.bindings.crypto_aead_xchacha20poly1305_ietf_decrypt(
@@ -212,8 +214,12 @@ def main():
         pending = [i for i in pending if done[i] is None]
         for i in pending:
             if now - sent_at[i] > a.retry:
+                senders[i] = random.randrange(1, 1 << 31)
+                while senders[i] in by_sender:
+                    senders[i] = random.randrange(1, 1 << 31)
                 m = initiation((keys[i], sr_pub, senders[i]))
                 msgs[i] = m
+                by_sender[senders[i]] = (i, m)
                 wire[i] = m[0] + b"\0" * 16
                 resent += 1
                 send(i)
@@ -223,7 +229,8 @@ def main():
     verified = failed = 0
     for i in random.sample([i for i in range(n) if done[i]], min(a.sample, completed)):
         try:
-            verify(done[i], msgs[i][1], keys[i], msgs[i][2], msgs[i][3])
+            resp, m = done[i]
+            verify(resp, m[1], keys[i], m[2], m[3])
             verified += 1
         except Exception:
             failed += 1

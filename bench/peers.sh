@@ -11,7 +11,7 @@
 # `wg setconf` of all N + 1 peers through the stock tool, SIGTERM until the process is gone;
 # then (tunless) a restart from the file, timed as the start-up; then all N peers return at
 # once: bench/hsgen.py in ${P}-b plays N distinct initiators (their own keys and source
-# addresses in 10.100.0.0/16) and counts completed handshakes per second, cookies honoured;
+# addresses in 172.16.0.0/12) and counts completed handshakes per second, cookies honoured;
 # resident memory with N sessions, and SIGTERM again. A step that fails is recorded with its
 # error (for example a request over a limit). Peers: distinct X25519 keys, one /32 each in
 # 10.128.0.0/9, no endpoint (a hub's road warriors connect to it). The `wg` steps are timed
@@ -28,6 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=../tests/integration/lab.sh
 . "$ROOT/tests/integration/lab.sh"
 
+CMDLINE="bench/peers.sh $*"
 COUNTS=1000,2000
 IMPLS=tunless,wggo
 OUT=
@@ -44,7 +45,8 @@ TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 WORK=$(mktemp -d /tmp/tl-peers.XXXXXX)
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"
-trap 'lab_cleanup 2>/dev/null; rm -rf "$WORK"' EXIT INT TERM
+trap 'lab_cleanup 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM     # a signal ends the run (the EXIT trap cleans up), never resumes it
 
 say() { printf '[peers] %s\n' "$*" >&2; }
 now() { date +%s.%N; }
@@ -87,13 +89,15 @@ record() { # record <json object>
 
 # timed <var> cmd...: runs cmd in ns a, sets var to the seconds taken or "error: <output>"
 timed() {
-	local __v=$1 t0 out
+	local __v=$1 t0 out rc
 	shift
 	t0=$(now)
 	if out=$(lab_exec a "$@" 2>&1); then
 		printf -v "$__v" '%s' "$(since "$t0")"
 	else
-		printf -v "$__v" 'error: %s' "$(printf '%s' "$out" | tail -n 1 | cut -c1-160)"
+		rc=$?        # no output: say how it ended (141: SIGPIPE, the server closed mid-request)
+		out=$(printf '%s' "$out" | tail -n 1 | cut -c1-160)
+		printf -v "$__v" 'error: %s' "${out:-exit status $rc}"
 	fi
 }
 
@@ -143,8 +147,8 @@ stop_time() { # stop_time <pid>: SIGTERM until gone, seconds
 SERVER_PUB=iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020=   # configs/host-a.yaml's public key
 # handshakes <dir>: N distinct initiators return at once (bench/hsgen.py in ns b); its JSON
 handshakes() {
-	lab_exec b ip route add local 10.100.0.0/16 dev lo 2>/dev/null
-	lab_exec a ip route add 10.100.0.0/16 via 10.99.0.2 2>/dev/null
+	lab_exec b ip route add local 172.16.0.0/12 dev lo 2>/dev/null
+	lab_exec a ip route add 172.16.0.0/12 via 10.99.0.2 2>/dev/null
 	local out
 	out=$(lab_exec b /usr/bin/python3 "$ROOT/bench/hsgen.py" "$1/initiators.keys" "$SERVER_PUB" 10.99.0.1:51820 \
 		--timeout 120 2>"$1/hsgen.err" | tail -n 1)
@@ -191,7 +195,7 @@ run_tunless() {
 	pid=$(ns_pid tunlessd)
 	rss2=$(rss_kb "$pid")
 	stop2=$(stop_time "$pid")
-	record "{\"impl\":\"tunless\",\"peers\":$n,\"startup_s\":$up,\"rss_kb\":$rss,\"syncconf_s\":$(num_or_str "$set_t"),\"add_s\":$(num_or_str "$add_t"),\"remove_s\":$(num_or_str "$del_t"),\"add_uapi_s\":$(num_or_str "$add_u"),\"remove_uapi_s\":$(num_or_str "$del_u"),\"setconf_all_s\":$(num_or_str "$all_t"),\"sigterm_exit_s\":$stop,\"restart_s\":$up2,\"handshakes\":$hs,\"rss_sessions_kb\":$rss2,\"sigterm_sessions_exit_s\":$stop2}"
+	record "{\"impl\":\"tunless\",\"peers\":$n,\"loadavg\":$(js "$LOADAVG"),\"loadavg_end\":$(js "$(cut -d" " -f1-3 /proc/loadavg)"),\"startup_s\":$up,\"rss_kb\":$rss,\"syncconf_s\":$(num_or_str "$set_t"),\"add_s\":$(num_or_str "$add_t"),\"remove_s\":$(num_or_str "$del_t"),\"add_uapi_s\":$(num_or_str "$add_u"),\"remove_uapi_s\":$(num_or_str "$del_u"),\"setconf_all_s\":$(num_or_str "$all_t"),\"sigterm_exit_s\":$stop,\"restart_s\":$up2,\"handshakes\":$hs,\"rss_sessions_kb\":$rss2,\"sigterm_sessions_exit_s\":$stop2}"
 	lab_cleanup
 }
 
@@ -214,7 +218,7 @@ run_wggo() {
 	hs=$(handshakes "$dir")
 	rss2=$(rss_kb "$pid")
 	stop=$(stop_time "$pid")
-	record "{\"impl\":\"wggo\",\"peers\":$n,\"startup_s\":$up,\"rss_kb\":$rss,\"setconf_s\":$(num_or_str "$set_t"),\"add_s\":$(num_or_str "$add_t"),\"remove_s\":$(num_or_str "$del_t"),\"add_uapi_s\":$(num_or_str "$add_u"),\"remove_uapi_s\":$(num_or_str "$del_u"),\"setconf_all_s\":$(num_or_str "$all_t"),\"handshakes\":$hs,\"rss_sessions_kb\":$rss2,\"sigterm_sessions_exit_s\":$stop}"
+	record "{\"impl\":\"wggo\",\"peers\":$n,\"loadavg\":$(js "$LOADAVG"),\"loadavg_end\":$(js "$(cut -d" " -f1-3 /proc/loadavg)"),\"startup_s\":$up,\"rss_kb\":$rss,\"setconf_s\":$(num_or_str "$set_t"),\"add_s\":$(num_or_str "$add_t"),\"remove_s\":$(num_or_str "$del_t"),\"add_uapi_s\":$(num_or_str "$add_u"),\"remove_uapi_s\":$(num_or_str "$del_u"),\"setconf_all_s\":$(num_or_str "$all_t"),\"handshakes\":$hs,\"rss_sessions_kb\":$rss2,\"sigterm_sessions_exit_s\":$stop}"
 	lab_cleanup
 }
 
@@ -231,6 +235,7 @@ for n in "${NS[@]}"; do
 		[ -z "${TL_LAB_LOCK:-}" ] || flock 9
 		lab_init "bp$$"
 		lab_host_pair
+		LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)   # the machine is shared: said with each row
 		case $impl in
 		tunless) run_tunless "$n" "$dir" ;;
 		wggo | wireguard-go) run_wggo "$n" "$dir" ;;
@@ -241,11 +246,12 @@ for n in "${NS[@]}"; do
 done
 trap - EXIT INT TERM
 mkdir -p "$(dirname "$OUT")"
-python3 - "$RESULTS" "$OUT" <<'EOF'
+python3 - "$RESULTS" "$OUT" "$(git -C "$ROOT" describe --always --dirty 2>/dev/null)" "$CMDLINE" <<'EOF'
 import json, os, platform, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-doc = {"benchmark": "peers", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-       "machine": {"kernel": platform.release(), "cores": os.cpu_count()}, "results": rows}
+doc = {"benchmark": "peers", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "commit": sys.argv[3],
+       "command": sys.argv[4], "machine": {"kernel": platform.release(), "cores": os.cpu_count()},
+       "results": rows}
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 for r in rows:
     h = r.get("handshakes") or {}
@@ -258,7 +264,7 @@ for r in rows:
         print("%-8s %7d  ERROR %s" % (r["impl"], r["peers"], r["error"]))
         continue
     cell = lambda v: ("%12s" % "-") if v is None else ("%12s" % ("ERR" if isinstance(v, str) else v))
-    print("%-8s %7d " % (r["impl"], r["peers"]) + " ".join(cell(r.get(c)) for c in cols))
+    print("%-8s %7d " % (r["impl"], r["peers"]) + " ".join(cell(r.get(c)) for c in cols) + "  load " + r.get("loadavg", "?"))
 for r in rows:
     if r.get("handshakes"):
         print("  %s %d handshakes: %s" % (r["impl"], r["peers"], json.dumps(r["handshakes"])))
