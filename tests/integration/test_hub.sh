@@ -15,8 +15,8 @@
 # `wg set` adds a peer among them and another removes it; the control API pages through the
 # peers (show section=peers with limit, after, filter: 100 at a time, the next page starts
 # after the last one, a filter on one allowed IP finds that peer alone) and /metrics has no
-# per-peer series above metrics.peer_series_max (1000); SIGTERM: the daemon exits with status
-# 0, the XDP program is off veth-a, the host interface and the UAPI socket are gone.
+# per-peer series above metrics.peer_series_max (1000); SIGTERM: the daemon exits within 2 s
+# with status 0, the XDP program is off veth-a, the host interface and the UAPI socket are gone.
 # How long the steps took is printed, never checked (bench/peers.sh measures them).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -134,11 +134,14 @@ lab_exec a python3 -c 'import urllib.request as u; open("'"$LAB_DIR"'/metrics.tx
 hl_check "/metrics: per-peer series left out above 1000 peers" \
 	sh -c "grep -q '^# per-peer series omitted: $((N + 1)) peers' '$LAB_DIR/metrics.txt' && ! grep -q '^wireguard_peer_info{' '$LAB_DIR/metrics.txt'"
 
+# The stop is bounded, as systemd bounds it (TimeoutStopSec): 2 s with a hub's peers. A
+# functional bound (tunlessd is killed past it), not a measurement: 0.3 to 0.4 s were
+# measured here with 10 001 peers.
 t=$(date +%s.%N)
-hl_tunless_stop "$A" TERM 60
+hl_tunless_stop "$A" TERM 2
 stopped=$?
 hl_note "SIGTERM to exit with $((N + 1)) peers: $(secs "$t") s"
-hl_check "SIGTERM: the daemon exits" test $stopped -eq 0
+hl_check "SIGTERM: the daemon exits within 2 s" test $stopped -eq 0
 hl_check "its exit status is 0" test "$HL_TL_RC" -eq 0
 hl_check "the XDP program is off veth-a" sh -c "! ip -n $(lab_ns a) link show veth-a | grep -q xdp"
 hl_check "the host interface is gone" sh -c "! ip -n $(lab_ns a) link show $A >/dev/null 2>&1"
