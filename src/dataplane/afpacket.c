@@ -29,7 +29,8 @@
 #define VNET_LEN sizeof(struct virtio_net_hdr)
 #define AFP_MSGS 8                       /* packets read per recvmmsg */
 #define AFP_MSG_LEN (VNET_LEN + 65536u + 512u)   /* a 64 KiB GSO packet and its headers */
-#define AFP_BURST 32
+#define AFP_BURST TL_AFP_TX_MAX
+#define AFP_LOOKBACK 16                  /* messages searched back for a frame's flow */
 #define AFP_TX_SEGS 64                   /* segments merged into one GSO packet at most */
 #define HDR_MAX (RTE_ETHER_HDR_LEN + 60 + 60)    /* Ethernet, IPv4 with options, TCP with options */
 
@@ -493,7 +494,9 @@ static unsigned runs_make(struct afq *q, struct rte_mbuf **pkts, unsigned n, str
 		uint32_t len = tcp ? pkts[i]->data_len - h.hlen : 0;
 		struct tx_msg *x = NULL;
 
-		for (unsigned m = nm; tcp && m-- > 0;) {       /* the latest message of this flow */
+		/* the latest message of this flow, among the last AFP_LOOKBACK (further back, the
+		 * frame starts a message of its own: its flow's order is kept either way) */
+		for (unsigned m = nm; tcp && m-- > 0 && nm - m <= AFP_LOOKBACK;) {
 			const uint8_t *a = rte_pktmbuf_mtod(pkts[msgs[m].idx[0]], const uint8_t *);
 
 			if (msgs[m].tcp && same_flow(a, f, &msgs[m].h, &h)) {

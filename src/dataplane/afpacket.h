@@ -48,6 +48,10 @@ void tl_afp_close(struct tl_afp *p);
 
 /* Up to n frames read from queue q (GSO packets split into their segments). */
 uint16_t tl_afp_rx(struct tl_afp *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+/* Frames tl_afp_tx takes in one call at most: a burst of many flows' frames still gives
+ * each flow runs long enough to merge (8 TCP flows in 128 frames: about 16 segments each). */
+#define TL_AFP_TX_MAX 128
+
 /* Sends pkts[0..n) on queue q (one flow's frames in order) and returns how many it took:
  * sent (freed), or refused and put in failed[0..*n_failed) (not freed). The frames not
  * taken are moved to pkts[taken..n), in their order: the taken ones need not have been the

@@ -408,6 +408,37 @@ static void test_tx_interleaved(struct tl_afp *p, int far)
 	}
 }
 
+/* Eight flows taking turns, eight segments each (as the AQM's round robin hands them out):
+ * one call takes all 64 frames and each flow leaves as one GSO packet of 8 segments. */
+static void test_tx_many_flows(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[64], *refused[64];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0, took;
+	unsigned whole = 0;
+
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned flow = i % 8, k = i / 8;
+		size_t len = tcp_frame(f, false, 70000 + k * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		th->src_port = htons((uint16_t)(41000 + flow));
+		th->cksum = rte_ipv4_udptcp_cksum((void *)(f + 14), th);
+		m[i] = mbuf_of(f, len);
+	}
+	took = tl_afp_tx(p, 0, m, 64, refused, &nf);
+	CHECK(took == 64 && nf == 0, "many flows: all 64 frames taken in one call (%u)", took);
+	for (unsigned i = 0; i < 8; i++) {
+		ssize_t n = far_recv(far, &vh, f, sizeof(f));
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		whole += n == (ssize_t)(14 + 20 + 20 + OPT + 8000) && vh.gso_type == VIRTIO_NET_HDR_GSO_TCPV4 &&
+			 ntohs(th->src_port) == 41000 + i && ntohl(th->sent_seq) == 70000;
+	}
+	CHECK(whole == 8, "many flows: each of the 8 flows left as one GSO packet of 8 segments (%u did)", whole);
+}
+
 /* A small receive buffer, more frames than it holds: read + imissed == sent. */
 static void test_overflow_counted(int far)
 {
@@ -470,6 +501,7 @@ int main(int argc, char **argv)
 		test_rx_pool_empty(far);
 		test_tx_merge(p, far);
 		test_tx_interleaved(p, far);
+		test_tx_many_flows(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)
