@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every tunless test: installs what is missing (scripts/setup.sh), builds with warnings
-# as errors, runs the unit tests (also under ASan+UBSan), builds and checks the Debian package
-# and runs the network-namespace lab tests (root). Ends with one line "tests: N passed, N failed".
+# as errors, runs the unit tests (also under ASan+UBSan), builds and checks the Debian package,
+# builds the libFuzzer harnesses with clang and runs each briefly, and runs the
+# network-namespace lab tests (root). Ends with one line "tests: N passed, N failed".
 #
 # Usage: scripts/test.sh [--unit-only]
 set -euo pipefail
@@ -24,10 +25,11 @@ configure() {   # dir, options...
 }
 
 passed=0 failed=0
-run_suite() {   # dir, suite
+run_suite() {   # dir, suite, [meson test options...]
 	local dir=$1 suite=$2 log
+	shift 2
 	log=$(mktemp)
-	if meson test -C "$dir" --suite "$suite" --print-errorlogs --num-processes 1 2>&1 | tee "$log"; then :; fi
+	if meson test -C "$dir" --suite "$suite" --print-errorlogs --num-processes 1 "$@" 2>&1 | tee "$log"; then :; fi
 	passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	failed=$((failed + $(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
@@ -45,6 +47,12 @@ run_suite build deb
 configure build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
 ninja -C build-san
 run_suite build-san unit
+
+# The fuzz harnesses (clang, libFuzzer): only they are built there, then each runs its corpus
+# and 20 000 mutations.
+CC=clang configure build-fuzz -Dwerror=true -Dfuzz=true -Dintegration=false
+ninja -C build-fuzz $(ninja -C build-fuzz -t targets all | grep -o '^tests/fuzz/fuzz_[a-z]*:' | tr -d : | sort -u)
+run_suite build-fuzz fuzz --no-rebuild
 
 if [ "$unit_only" = 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
