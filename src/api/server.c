@@ -38,11 +38,22 @@ static int client_alloc(struct tl_server_client *c, const struct tl_server_ops *
 }
 
 /* What a client holds, wiped and freed: its input, its reply, its connection state. */
-static void client_free(struct tl_server_client *c, const struct tl_server_ops *ops)
+/* The input buffer wiped (it held requests, keys among them), then freed, or handed to
+ * *keep (tl_server_feed shows it to tests as every client leaves it). */
+static void client_free_in(struct tl_server_client *c, char **keep)
 {
 	if (c->in)
 		explicit_bzero(c->in, c->in_cap);
-	free(c->in);
+	if (keep)
+		*keep = c->in;
+	else
+		free(c->in);
+	c->in = NULL;
+}
+
+static void client_free(struct tl_server_client *c, const struct tl_server_ops *ops)
+{
+	client_free_in(c, NULL);
 	tl_buf_free(&c->out);
 	if (c->conn)
 		ops->conn_close(c->conn);
@@ -382,10 +393,8 @@ int tl_server_feed(const struct tl_server_ops *ops, void *ctx, const char *text,
 	}
 	if (reply && c.out.len)
 		tl_buf_add(reply, c.out.p, c.out.len);
-	explicit_bzero(c.in, c.in_cap);     /* as client_free leaves it, handed out */
-	*seen = c.in;
 	*seen_len = c.in_cap;
-	c.in = NULL;
+	client_free_in(&c, seen);           /* as every client leaves it, handed out */
 	client_free(&c, ops);
 	return 0;
 }
