@@ -36,43 +36,22 @@ void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance ou
 	}
 }
 
+/* Every member of struct tl_counters is a uint64_t counter (or an array of them): the
+ * struct sums as one array of words, so a counter added later is summed too. */
+_Static_assert(sizeof(struct tl_counters) % sizeof(uint64_t) == 0, "tl_counters is whole words");
+#define TL_COUNTER_WORDS (sizeof(struct tl_counters) / sizeof(uint64_t))
+
 void tl_dp_counters_sum(const struct tl_worker *ws, unsigned n, const struct tl_counters *extra, struct tl_counters *sum)
 {
+	uint64_t *out = (uint64_t *)sum;
+
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned w = 0; w <= n; w++) {
-		const struct tl_counters *c = w < n ? &ws[w].cnt : extra;
+		const uint64_t *c = w < n ? (const uint64_t *)&ws[w].cnt : (const uint64_t *)extra;
 
 		if (!c)
 			break;
-
-		for (int i = 0; i < TL_DROP_MAX; i++)
-			sum->drops[i] += tl_cnt_read(&c->drops[i]);
-		for (int p = 0; p < TL_PORT_MAX; p++) {
-			sum->rx[p] += tl_cnt_read(&c->rx[p]);
-			sum->tx[p] += tl_cnt_read(&c->tx[p]);
-			sum->backpressure[p] += tl_cnt_read(&c->backpressure[p]);
-			sum->rx_drops[p] += tl_cnt_read(&c->rx_drops[p]);
-			sum->deq_drops[p] += tl_cnt_read(&c->deq_drops[p]);
-		}
-		sum->icmp_errors += tl_cnt_read(&c->icmp_errors);
-		sum->held += tl_cnt_read(&c->held);
-		sum->csum_completed += tl_cnt_read(&c->csum_completed);
-		sum->fragmented += tl_cnt_read(&c->fragmented);
-		sum->fragments += tl_cnt_read(&c->fragments);
-		sum->to_ctrl += tl_cnt_read(&c->to_ctrl);
-		sum->consumed += tl_cnt_read(&c->consumed);
-		sum->staged += tl_cnt_read(&c->staged);
-		sum->unstaged += tl_cnt_read(&c->unstaged);
-		sum->from_ctrl += tl_cnt_read(&c->from_ctrl);
-		sum->slowpath_rx += tl_cnt_read(&c->slowpath_rx);
-		sum->hs_drops += tl_cnt_read(&c->hs_drops);
-		sum->staged_drops += tl_cnt_read(&c->staged_drops);
-		sum->built += tl_cnt_read(&c->built);
-		sum->slowpath_read += tl_cnt_read(&c->slowpath_read);
-		sum->slowpath_drops += tl_cnt_read(&c->slowpath_drops);
-		sum->busy_polls += tl_cnt_read(&c->busy_polls);
-		sum->idle_polls += tl_cnt_read(&c->idle_polls);
-		sum->busy_ns += tl_cnt_read(&c->busy_ns);
-		sum->loop_ns += tl_cnt_read(&c->loop_ns);
+		for (size_t i = 0; i < TL_COUNTER_WORDS; i++)
+			out[i] += tl_cnt_read(&c[i]);
 	}
 }
