@@ -110,7 +110,7 @@ int tl_dp_index_grow(struct tl_dp *dp)
 {
 	struct rte_hash *old = tl_dp_index(dp), *h;
 
-	if ((uint64_t)rte_hash_count(old) * 4 < (uint64_t)dp->index_cap * 3)
+	if (!tl_dp_hash_crowded(old, dp->index_cap))
 		return 0;
 	h = index_new(dp, old, dp->index_cap * 2);
 	if (!h)
