@@ -439,6 +439,42 @@ static void test_tx_many_flows(struct tl_afp *p, int far)
 	CHECK(whole == 8, "many flows: each of the 8 flows left as one GSO packet of 8 segments (%u did)", whole);
 }
 
+/* Twenty flows taking turns, two segments each: a flow's second segment is 20 messages
+ * after its first, beyond the 16 a frame's flow is looked for among, so it leaves as a
+ * message of its own; all 40 frames arrive and each flow's two in their order. */
+static void test_tx_far_flows(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[40], *refused[40];
+	struct virtio_net_hdr vh;
+	uint32_t next[20];
+	uint16_t nf = 0, took;
+	unsigned ordered = 0, msgs = 0;
+
+	for (unsigned i = 0; i < 40; i++) {
+		size_t len = tcp_frame(f, false, 90000 + (i / 20) * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		th->src_port = htons((uint16_t)(42000 + i % 20));
+		th->cksum = rte_ipv4_udptcp_cksum((void *)(f + 14), th);
+		m[i] = mbuf_of(f, len);
+	}
+	for (unsigned k = 0; k < 20; k++)
+		next[k] = 90000;
+	took = tl_afp_tx(p, 0, m, 40, refused, &nf);
+	CHECK(took == 40 && nf == 0, "far flows: all 40 frames taken (%u)", took);
+	for (ssize_t n; (n = far_recv(far, &vh, f, sizeof(f))) > 54; msgs++) {
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+		unsigned k = ntohs(th->src_port) - 42000u;
+
+		if (k < 20 && ntohl(th->sent_seq) == next[k] && n == 14 + 20 + 20 + OPT + 1000) {
+			next[k] += 1000;
+			ordered++;
+		}
+	}
+	CHECK(msgs == 40 && ordered == 40, "far flows: 40 messages, every flow's frames in order (%u, %u)", msgs, ordered);
+}
+
 /* A small receive buffer, more frames than it holds: read + imissed == sent. */
 static void test_overflow_counted(int far)
 {
@@ -502,6 +538,7 @@ int main(int argc, char **argv)
 		test_tx_merge(p, far);
 		test_tx_interleaved(p, far);
 		test_tx_many_flows(p, far);
+		test_tx_far_flows(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)
