@@ -633,14 +633,15 @@ unsigned tl_cfg_workers_auto(void)
 	return n - 1 > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : (unsigned)(n - 1);
 }
 
-/* workers: an integer 1..64, or auto. */
-static int tl_cfg_workers(struct tl_cfg_ctx *c, const char *text, unsigned *out)
+/* A count of threads: an integer lo..64, or auto (tl_cfg_workers_auto()); def when absent. */
+static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *text, long long lo,
+			  unsigned def, unsigned *out)
 {
 	char *end;
 	long long v;
 
 	if (!text) {
-		*out = 1;
+		*out = def;
 		return 0;
 	}
 	if (!strcmp(text, "auto")) {
@@ -650,9 +651,9 @@ static int tl_cfg_workers(struct tl_cfg_ctx *c, const char *text, unsigned *out)
 	errno = 0;
 	v = strtoll(text, &end, 0);
 	if (end == text || *end || errno)
-		return tl_cfg_fail(c, "workers", "'" TL_CFG_SHOW "' is not an integer (nor auto)", text);
-	if (v < 1 || v > TL_CFG_WORKERS_MAX)
-		return tl_cfg_fail(c, "workers", "%lld is out of range 1..%d", v, TL_CFG_WORKERS_MAX);
+		return tl_cfg_fail(c, field, "'" TL_CFG_SHOW "' is not an integer (nor auto)", text);
+	if (v < lo || v > TL_CFG_WORKERS_MAX)
+		return tl_cfg_fail(c, field, "%lld is out of range %lld..%d", v, lo, TL_CFG_WORKERS_MAX);
 	*out = (unsigned)v;
 	return 0;
 }
@@ -664,7 +665,9 @@ static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 
 	if (tl_cfg_u16(c, "listen_port", raw->listen_port, 1, 65535, 51820, &cfg->listen_port) ||
 	    tl_cfg_u16(c, "mtu", raw->mtu, 576, 9000, 1420, &cfg->mtu) ||
-	    tl_cfg_workers(c, raw->workers, &cfg->workers))
+	    tl_cfg_threads(c, "workers", raw->workers, 1, 1, &cfg->workers) ||
+	    tl_cfg_threads(c, "handshake_threads", raw->handshake_threads, 0, tl_cfg_workers_auto(),
+			   &cfg->handshake_threads))
 		return -1;
 	if (tl_cfg_int(c, "staged_packets", raw->staged_packets, 1, 4096, 128, &v))
 		return -1;

@@ -137,6 +137,8 @@ static const char *restart_key(const struct tl_config *oc, const struct tl_confi
 		return "addresses";
 	if (nc->workers != oc->workers)
 		return "workers";
+	if (nc->handshake_threads != oc->handshake_threads)
+		return "handshake_threads";
 	if (nc->staged_packets != oc->staged_packets)
 		return "staged_packets";
 	if (!port_static_eq(&nc->wan, &oc->wan))

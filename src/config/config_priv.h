@@ -95,6 +95,7 @@ struct tl_raw_config {
 	char **addresses;
 	unsigned addresses_count;
 	char *workers;
+	char *handshake_threads;
 	int64_t *staged_packets;
 	struct tl_raw_ports *ports;
 	struct tl_raw_peer *peers;

@@ -103,6 +103,7 @@ static const cyaml_schema_field_t tl_schema_config_fields[] = {
 	CYAML_FIELD_SEQUENCE("addresses", TL_OPT, struct tl_raw_config, addresses,
 			     &tl_schema_string, 0, CYAML_UNLIMITED),
 	TL_OSTR("workers", struct tl_raw_config, workers),
+	TL_OSTR("handshake_threads", struct tl_raw_config, handshake_threads),
 	TL_OINT("staged_packets", struct tl_raw_config, staged_packets),
 	CYAML_FIELD_MAPPING_PTR("ports", CYAML_FLAG_POINTER, struct tl_raw_config, ports,
 				tl_schema_ports_fields),

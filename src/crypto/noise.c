@@ -270,9 +270,9 @@ static int tl_initiation_read_static(struct tl_noise_tmp *t, const struct tl_msg
 	return TL_NOISE_OK;
 }
 
-/* Reads ss, {t} for the peer found, and checks replay and flood. */
+/* Reads ss, {t} for the peer found. */
 static int tl_initiation_read_timestamp(struct tl_noise_tmp *t, const struct tl_msg_initiation *m,
-					const struct tl_handshake *hs, uint64_t now_ns)
+					const struct tl_handshake *hs)
 {
 	/* ss */
 	if (tl_mix_precomputed(t, hs->precomputed_ss))
@@ -280,11 +280,48 @@ static int tl_initiation_read_timestamp(struct tl_noise_tmp *t, const struct tl_
 	/* {t} */
 	if (tl_decrypt_and_hash(t, t->timestamp, m->timestamp_enc, TL_TIMESTAMP_LEN))
 		return TL_NOISE_EAUTH;
-	if (memcmp(t->timestamp, hs->latest_timestamp, TL_TIMESTAMP_LEN) <= 0)
+	return TL_NOISE_OK;
+}
+
+/* An authentic initiation is taken if it is newer than every one before (replay) and not
+ * within 20 ms of the last taken (flood). */
+static int tl_initiation_fresh(const struct tl_handshake *hs, const uint8_t timestamp[TL_TIMESTAMP_LEN],
+			       uint64_t now_ns)
+{
+	if (memcmp(timestamp, hs->latest_timestamp, TL_TIMESTAMP_LEN) <= 0)
 		return TL_NOISE_EREPLAY;
 	if (tl_initiation_is_flood(hs, now_ns))
 		return TL_NOISE_EFLOOD;
 	return TL_NOISE_OK;
+}
+
+/* Reads the whole initiation: the peer it comes from (*out) and its timestamp (t->timestamp). */
+static int tl_initiation_read(struct tl_noise_tmp *t, const struct tl_msg_initiation *m,
+			      const struct tl_identity *id, tl_static_lookup_fn lookup, void *arg,
+			      struct tl_handshake **out)
+{
+	int ret;
+
+	*out = NULL;
+	if (!id->has_key || m->type != tl_msg_type_word(TL_MSG_INITIATION))
+		return TL_NOISE_EINVAL;
+	ret = tl_initiation_read_static(t, m, id);
+	if (ret)
+		return ret;
+	*out = lookup(arg, t->remote_static);
+	if (!*out)
+		return TL_NOISE_EUNKNOWN_PEER;
+	return tl_initiation_read_timestamp(t, m, *out);
+}
+
+/* The initiation is taken: the peer's handshake records it. */
+static void tl_initiation_taken(struct tl_handshake *hs, const struct tl_msg_initiation *m,
+				const uint8_t timestamp[TL_TIMESTAMP_LEN], uint64_t now_ns)
+{
+	memcpy(hs->remote_ephemeral, m->ephemeral, TL_KEY_LEN);
+	memcpy(hs->latest_timestamp, timestamp, TL_TIMESTAMP_LEN);
+	hs->last_initiation_consumption_ns = now_ns;
+	hs->remote_index = m->sender;
 }
 
 int tl_noise_consume_initiation(const struct tl_msg_initiation *m, const struct tl_identity *id,
@@ -296,62 +333,58 @@ int tl_noise_consume_initiation(const struct tl_msg_initiation *m, const struct 
 	int ret;
 
 	*out = NULL;
-	if (!id->has_key || m->type != tl_msg_type_word(TL_MSG_INITIATION))
-		return TL_NOISE_EINVAL;
-	ret = tl_initiation_read_static(&t, m, id);
-	if (ret)
-		goto out;
-	hs = lookup(arg, t.remote_static);
-	if (!hs) {
-		ret = TL_NOISE_EUNKNOWN_PEER;
-		goto out;
+	ret = tl_initiation_read(&t, m, id, lookup, arg, &hs);
+	if (!ret)
+		ret = tl_initiation_fresh(hs, t.timestamp, now_ns);
+	if (!ret) {
+		tl_initiation_taken(hs, m, t.timestamp, now_ns);
+		tl_hs_commit(hs, &t, TL_HS_CONSUMED_INITIATION);
+		*out = hs;
 	}
-	ret = tl_initiation_read_timestamp(&t, m, hs, now_ns);
-	if (ret)
-		goto out;
-
-	memcpy(hs->remote_ephemeral, m->ephemeral, TL_KEY_LEN);
-	memcpy(hs->latest_timestamp, t.timestamp, TL_TIMESTAMP_LEN);
-	hs->last_initiation_consumption_ns = now_ns;
-	hs->remote_index = m->sender;
-	tl_hs_commit(hs, &t, TL_HS_CONSUMED_INITIATION);
-	*out = hs;
-out:
 	tl_noise_tmp_wipe(&t);
 	return ret;
 }
 
 /* ---- response: e, ee, se, psk, {} ------------------------------------------------------- */
 
+/* e, ee, se, psk, {} from the state after the initiation (t->ck, t->h): all of the response
+ * but its sender index and MACs. */
+static int tl_response_build(struct tl_noise_tmp *t, struct tl_msg_response *m,
+			     const uint8_t ephemeral_priv[TL_KEY_LEN], uint32_t remote_index,
+			     const uint8_t remote_ephemeral[TL_KEY_LEN],
+			     const uint8_t remote_static[TL_KEY_LEN], const uint8_t psk[TL_KEY_LEN])
+{
+	memset(m, 0, sizeof(*m));
+	memcpy(t->e_priv, ephemeral_priv, TL_KEY_LEN);
+	m->type = tl_msg_type_word(TL_MSG_RESPONSE);
+	m->receiver = remote_index;
+	/* e */
+	tl_x25519_public(m->ephemeral, t->e_priv);
+	tl_mix_ephemeral(t, m->ephemeral);
+	/* ee, se */
+	if (tl_mix_dh(t, t->e_priv, remote_ephemeral) || tl_mix_dh(t, t->e_priv, remote_static))
+		return TL_NOISE_EAUTH;
+	/* psk */
+	tl_mix_psk(t, psk);
+	/* {} */
+	tl_encrypt_and_hash(t, m->empty_enc, (const uint8_t *)"", 0);
+	return TL_NOISE_OK;
+}
+
 int tl_noise_create_response_with_ephemeral(struct tl_msg_response *m, struct tl_handshake *hs,
 					    uint32_t local_index,
 					    const uint8_t ephemeral_priv[TL_KEY_LEN], uint64_t now_ns)
 {
 	struct tl_noise_tmp t;
-	bool ok = false;
+	bool ok;
 
 	if (hs->state != TL_HS_CONSUMED_INITIATION)
 		return TL_NOISE_EINVAL;
-	memset(m, 0, sizeof(*m));
 	memcpy(t.ck, hs->chaining_key, TL_HASH_LEN);
 	memcpy(t.h, hs->hash, TL_HASH_LEN);
-	memcpy(t.e_priv, ephemeral_priv, TL_KEY_LEN);
-	m->type = tl_msg_type_word(TL_MSG_RESPONSE);
+	ok = tl_response_build(&t, m, ephemeral_priv, hs->remote_index, hs->remote_ephemeral,
+			       hs->remote_static, hs->psk) == TL_NOISE_OK;
 	m->sender = local_index;
-	m->receiver = hs->remote_index;
-	/* e */
-	tl_x25519_public(m->ephemeral, t.e_priv);
-	tl_mix_ephemeral(&t, m->ephemeral);
-	/* ee, se */
-	if (tl_mix_dh(&t, t.e_priv, hs->remote_ephemeral) ||
-	    tl_mix_dh(&t, t.e_priv, hs->remote_static))
-		goto out;
-	/* psk */
-	tl_mix_psk(&t, hs->psk);
-	/* {} */
-	tl_encrypt_and_hash(&t, m->empty_enc, (const uint8_t *)"", 0);
-	ok = true;
-out:
 	return tl_hs_created(hs, &t, ok, TL_HS_CREATED_RESPONSE, local_index, m, sizeof(*m), now_ns);
 }
 
@@ -388,6 +421,19 @@ static int tl_response_read(struct tl_noise_tmp *t, const struct tl_msg_response
 	return TL_NOISE_OK;
 }
 
+/* The handshake a response answers: ours, still waiting for it. */
+static int tl_response_answers(const struct tl_msg_response *m, const struct tl_identity *id,
+			       tl_index_lookup_fn lookup, void *arg, struct tl_handshake **out)
+{
+	*out = NULL;
+	if (!id->has_key || m->type != tl_msg_type_word(TL_MSG_RESPONSE))
+		return TL_NOISE_EINVAL;
+	*out = lookup(arg, m->receiver);
+	if (!*out)
+		return TL_NOISE_EUNKNOWN_PEER;
+	return (*out)->state == TL_HS_CREATED_INITIATION ? TL_NOISE_OK : TL_NOISE_EINVAL;
+}
+
 int tl_noise_consume_response(const struct tl_msg_response *m, const struct tl_identity *id,
 			      tl_index_lookup_fn lookup, void *arg, struct tl_handshake **out)
 {
@@ -396,22 +442,16 @@ int tl_noise_consume_response(const struct tl_msg_response *m, const struct tl_i
 	int ret;
 
 	*out = NULL;
-	if (!id->has_key || m->type != tl_msg_type_word(TL_MSG_RESPONSE))
-		return TL_NOISE_EINVAL;
-	hs = lookup(arg, m->receiver);
-	if (!hs)
-		return TL_NOISE_EUNKNOWN_PEER;
-	if (hs->state != TL_HS_CREATED_INITIATION)
-		return TL_NOISE_EINVAL;
-	ret = tl_response_read(&t, m, hs, id);
+	ret = tl_response_answers(m, id, lookup, arg, &hs);
 	if (ret)
-		goto out;
-
-	memcpy(hs->remote_ephemeral, m->ephemeral, TL_KEY_LEN);
-	hs->remote_index = m->sender;
-	tl_hs_commit(hs, &t, TL_HS_CONSUMED_RESPONSE);
-	*out = hs;
-out:
+		return ret;
+	ret = tl_response_read(&t, m, hs, id);
+	if (!ret) {
+		memcpy(hs->remote_ephemeral, m->ephemeral, TL_KEY_LEN);
+		hs->remote_index = m->sender;
+		tl_hs_commit(hs, &t, TL_HS_CONSUMED_RESPONSE);
+		*out = hs;
+	}
 	tl_noise_tmp_wipe(&t);
 	return ret;
 }
@@ -419,6 +459,15 @@ out:
 /* ---- transport keys ------------------------------------------------------------------- */
 
 /* (T_send, T_recv) = KDF2(ck, empty) for the initiator; swapped for the responder. */
+static void tl_derive_keys(const uint8_t ck[TL_HASH_LEN], bool initiator, struct tl_session_keys *out)
+{
+	if (initiator)
+		tl_kdf(out->send, out->recv, NULL, ck, NULL, 0);
+	else
+		tl_kdf(out->recv, out->send, NULL, ck, NULL, 0);
+	out->initiator = initiator;
+}
+
 int tl_noise_derive_session(struct tl_handshake *hs, struct tl_session_keys *out)
 {
 	bool initiator;
@@ -429,13 +478,109 @@ int tl_noise_derive_session(struct tl_handshake *hs, struct tl_session_keys *out
 		initiator = false;
 	else
 		return TL_NOISE_EINVAL;
-	if (initiator)
-		tl_kdf(out->send, out->recv, NULL, hs->chaining_key, NULL, 0);
-	else
-		tl_kdf(out->recv, out->send, NULL, hs->chaining_key, NULL, 0);
+	tl_derive_keys(hs->chaining_key, initiator, out);
 	out->local_index = hs->local_index;
 	out->remote_index = hs->remote_index;
-	out->initiator = initiator;
+	tl_handshake_clear(hs);
+	return TL_NOISE_OK;
+}
+
+/* ---- answering in two passes ------------------------------------------------------------ */
+
+void tl_noise_job_wipe(struct tl_noise_job *j)
+{
+	tl_wipe(j, sizeof(*j));
+}
+
+void tl_noise_answer_initiation_with_ephemeral(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+					       const struct tl_identity *id, tl_static_lookup_fn lookup,
+					       void *arg, const uint8_t ephemeral_priv[TL_KEY_LEN])
+{
+	struct tl_noise_tmp t;
+	struct tl_handshake *hs;
+
+	tl_noise_job_wipe(j);
+	j->status = tl_initiation_read(&t, m, id, lookup, arg, &hs);
+	if (!j->status)
+		j->status = tl_response_build(&t, &j->resp, ephemeral_priv, m->sender, m->ephemeral,
+					      hs->remote_static, hs->psk);
+	if (!j->status) {
+		j->hs = hs;
+		memcpy(j->timestamp, t.timestamp, TL_TIMESTAMP_LEN);
+		tl_derive_keys(t.ck, false, &j->keys);
+		j->keys.remote_index = m->sender;
+	} else {
+		memset(&j->resp, 0, sizeof(j->resp));
+	}
+	tl_noise_tmp_wipe(&t);
+}
+
+void tl_noise_answer_initiation(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+				const struct tl_identity *id, tl_static_lookup_fn lookup, void *arg)
+{
+	uint8_t e_priv[TL_KEY_LEN];
+
+	tl_x25519_generate(e_priv);
+	tl_noise_answer_initiation_with_ephemeral(j, m, id, lookup, arg, e_priv);
+	tl_wipe(e_priv, sizeof(e_priv));
+}
+
+int tl_noise_check_initiation(const struct tl_noise_job *j, uint64_t now_ns)
+{
+	return j->status ? j->status : tl_initiation_fresh(j->hs, j->timestamp, now_ns);
+}
+
+int tl_noise_commit_initiation(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+			       uint32_t local_index, uint64_t now_ns, struct tl_msg_response *out)
+{
+	struct tl_handshake *hs = j->hs;
+	int ret = tl_noise_check_initiation(j, now_ns);
+
+	if (ret)
+		return ret;
+	/* Consumed, answered and the session derived at once: what is left of the handshake
+	 * is what the next initiation is checked against. */
+	tl_initiation_taken(hs, m, j->timestamp, now_ns);
+	tl_handshake_clear(hs);
+	hs->local_index = local_index;
+	j->keys.local_index = local_index;
+	*out = j->resp;
+	out->sender = local_index;
+	tl_cookie_add_macs(out, sizeof(*out), hs, now_ns);
+	return TL_NOISE_OK;
+}
+
+void tl_noise_answer_response(struct tl_noise_job *j, const struct tl_msg_response *m,
+			      const struct tl_identity *id, tl_index_lookup_fn lookup, void *arg)
+{
+	struct tl_noise_tmp t;
+	struct tl_handshake *hs;
+
+	tl_noise_job_wipe(j);
+	j->status = tl_response_answers(m, id, lookup, arg, &hs);
+	if (j->status)
+		return;
+	j->status = tl_response_read(&t, m, hs, id);
+	if (!j->status) {
+		j->hs = hs;
+		tl_derive_keys(t.ck, true, &j->keys);
+		j->keys.local_index = m->receiver;
+		j->keys.remote_index = m->sender;
+	}
+	tl_noise_tmp_wipe(&t);
+}
+
+int tl_noise_commit_response(struct tl_noise_job *j, const struct tl_msg_response *m,
+			     tl_index_lookup_fn lookup, void *arg)
+{
+	struct tl_handshake *hs;
+
+	if (j->status)
+		return j->status;
+	/* The handshake it answers must still be the one the first pass read. */
+	if (lookup(arg, m->receiver) != j->hs || j->hs->state != TL_HS_CREATED_INITIATION)
+		return TL_NOISE_EINVAL;
+	hs = j->hs;
 	tl_handshake_clear(hs);
 	return TL_NOISE_OK;
 }

@@ -1,6 +1,7 @@
 /* Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s handshake of WireGuard: message creation and
  * consumption, session derivation. Pure computation: the caller (control plane) supplies
- * time, indices and peer lookups, and is single-threaded with respect to one handshake. */
+ * time, indices and peer lookups, and is single-threaded with respect to one handshake (the
+ * two-pass functions at the end split a message between threads). */
 #ifndef TL_NOISE_H
 #define TL_NOISE_H
 
@@ -112,5 +113,46 @@ struct tl_session_keys {
 /* After TL_HS_CONSUMED_RESPONSE (initiator) or TL_HS_CREATED_RESPONSE (responder): derives
  * the keys, then zeroes the ephemeral/chaining state and returns hs to TL_HS_ZEROED. */
 int tl_noise_derive_session(struct tl_handshake *hs, struct tl_session_keys *out);
+
+/* ---- Answering in two passes ---------------------------------------------------------------
+ * The control plane answers a batch of received messages on several threads. The first pass
+ * (tl_noise_answer_*) does all of a message's X25519, hashing and AEAD: it reads our identity
+ * and, through the lookup, the peer's keys and handshake, and writes only the job, so any
+ * thread may run it while the peers do not change. The second pass (tl_noise_commit_*), on
+ * the thread that owns the peers and in the order the messages came, checks what depends on
+ * the peer's state as it is now (replay and flood; that the handshake a response answers is
+ * still waiting), writes that state and completes the message (our index, the MACs). The
+ * messages and keys are the same as those of the functions above. */
+struct tl_noise_job {
+	int status;                           /* of the first pass: TL_NOISE_OK or an error */
+	struct tl_handshake *hs;              /* the peer's, as the first pass found it */
+	uint8_t timestamp[TL_TIMESTAMP_LEN];  /* an initiation's */
+	struct tl_msg_response resp;          /* our answer to an initiation, but sender and MACs */
+	struct tl_session_keys keys;          /* the responder's local_index set by the commit */
+};
+
+/* Responder: consumes the initiation, builds the response, derives the session. */
+void tl_noise_answer_initiation(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+				const struct tl_identity *id, tl_static_lookup_fn lookup, void *arg);
+/* As above with a caller-chosen ephemeral: for known-answer tests only. */
+void tl_noise_answer_initiation_with_ephemeral(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+					       const struct tl_identity *id, tl_static_lookup_fn lookup,
+					       void *arg, const uint8_t ephemeral_priv[TL_KEY_LEN]);
+/* Whether the commit would take it now: the first pass's error, TL_NOISE_EREPLAY, TL_NOISE_EFLOOD. */
+int tl_noise_check_initiation(const struct tl_noise_job *j, uint64_t now_ns);
+/* Takes it (the peer's handshake records its timestamp and ends in TL_HS_ZEROED with
+ * local_index) and fills *out, the response to send. Nothing is written on an error. */
+int tl_noise_commit_initiation(struct tl_noise_job *j, const struct tl_msg_initiation *m,
+			       uint32_t local_index, uint64_t now_ns, struct tl_msg_response *out);
+
+/* Initiator: consumes the response to our initiation and derives the session. */
+void tl_noise_answer_response(struct tl_noise_job *j, const struct tl_msg_response *m,
+			      const struct tl_identity *id, tl_index_lookup_fn lookup, void *arg);
+/* The handshake it answers ends in TL_HS_ZEROED; TL_NOISE_EINVAL if that handshake is no
+ * longer the one the first pass read (replaced or completed meanwhile). */
+int tl_noise_commit_response(struct tl_noise_job *j, const struct tl_msg_response *m,
+			     tl_index_lookup_fn lookup, void *arg);
+
+void tl_noise_job_wipe(struct tl_noise_job *j);
 
 #endif

@@ -21,6 +21,7 @@ struct tl_aips;
 struct tl_lanfib_ctl;
 struct tl_unix_server;
 struct tl_server;
+struct tl_parfor;
 
 /* The request servers of a device (api/server.h). */
 enum { TL_SERVER_UAPI, TL_SERVER_CTLAPI, TL_SERVER_METRICS, TL_SERVER_MAX };
@@ -87,6 +88,9 @@ struct tl_device {
 	struct rte_hash *ctrl_index;       /* u32 index -> struct tl_index_ref* (ctrl only, grows) */
 	uint32_t ctrl_index_cap;
 	struct tl_ratelimit *ratelimit;    /* handshakes per source under load */
+	struct tl_parfor *hs_pool;         /* handshake_threads helpers computing handshakes (handshake.c) */
+	cpu_set_t cpus;                    /* where the daemon may run (read before EAL pinned this
+					    * thread): the handshake threads' CPUs */
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;

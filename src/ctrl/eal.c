@@ -29,18 +29,15 @@
 static bool g_eal_up;
 static char g_runtime_dir[4096];
 
-/* --lcores: every lcore may float over every CPU this process may use, so that two
+/* --lcores: every lcore may float over every CPU this process may use (set), so that two
  * instances (or a benchmark) on a small machine share the CPUs instead of pinning. */
-static void lcores_arg(char *out, size_t len, unsigned n_workers)
+static void lcores_arg(char *out, size_t len, unsigned n_workers, const cpu_set_t *set)
 {
-	cpu_set_t set;
 	int first = -1, last = -1;
 	size_t off = 0;
 
-	CPU_ZERO(&set);
-	sched_getaffinity(0, sizeof(set), &set);
 	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set)) {
+		if (CPU_ISSET(c, set)) {
 			if (first < 0)
 				first = c;
 			last = c;
@@ -65,7 +62,9 @@ int tl_eal_start(struct tl_device *dev, const char *argv0)
 	int n = 0;
 
 	snprintf(prefix, sizeof(prefix), "tunless-%s", dev->cfg->name);
-	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers);
+	CPU_ZERO(&dev->cpus);
+	sched_getaffinity(0, sizeof(dev->cpus), &dev->cpus);
+	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers, &dev->cpus);
 	args[n++] = (char *)argv0;
 	args[n++] = "--no-huge";
 	args[n++] = "-m";

@@ -1,10 +1,12 @@
 /* Handshake messages on the control plane: received from the workers through the
- * handshake ring, consumed (Noise, cookies, load), answered through send.c. */
+ * handshake ring in batches, computed on the handshake threads and the control thread,
+ * consumed in order (Noise, cookies, load), answered through send.c. */
 #include <sys/socket.h>
 
 #include <rte_ether.h>
 #include <rte_malloc.h>
 
+#include "common/parfor.h"
 #include "ctrl/device.h"
 #include "ctrl/handshake.h"
 #include "ctrl/log.h"
@@ -67,42 +69,31 @@ static void learn_endpoint(struct rx_ctx *c, struct tl_peer_ctrl *pc)
 	atomic_store_explicit(&pc->dp->last_rx_auth_ns, c->now, memory_order_relaxed);
 }
 
-static int derive_and_install(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
-{
-	struct tl_session_keys k;
-	int r = tl_noise_derive_session(&pc->hs, &k);
-
-	if (r == TL_NOISE_OK)
-		r = tl_session_install(dev, pc, &k, now);
-	tl_wipe(&k, sizeof(k));
-	return r;
-}
-
 /* Every handshake message handed to the control plane ends either consumed or under
- * exactly one drop reason. */
-static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
+ * exactly one drop reason. An initiation or a response comes here with its first pass done
+ * (the job: see hs_batch_run). */
+static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg, struct tl_noise_job *j)
 {
 	struct tl_device *dev = c->dev;
-	struct tl_handshake *hs;
 	struct tl_msg_response resp;
 	struct tl_peer_ctrl *pc;
 	uint32_t idx;
 
-	if (tl_noise_consume_initiation(msg, &dev->id, lookup_static, c, c->now, &hs) != TL_NOISE_OK) {
+	if (tl_noise_check_initiation(j, c->now) != TL_NOISE_OK) {
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
-	pc = hs_owner(hs);
+	pc = hs_owner(j->hs);
 	learn_endpoint(c, pc);
 	/* An initiation of ours may be outstanding (both sides started at once): this
 	 * handshake replaces it, and so does its index. */
 	tl_index_drop_handshake(dev, pc);
 	idx = tl_index_new(dev, pc, true);
-	if (!idx || tl_noise_create_response(&resp, hs, idx, c->now) != TL_NOISE_OK ||
-	    derive_and_install(dev, pc, c->now) != 0) {
+	if (!idx || tl_noise_commit_initiation(j, msg, idx, c->now, &resp) != TL_NOISE_OK ||
+	    tl_session_install(dev, pc, &j->keys, c->now) != 0) {
 		tl_index_free(dev, idx);
 		pc->hs.local_index = 0;
-		tl_handshake_clear(hs);
+		tl_handshake_clear(&pc->hs);
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
@@ -113,18 +104,17 @@ static void rx_initiation(struct rx_ctx *c, const struct tl_msg_initiation *msg)
 	tl_send_frame(dev, pc, &resp, sizeof(resp), c->now);
 }
 
-static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg)
+static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg, struct tl_noise_job *j)
 {
 	struct tl_device *dev = c->dev;
-	struct tl_handshake *hs;
 	struct tl_peer_ctrl *pc;
 
-	if (tl_noise_consume_response(msg, &dev->id, lookup_index, c, &hs) != TL_NOISE_OK) {
+	if (tl_noise_commit_response(j, msg, lookup_index, c) != TL_NOISE_OK) {
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
-	pc = hs_owner(hs);
-	if (derive_and_install(dev, pc, c->now) != 0) {
+	pc = hs_owner(j->hs);
+	if (tl_session_install(dev, pc, &j->keys, c->now) != 0) {
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
@@ -185,34 +175,107 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 	return false;
 }
 
-void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
-{
-	struct rx_ctx c = { .dev = dev, .now = now };
+/* A message of a batch: where it came from, and its first pass. */
+struct hs_msg {
+	struct rte_mbuf *m;
+	struct rx_ctx c;
 	const uint8_t *msg;
 	uint32_t type;
+	bool answer;                 /* an initiation or response to compute (its MACs passed) */
+	struct tl_noise_job job;
+};
 
-	if (tl_pkt_parse_outer(m, &dev->dp.port[TL_PORT_WAN], tl_dp_listen_port(&dev->dp), &c.o) != TL_DROP_MAX) {
+struct hs_batch {
+	struct tl_device *dev;
+	struct hs_msg msg[TL_BURST];
+};
+
+/* Before the first pass, in order: the frame, our key, the MACs (and a cookie reply under
+ * load), all cheap. false: the message is finished (dropped or answered with a cookie). */
+static bool hs_screen(struct hs_msg *h)
+{
+	struct tl_device *dev = h->c.dev;
+
+	if (tl_pkt_parse_outer(h->m, &dev->dp.port[TL_PORT_WAN], tl_dp_listen_port(&dev->dp), &h->c.o) != TL_DROP_MAX) {
 		dev->cnt.hs_drops++;
-		return tl_drop_pkt(&dev->cnt, m, TL_DROP_malformed);
+		dev->cnt.drops[TL_DROP_malformed]++;
+		return false;
 	}
-	msg = rte_pktmbuf_mtod(m, const uint8_t *);
-	type = rte_le_to_cpu_32(tl_load32(msg));
+	h->msg = rte_pktmbuf_mtod(h->m, const uint8_t *);
+	h->type = rte_le_to_cpu_32(tl_load32(h->msg));
 	if (!dev->id.has_key) {
 		hs_drop(dev, TL_DROP_handshake_failed);
-	} else if (type == TL_MSG_INITIATION) {
-		const struct tl_msg_initiation *init = (const void *)msg;
-
-		if (macs_ok(&c, msg, sizeof(*init), init->sender))
-			rx_initiation(&c, init);
-	} else if (type == TL_MSG_RESPONSE) {
-		const struct tl_msg_response *resp = (const void *)msg;
-
-		if (macs_ok(&c, msg, sizeof(*resp), resp->sender))
-			rx_response(&c, resp);
-	} else {
-		rx_cookie(&c, (const void *)msg);
+		return false;
 	}
-	rte_pktmbuf_free(m);
+	if (h->type == TL_MSG_INITIATION) {
+		const struct tl_msg_initiation *init = (const void *)h->msg;
+
+		return h->answer = macs_ok(&h->c, h->msg, sizeof(*init), init->sender);
+	}
+	if (h->type == TL_MSG_RESPONSE) {
+		const struct tl_msg_response *resp = (const void *)h->msg;
+
+		return h->answer = macs_ok(&h->c, h->msg, sizeof(*resp), resp->sender);
+	}
+	return true;                 /* a cookie reply: taken in the second pass */
+}
+
+/* The first pass of one message, on any thread of the pool: it reads the peers (nothing
+ * changes them meanwhile: the control thread waits for the pass) and writes its job. */
+static void hs_first_pass(void *arg, size_t i)
+{
+	struct hs_batch *b = arg;
+	struct hs_msg *h = &b->msg[i];
+
+	if (!h->answer)
+		return;
+	if (h->type == TL_MSG_INITIATION)
+		tl_noise_answer_initiation(&h->job, (const void *)h->msg, &b->dev->id, lookup_static, &h->c);
+	else
+		tl_noise_answer_response(&h->job, (const void *)h->msg, &b->dev->id, lookup_index, &h->c);
+}
+
+/* The second pass, in the order the messages came: what depends on the peers as they are
+ * now, and every change to them. */
+static void hs_second_pass(struct hs_msg *h)
+{
+	if (h->type == TL_MSG_INITIATION)
+		rx_initiation(&h->c, (const void *)h->msg, &h->job);
+	else if (h->type == TL_MSG_RESPONSE)
+		rx_response(&h->c, (const void *)h->msg, &h->job);
+	else
+		rx_cookie(&h->c, (const void *)h->msg);
+}
+
+/* A batch of messages: screened in order, computed on the handshake pool (the CPUs the
+ * daemon may use), finished in order. */
+static void hs_batch_run(struct tl_device *dev, struct rte_mbuf **m, unsigned n, uint64_t now)
+{
+	struct hs_batch b = { .dev = dev };
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct hs_msg *h = &b.msg[k];
+
+		h->m = m[i];
+		h->c = (struct rx_ctx){ .dev = dev, .now = now };
+		h->answer = false;
+		if (hs_screen(h))
+			k++;
+		else
+			rte_pktmbuf_free(m[i]);
+	}
+	tl_parfor_run(dev->hs_pool, k, hs_first_pass, &b);
+	for (unsigned i = 0; i < k; i++) {
+		hs_second_pass(&b.msg[i]);
+		tl_noise_job_wipe(&b.msg[i].job);
+		rte_pktmbuf_free(b.msg[i].m);
+	}
+}
+
+void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
+{
+	hs_batch_run(dev, &m, 1, now);
 }
 
 /* A message makes at most one frame (a response or a cookie reply), put on worker 0's
@@ -225,7 +288,7 @@ unsigned tl_handshake_poll(struct tl_device *dev, uint64_t now)
 	unsigned room = RTE_MIN(tl_send_room(dev), (unsigned)TL_BURST);
 	unsigned n = rte_ring_sc_dequeue_burst(dev->dp.hs_ring, (void **)msgs, room, NULL);
 
-	for (unsigned i = 0; i < n; i++)
-		tl_handshake_rx(dev, msgs[i], now);
+	if (n)
+		hs_batch_run(dev, msgs, n, now);
 	return n;
 }

@@ -7,7 +7,8 @@
 
 /* One message (its outer headers still on); consumed or dropped under one reason. */
 void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now);
-/* Handles up to a burst of the messages waiting in the handshake ring; how many. */
+/* Handles up to a burst (TL_BURST) of the messages waiting in the handshake ring, computed on
+ * the device's handshake threads beside this one and finished here in their order; how many. */
 unsigned tl_handshake_poll(struct tl_device *dev, uint64_t now);
 
 #endif

@@ -2,18 +2,16 @@
  * front-end built it. */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/parfor.h"
 #include "ctrl/aips.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/session.h"
 #include "ctrl/timers.h"
-
-#define TL_HS_INIT_THREADS 16
 
 /* A new handshake state for the peer (new identity): sessions are gone, the greatest
  * timestamp seen from the peer is kept (replay protection). */
@@ -181,43 +179,13 @@ static void rollback(struct txn *t)
 
 /* The handshake state of every peer the request created: an X25519 each (DH of our key and
  * theirs, precomputed as the kernel does), 45 us on this machine, so a hub's 100 000 new peers
- * share it out over the CPUs this process may use. Nothing else runs meanwhile: the control
- * thread waits, and no worker can reach a peer that is not published. */
-struct hs_init_part {
-	struct txn *t;
-	size_t from, step;
-};
-
-static void *hs_init_part(void *arg)
+ * share it out over the handshake threads. Nothing else runs meanwhile: the control thread
+ * takes its share and waits, and no worker can reach a peer that is not published. */
+static void hs_init_one(void *arg, size_t i)
 {
-	const struct hs_init_part *p = arg;
+	struct txn *t = arg;
 
-	for (size_t i = p->from; i < p->t->n_fresh; i += p->step)
-		tl_handshake_init(&p->t->fresh[i]->hs, &p->t->id, p->t->fresh[i]->cfg.public_key, NULL);
-	return NULL;
-}
-
-static void hs_init_all(struct txn *t)
-{
-	struct hs_init_part part[TL_HS_INIT_THREADS];
-	pthread_t th[TL_HS_INIT_THREADS];
-	bool started[TL_HS_INIT_THREADS] = { false };
-	size_t n = 1;
-	cpu_set_t cpus;
-
-	if (t->n_fresh >= 256 && sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
-		n = RTE_MIN((size_t)CPU_COUNT(&cpus), (size_t)TL_HS_INIT_THREADS);
-	for (size_t i = 0; i < n; i++) {
-		part[i] = (struct hs_init_part){ .t = t, .from = i, .step = n };
-		if (i)
-			started[i] = pthread_create(&th[i], NULL, hs_init_part, &part[i]) == 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!started[i])       /* ours, and the share of a thread that did not start */
-			hs_init_part(&part[i]);
-	for (size_t i = 1; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
+	tl_handshake_init(&t->fresh[i]->hs, &t->id, t->fresh[i]->cfg.public_key, NULL);
 }
 
 static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const uint8_t *priv)
@@ -225,7 +193,7 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	struct tl_device *dev = t->dev;
 	size_t n_old;
 
-	hs_init_all(t);
+	tl_parfor_run(dev->hs_pool, t->n_fresh, hs_init_one, t);
 	if (priv)
 		apply_private_key(dev, priv);
 	for (size_t i = 0; i < n; i++)

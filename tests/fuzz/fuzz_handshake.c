@@ -1,6 +1,7 @@
-/* libFuzzer harness: arbitrary bytes as initiation, response and cookie reply for a fixed
- * pair of identities. The first input byte picks the message kind; the rest is the
- * message, truncated or zero-padded to its size. Must never crash or leak. */
+/* libFuzzer harness: arbitrary bytes as initiation, response and cookie reply (read in one
+ * pass, or in the control plane's two) for a fixed pair of identities. The first input byte
+ * picks the message kind; the rest is the message, truncated or zero-padded to its size.
+ * Must never crash or leak. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -71,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 1 < sizeof(m.raw) ? size - 1 : sizeof(m.raw);
 	memcpy(m.raw, data + 1, len);
 
-	switch (data[0] % 4) {
+	switch (data[0] % 6) {
 	case 0:
 		tl_cookie_validate(&s.chk, m.raw, len, ip, sizeof(ip), 1, 1000);
 		tl_noise_consume_initiation(&m.init, &s.id_local, fuzz_lookup_static, &s, 1000, &hs);
@@ -81,6 +82,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_expect_response(&s);
 		tl_noise_consume_response(&m.resp, &s.id_local, fuzz_lookup_index, &s, &hs);
 		break;
+	case 4: {
+		/* The control plane's two passes over an initiation, then its answer. */
+		struct tl_noise_job j;
+		struct tl_msg_response out;
+
+		tl_noise_answer_initiation(&j, &m.init, &s.id_local, fuzz_lookup_static, &s);
+		tl_noise_commit_initiation(&j, &m.init, 9, 1000, &out);
+		tl_noise_job_wipe(&j);
+		break;
+	}
+	case 5: {
+		struct tl_noise_job j;
+
+		fuzz_expect_response(&s);
+		tl_noise_answer_response(&j, &m.resp, &s.id_local, fuzz_lookup_index, &s);
+		tl_noise_commit_response(&j, &m.resp, fuzz_lookup_index, &s);
+		tl_noise_job_wipe(&j);
+		break;
+	}
 	case 2:
 		fuzz_expect_response(&s);
 		tl_cookie_consume_reply(&m.cookie, &s.hs, 1000);

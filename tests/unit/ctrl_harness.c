@@ -1,5 +1,6 @@
 /* Control-plane harness (see ctrl_harness.h): a device built as the daemon builds it, remote
  * peers played with the handshake functions, and views of the index table for the tests. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,18 @@ static const uint8_t WAN_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x0c, 0x01 };
 static const uint8_t WAN_IP4[4] = { 192, 0, 2, 1 };
 
 static unsigned setups;                  /* makes the port names unique */
+static cpu_set_t process_cpus;           /* before EAL pinned this thread */
 
 int tl_ch_eal_init(const char *argv0)
 {
+	tl_ch_save_cpus();
 	return tl_test_eal_init(argv0, "tl_ch");
+}
+
+void tl_ch_save_cpus(void)
+{
+	CPU_ZERO(&process_cpus);
+	sched_getaffinity(0, sizeof(process_cpus), &process_cpus);
 }
 
 void tl_ch_eal_fini(void)
@@ -49,6 +58,7 @@ static void config_init(struct tl_config *c)
 	c->listen_port = TL_CH_LISTEN_PORT;
 	c->mtu = 1420;
 	c->workers = 1;
+	c->handshake_threads = TL_CH_HS_THREADS;
 	c->staged_packets = 128;
 	c->timers = (struct tl_cfg_timers){
 		.rekey_after_time = 120, .reject_after_time = 180, .rekey_attempt_time = 90,
@@ -104,6 +114,7 @@ int tl_ch_setup(struct tl_ch *h)
 	h->now = 3600 * TL_NS;
 	config_init(&h->cfg);
 	dev->cfg = &h->cfg;
+	dev->cpus = process_cpus;
 	dev->udp_fd[0] = dev->udp_fd[1] = -1;
 	TAILQ_INIT(&dev->peers);
 	pthread_mutex_init(&dev->lock, NULL);

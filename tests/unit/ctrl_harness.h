@@ -32,6 +32,9 @@
 #include "ctrl/device.h"
 
 #define TL_CH_LISTEN_PORT 51820
+/* Threads computing handshakes beside the control thread: more than this machine's CPUs, so
+ * that a batch's messages are computed at the same time even on two. */
+#define TL_CH_HS_THREADS 3
 
 struct tl_ch {
 	struct tl_device dev;
@@ -58,6 +61,9 @@ struct tl_ch_remote {
 
 /* EAL on --no-huge, --no-pci, --no-shconf, a per-process --file-prefix. 0 or -1. */
 int tl_ch_eal_init(const char *argv0);
+/* Notes the CPUs this thread may use, for the devices' handshake threads (dev->cpus): called
+ * by tl_ch_eal_init, or by a program starting EAL itself, before EAL pins the thread. */
+void tl_ch_save_cpus(void);
 void tl_ch_eal_fini(void);
 
 /* The device with its dataplane objects, worker 0 and an empty published table. The test

@@ -82,6 +82,8 @@ static const struct bad_case bad_cases[] = {
 	{ "both_psk.yaml", 10, "peers[0].preshared_key_file", "only one of" },
 	{ "peer_no_key.yaml", 8, "peers[0].public_key", "missing" },
 	{ "workers_range.yaml", 7, "workers", "out of range 1..64" },
+	{ "handshake_threads_range.yaml", 7, "handshake_threads", "-1 is out of range 0..64" },
+	{ "handshake_threads_word.yaml", 7, "handshake_threads", "'all' is not an integer (nor auto)" },
 	{ "does-not-exist.yaml", 0, "(file)", "No such file" },
 };
 
@@ -240,7 +242,7 @@ static void test_full(void)
 	if (!cfg)
 		return;
 	CHECK(!strcmp(cfg->name, "full_0.x-y") && cfg->listen_port == 4242 && cfg->mtu == 1280 &&
-	      cfg->workers == 2 && cfg->staged_packets == 64, "full scalars");
+	      cfg->workers == 2 && cfg->handshake_threads == 3 && cfg->staged_packets == 64, "full scalars");
 	CHECK(cfg->wan.queues == 4 && cfg->wan.zero_copy && cfg->lan.driver == TL_DRIVER_PMD &&
 	      cfg->lan.queues == 2 && !strcmp(cfg->lan.devargs, "net_null0,size=64") &&
 	      !strcmp(cfg->lan.iface, "nulllan"), "full ports");
@@ -272,6 +274,8 @@ static void test_workers_auto(void)
 	want = want > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : want;
 	CHECK(cfg->workers == want && tl_cfg_workers_auto() == want, "workers: auto = %u, want %u", cfg->workers,
 	      want);
+	CHECK(cfg->handshake_threads == want, "handshake_threads (absent): auto = %u, want %u",
+	      cfg->handshake_threads, want);
 	CHECK(cfg->wan.queues == cfg->workers, "queues default to the workers (%u)", cfg->wan.queues);
 	tl_config_free(cfg);
 }

@@ -105,6 +105,7 @@ static void test_restart_keys(void)
 		{ "private_key:", "private_key: yNA3J47F4IO08Zi1gNnfmeumKpvp+FUU4Q5e0HtCMl8=\n", "private_key" },
 		{ "mtu:", "mtu: 1380\n", "mtu" },
 		{ "workers:", "workers: 1\n", "workers" },
+		{ NULL, "handshake_threads: 0\n", "handshake_threads" },
 		{ "staged_packets:", "staged_packets: 32\n", "staged_packets" },
 		{ "  wan:", "  wan: {iface: wan1}\n", "ports.wan" },
 		{ "  wan:", "  wan: {iface: wan0, zero_copy: true}\n", "ports.wan" },

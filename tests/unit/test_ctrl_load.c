@@ -2,9 +2,14 @@
  * answered with a cookie reply, and the control plane answers no faster than worker 0 sends
  * (its control TX ring is bounded): while that ring is full the messages wait in the
  * handshake ring, whose overflow the workers count (handshake_overload) before they hand a
- * message over. Nothing is dropped because the control TX ring is full (ctrl_backlog). */
+ * message over. Nothing is dropped because the control TX ring is full (ctrl_backlog).
+ *
+ * Many handshakes at once: a batch computed on the handshake threads ends as the same
+ * messages taken one at a time on the control thread alone. */
+#include "common/parfor.h"
 #include "check.h"
 #include "ctrl/handshake.h"
+#include "ctrl/send.h"
 #include "ctrl_harness.h"
 
 #define FLOOD 1000u
@@ -58,12 +63,151 @@ static void test_flood_waits_for_ctrl_tx(void)
 	tl_ch_teardown(&h);
 }
 
+/* ---- a batch on several threads against one message at a time on one -------------------- */
+
+#define DISTINCT 30u
+#define REMOTES (DISTINCT + 8u)
+
+struct outcome {
+	uint64_t consumed, received, drops[TL_DROP_MAX];
+	uint64_t handshakes[REMOTES];
+	unsigned completed;              /* remotes that took our response */
+};
+
+/* Our initiation to r, its response (as the remote's message). */
+static int our_initiation_answered(struct tl_ch *h, struct tl_ch_remote *r, struct tl_peer_ctrl *pc,
+				   struct tl_msg_response *resp)
+{
+	struct tl_msg_initiation ours;
+
+	if (tl_handshake_initiate(&h->dev, pc, h->now) != 0 ||
+	    tl_ch_take(h, r, TL_MSG_INITIATION, &ours, sizeof(ours)) != (int)sizeof(ours))
+		return -1;
+	return tl_ch_remote_respond(h, r, &ours, resp);
+}
+
+static void enqueue(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len, unsigned *n)
+{
+	struct rte_mbuf *m = tl_ch_frame(h, r, msg, len);
+
+	if (m && rte_ring_enqueue(h->dev.dp.hs_ring, m) == 0)
+		(*n)++;
+	else
+		rte_pktmbuf_free(m);
+}
+
+/* 30 distinct initiators; one of them again (a replay), another twice within 20 ms (a
+ * flood); one with a broken static key behind a valid mac1; 4 responses to our initiations;
+ * a peer whose initiation comes before its response to ours (that response then answers a
+ * handshake which is gone); a cookie reply. */
+static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
+{
+	static struct tl_ch_remote r[REMOTES];
+	struct tl_peer_ctrl *pc[REMOTES];
+	struct tl_msg_initiation init[REMOTES], again;
+	struct tl_msg_response resp[REMOTES];
+	struct tl_msg_cookie cookie;
+	struct rte_mbuf *m = NULL;
+	unsigned queued = 0, want = 0;
+
+	memset(o, 0, sizeof(*o));
+	for (unsigned i = 0; i < REMOTES; i++)
+		pc[i] = tl_ch_peer_add(h, &r[i], (uint8_t)(i + 1));
+	for (unsigned i = 0; i < REMOTES; i++)
+		if (!pc[i])
+			return;
+	for (unsigned i = 0; i < DISTINCT; i++, want++)
+		if (tl_ch_remote_initiation(h, &r[i], &init[i]) == 0)
+			enqueue(h, &r[i], &init[i], sizeof(init[i]), &queued);
+	enqueue(h, &r[0], &init[0], sizeof(init[0]), &queued);                 /* replay */
+	if (tl_ch_remote_initiation(h, &r[1], &again) == 0)                    /* flood */
+		enqueue(h, &r[1], &again, sizeof(again), &queued);
+	if (tl_ch_remote_initiation(h, &r[30], &init[30]) == 0) {            /* broken static */
+		init[30].static_enc[5] ^= 0x40;
+		tl_cookie_add_macs(&init[30], sizeof(init[30]), &r[30].hs, h->now);
+		enqueue(h, &r[30], &init[30], sizeof(init[30]), &queued);
+	}
+	want += 3;
+	for (unsigned i = 31; i < 35; i++, want++)
+		if (our_initiation_answered(h, &r[i], pc[i], &resp[i]) == 0)
+			enqueue(h, &r[i], &resp[i], sizeof(resp[i]), &queued);
+	if (our_initiation_answered(h, &r[35], pc[35], &resp[35]) == 0 &&
+	    tl_ch_remote_initiation(h, &r[35], &init[35]) == 0) {
+		enqueue(h, &r[35], &init[35], sizeof(init[35]), &queued);
+		enqueue(h, &r[35], &resp[35], sizeof(resp[35]), &queued);
+	}
+	want += 2;
+	if (tl_handshake_initiate(&h->dev, pc[36], h->now) == 0 &&
+	    tl_ch_take(h, &r[36], TL_MSG_INITIATION, &init[36], sizeof(init[36])) > 0) {
+		tl_ch_remote_cookie(h, &r[36], &init[36], sizeof(init[36]), init[36].sender, &cookie);
+		enqueue(h, &r[36], &cookie, sizeof(cookie), &queued);
+	}
+	want++;
+	tl_ch_discard(h);
+	CHECK(queued == want, "%u of %u messages queued", queued, want);
+
+	if (batched) {
+		while (tl_handshake_poll(&h->dev, h->now))
+			;
+	} else {
+		while (rte_ring_dequeue(h->dev.dp.hs_ring, (void **)&m) == 0)
+			tl_handshake_rx(&h->dev, m, h->now);
+	}
+	for (unsigned i = 0; i < DISTINCT; i++) {
+		struct tl_msg_response ours;
+
+		if (tl_ch_take(h, &r[i], TL_MSG_RESPONSE, &ours, sizeof(ours)) == (int)sizeof(ours) &&
+		    tl_ch_remote_complete(h, &r[i], &ours) == 0)
+			o->completed++;
+	}
+	tl_ch_discard(h);
+	o->consumed = h->dev.cnt.consumed;
+	o->received = h->dev.handshakes_received;
+	memcpy(o->drops, h->dev.cnt.drops, sizeof(o->drops));
+	for (unsigned i = 0; i < REMOTES; i++)
+		o->handshakes[i] = pc[i]->handshakes;
+}
+
+static void test_batch_as_one_at_a_time(void)
+{
+	struct outcome one, batch;
+	struct tl_ch h;
+	uint64_t hs_failed;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	tl_parfor_free(h.dev.hs_pool);         /* the reference: the control thread alone */
+	h.dev.hs_pool = NULL;
+	scenario(&h, false, &one);
+	tl_ch_teardown(&h);
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	CHECK(tl_parfor_helpers(h.dev.hs_pool) == TL_CH_HS_THREADS, "%u handshake threads",
+	      tl_parfor_helpers(h.dev.hs_pool));
+	scenario(&h, true, &batch);
+	tl_ch_teardown(&h);
+
+	hs_failed = batch.drops[TL_DROP_handshake_failed];
+	CHECK(batch.consumed == DISTINCT + 1 + 4 + 1, "consumed %lu", (unsigned long)batch.consumed);
+	CHECK(batch.received == DISTINCT + 1 + 4, "handshakes received %lu", (unsigned long)batch.received);
+	CHECK(hs_failed == 4, "replay, flood, broken static, stale response: handshake_failed %lu",
+	      (unsigned long)hs_failed);
+	/* all but the flooding remote, whose second initiation replaced its first */
+	CHECK(batch.completed == DISTINCT - 1, "%u remotes took our response", batch.completed);
+	CHECK(batch.handshakes[0] == 1 && batch.handshakes[1] == 1 && batch.handshakes[30] == 0 &&
+	      batch.handshakes[35] == 1 && batch.handshakes[36] == 0, "sessions per peer");
+	CHECK(one.consumed == batch.consumed && one.received == batch.received && one.completed == batch.completed,
+	      "one at a time: consumed %lu, received %lu, completed %u", (unsigned long)one.consumed,
+	      (unsigned long)one.received, one.completed);
+	CHECK(!memcmp(one.drops, batch.drops, sizeof(one.drops)), "the same drops by reason");
+	CHECK(!memcmp(one.handshakes, batch.handshakes, sizeof(one.handshakes)), "the same sessions per peer");
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	if (tl_ch_eal_init(argv[0]) != 0)
 		return 1;
 	test_flood_waits_for_ctrl_tx();
+	test_batch_as_one_at_a_time();
 	tl_ch_eal_fini();
 	return check_report();
 }

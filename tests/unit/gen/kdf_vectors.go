@@ -1,7 +1,7 @@
-// Independent known-answer generator for tests/unit/test_noise.c: WireGuard's HASH, MAC,
+// Independent known-answer generator for tests/unit/noise_vectors.h (used by test_noise.c): WireGuard's HASH, MAC,
 // HMAC, KDF and a whole deterministic Noise_IKpsk2 handshake, computed with Go's
 // golang.org/x/crypto (blake2s, chacha20poly1305, curve25519) and crypto/hmac.
-// Run: cd tests/unit/gen && go run . > vectors.txt ; then paste into test_noise.c.
+// Run: cd tests/unit/gen && go run . > vectors.txt ; then paste into noise_vectors.h.
 package main
 
 import (
