@@ -621,7 +621,8 @@ static int tl_cfg_identity(struct tl_cfg_ctx *c, const struct tl_raw_config *raw
 			     cfg->private_key, &present);
 }
 
-unsigned tl_cfg_workers_auto(void)
+/* Every CPU this process may use but one, at most TL_CFG_WORKERS_MAX (0 on one CPU). */
+static unsigned tl_cfg_cpus_but_one(void)
 {
 	cpu_set_t set;
 	int n = 0;
@@ -629,11 +630,24 @@ unsigned tl_cfg_workers_auto(void)
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		n = CPU_COUNT(&set);
 	if (n <= 1)
-		return 1;
+		return 0;
 	return n - 1 > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : (unsigned)(n - 1);
 }
 
-/* A count of threads: an integer lo..64, or auto (tl_cfg_workers_auto()); def when absent. */
+unsigned tl_cfg_handshake_threads_auto(void)
+{
+	return tl_cfg_cpus_but_one();
+}
+
+unsigned tl_cfg_workers_auto(void)
+{
+	unsigned n = tl_cfg_cpus_but_one();
+
+	return n ? n : 1;
+}
+
+/* A count of threads: an integer lo..64, or auto (every CPU but one, at least lo); def when
+ * absent. */
 static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *text, long long lo,
 			  unsigned def, unsigned *out)
 {
@@ -645,7 +659,7 @@ static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *t
 		return 0;
 	}
 	if (!strcmp(text, "auto")) {
-		*out = tl_cfg_workers_auto();
+		*out = tl_cfg_cpus_but_one() < lo ? (unsigned)lo : tl_cfg_cpus_but_one();
 		return 0;
 	}
 	errno = 0;
@@ -666,7 +680,7 @@ static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 	if (tl_cfg_u16(c, "listen_port", raw->listen_port, 1, 65535, 51820, &cfg->listen_port) ||
 	    tl_cfg_u16(c, "mtu", raw->mtu, 576, 9000, 1420, &cfg->mtu) ||
 	    tl_cfg_threads(c, "workers", raw->workers, 1, 1, &cfg->workers) ||
-	    tl_cfg_threads(c, "handshake_threads", raw->handshake_threads, 0, tl_cfg_workers_auto(),
+	    tl_cfg_threads(c, "handshake_threads", raw->handshake_threads, 0, tl_cfg_handshake_threads_auto(),
 			   &cfg->handshake_threads))
 		return -1;
 	if (tl_cfg_int(c, "staged_packets", raw->staged_packets, 1, 4096, 128, &v))

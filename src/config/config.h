@@ -74,7 +74,7 @@ struct tl_config {
 	struct tl_prefix *addresses;     /* host mode: on the host end of the veth */
 	size_t n_addresses;
 	unsigned workers;                /* default 1; auto: tl_cfg_workers_auto() */
-	unsigned handshake_threads;      /* beside the control thread; default (auto) as workers' auto */
+	unsigned handshake_threads;      /* beside the control thread; default tl_cfg_handshake_threads_auto() */
 	struct tl_cfg_port wan;          /* required */
 	struct tl_cfg_port lan;          /* gateway mode: required; host mode: must be absent */
 	struct tl_cfg_peer *peers;
@@ -103,8 +103,10 @@ void tl_config_free(struct tl_config *cfg);   /* wipes key material */
 /* The most workers a configuration may ask for (the dataplane's TL_MAX_WORKERS). */
 #define TL_CFG_WORKERS_MAX 64
 
-/* workers and handshake_threads: auto: every CPU this process may use but one (the control
- * lcore's), at least 1. */
+/* workers: auto: every CPU this process may use but one (the control lcore's), at least 1. */
 unsigned tl_cfg_workers_auto(void);
+/* handshake_threads: auto (the default): every CPU this process may use but one (the control
+ * thread computes too), 0 on one CPU. */
+unsigned tl_cfg_handshake_threads_auto(void);
 
 #endif

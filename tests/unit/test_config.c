@@ -259,25 +259,43 @@ static void test_full(void)
 	tl_config_free(cfg);
 }
 
-/* workers: auto is every CPU this process may use but the control lcore's; the ports'
- * queue pairs default to the workers. */
+/* workers: auto is every CPU this process may use but the control lcore's, at least one;
+ * handshake_threads the same but none on one CPU; the ports' queue pairs default to the
+ * workers. */
 static void test_workers_auto(void)
 {
 	struct tl_config *cfg = load_ok("tests/unit/configs/good/workers_auto.yaml");
-	cpu_set_t set;
+	cpu_set_t set, one;
 	unsigned want = 1;
 
 	if (!cfg)
 		return;
+	CPU_ZERO(&set);
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1)
 		want = (unsigned)CPU_COUNT(&set) - 1;
 	want = want > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : want;
 	CHECK(cfg->workers == want && tl_cfg_workers_auto() == want, "workers: auto = %u, want %u", cfg->workers,
 	      want);
-	CHECK(cfg->handshake_threads == want, "handshake_threads (absent): auto = %u, want %u",
-	      cfg->handshake_threads, want);
+	want = CPU_COUNT(&set) > 1 ? want : 0;              /* the control thread alone on one CPU */
+	CHECK(cfg->handshake_threads == want && tl_cfg_handshake_threads_auto() == want,
+	      "handshake_threads (absent): auto = %u, want %u", cfg->handshake_threads, want);
 	CHECK(cfg->wan.queues == cfg->workers, "queues default to the workers (%u)", cfg->wan.queues);
 	tl_config_free(cfg);
+
+	/* On one CPU: one worker, no handshake thread. */
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	if (CPU_COUNT(&one) == 1 && sched_setaffinity(0, sizeof(one), &one) == 0) {
+		cfg = load_ok("tests/unit/configs/good/workers_auto.yaml");
+		CHECK(cfg && cfg->workers == 1 && cfg->handshake_threads == 0,
+		      "one CPU: workers %u, handshake_threads %u", cfg ? cfg->workers : 0, cfg ? cfg->handshake_threads : 0);
+		tl_config_free(cfg);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 }
 
 static void test_udp_wan(void)
