@@ -2,14 +2,18 @@
  * helpers and of indices; nothing runs after tl_parfor_run returned (a run's arguments die
  * with it), over many short runs in a row; helpers run on the CPUs given, not on the one
  * their creator is pinned to; an idle pool's helpers sleep. */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "common/parfor.h"
@@ -81,25 +85,49 @@ static void test_back_to_back(void)
 	tl_parfor_free(p);
 }
 
-static double cpu_seconds(void)
+/* Threads of this process other than the caller that are not asleep (state S in
+ * /proc/self/task/<tid>/stat); -1 if that cannot be read. */
+static int helpers_awake(void)
 {
-	struct timespec ts;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int awake = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], line[256], *paren;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;                 /* gone meanwhile */
+		paren = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		awake += !paren || paren[1] != ' ' || paren[2] != 'S';
+	}
+	closedir(d);
+	return awake;
 }
 
-/* Four helpers left idle for 200 ms use (almost) no CPU: they wait, they do not poll. */
+/* Four helpers left idle wait on their condition variable (state S), they do not poll: each
+ * is asleep once it has gone back to waiting (looked at for up to 10 s). */
 static void test_idle_helpers_sleep(void)
 {
 	struct tl_parfor *p = tl_parfor_new(4, NULL);
-	struct timespec pause = { 0, 200000000 };
-	double before;
+	struct timespec pause = { 0, 10000000 };
+	int awake = -1;
 
 	CHECK(run_and_compare(p, 100) == 0, "a run before the pause");
-	before = cpu_seconds();
-	nanosleep(&pause, NULL);
-	CHECK(cpu_seconds() - before < 0.1, "idle helpers used %.3f s of CPU in 0.2 s", cpu_seconds() - before);
+	for (int i = 0; i < 1000 && awake != 0; i++) {
+		nanosleep(&pause, NULL);
+		awake = helpers_awake();
+	}
+	CHECK(awake == 0, "every idle helper asleep (%d not)", awake);
 	tl_parfor_free(p);
 }
 
