@@ -37,7 +37,6 @@ static int client_alloc(struct tl_server_client *c, const struct tl_server_ops *
 	return -1;
 }
 
-/* What a client holds, wiped and freed: its input, its reply, its connection state. */
 /* The input buffer wiped (it held requests, keys among them), then freed, or handed to
  * *keep (tl_server_feed shows it to tests as every client leaves it). */
 static void client_free_in(struct tl_server_client *c, char **keep)
@@ -51,6 +50,7 @@ static void client_free_in(struct tl_server_client *c, char **keep)
 	c->in = NULL;
 }
 
+/* What a client holds, wiped and freed: its input, its reply, its connection state. */
 static void client_free(struct tl_server_client *c, const struct tl_server_ops *ops)
 {
 	client_free_in(c, NULL);
@@ -58,7 +58,6 @@ static void client_free(struct tl_server_client *c, const struct tl_server_ops *
 	if (c->conn)
 		ops->conn_close(c->conn);
 	c->conn = NULL;
-	c->in = NULL;
 	c->in_len = c->in_cap = 0;
 }
 

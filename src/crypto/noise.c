@@ -573,14 +573,11 @@ void tl_noise_answer_response(struct tl_noise_job *j, const struct tl_msg_respon
 int tl_noise_commit_response(struct tl_noise_job *j, const struct tl_msg_response *m,
 			     tl_index_lookup_fn lookup, void *arg)
 {
-	struct tl_handshake *hs;
-
 	if (j->status)
 		return j->status;
 	/* The handshake it answers must still be the one the first pass read. */
 	if (lookup(arg, m->receiver) != j->hs || j->hs->state != TL_HS_CREATED_INITIATION)
 		return TL_NOISE_EINVAL;
-	hs = j->hs;
-	tl_handshake_clear(hs);
+	tl_handshake_clear(j->hs);
 	return TL_NOISE_OK;
 }

@@ -197,8 +197,7 @@ static bool hs_screen(struct hs_msg *h)
 	struct tl_device *dev = h->c.dev;
 
 	if (tl_pkt_parse_outer(h->m, &dev->dp.port[TL_PORT_WAN], tl_dp_listen_port(&dev->dp), &h->c.o) != TL_DROP_MAX) {
-		dev->cnt.hs_drops++;
-		dev->cnt.drops[TL_DROP_malformed]++;
+		hs_drop(dev, TL_DROP_malformed);
 		return false;
 	}
 	h->msg = rte_pktmbuf_mtod(h->m, const uint8_t *);

@@ -135,7 +135,7 @@ static int prepare_op(struct txn *t, size_t i, const struct tl_peer_op *op)
 	if (!pc) {
 		if (push(&t->fresh, &t->n_fresh, &t->cap_fresh, NULL) != 0)
 			return ENOMEM;
-		pc = tl_peer_new(dev, op->pub, NULL);        /* handshake state: hs_init_all */
+		pc = tl_peer_new(dev, op->pub, NULL);        /* handshake state: hs_init_one at commit */
 		if (!pc) {
 			t->n_fresh--;
 			return ENOMEM;

@@ -330,9 +330,10 @@ struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key
 /* A hash like h with room for entries, holding what h holds (h is left as it was). */
 struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t entries, uint32_t key_len,
 				 bool lock_free);
-/* A hash of one writer and no lock-free readers (control plane) that one more entry would
- * make three quarters full; tl_dp_hash_double replaces it by a copy of twice its size
- * (named prefix<gen>). 0, or -1 out of memory (it stays). */
+/* Whether one more entry would make a hash of cap entries three quarters full (the rule every
+ * table here grows by). tl_dp_hash_double replaces a control-plane hash (one writer, no
+ * lock-free readers) by a copy of twice its size, named prefix<gen>: 0, or -1 out of memory
+ * (it stays). */
 bool tl_dp_hash_crowded(struct rte_hash *h, uint32_t cap);
 int tl_dp_hash_double(struct rte_hash **h, uint32_t *cap, const char *prefix, uint64_t *gen, uint32_t key_len);
 /* Control plane: the peer map has a slot for id (a larger one published if needed). 0 or -1. */
