@@ -14,7 +14,7 @@
 /* Applies the private key (priv NULL = unchanged), replace_peers, then ops in order; a peer
  * with our own public key is ignored. Publishes the table once and syncs host routes and the
  * LAN XDP steering. The caller has checked everything: the only failure left is running out
- * of memory (ENOMEM, applied in part). */
+ * of memory (ENOMEM), and then nothing has changed (the request is rolled back whole). */
 int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
 		      bool replace_peers);
 

@@ -142,7 +142,7 @@ static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size
 {
 	int err = tl_peer_ops_apply(dev, ops, n, NULL, false);
 
-	return err ? tl_api_fail(e, "(request)", "%s (applied in part)", strerror(err)) : 0;
+	return err ? tl_api_fail(e, "(request)", "%s; nothing changed", strerror(err)) : 0;
 }
 
 static void reply_key(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN])
@@ -221,7 +221,6 @@ static int running_config(struct tl_device *dev, struct tl_config *rc)
 	size_t i = 0;
 
 	*rc = *dev->cfg;
-	rc->peers = NULL;
 	rc->peers = calloc(dev->n_peers + 1, sizeof(*rc->peers));
 	if (!rc->peers)
 		return -1;

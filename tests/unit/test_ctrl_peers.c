@@ -17,6 +17,7 @@
 #include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
 #include "ctrl_harness.h"
+#include "daemon/ctlapi.h"
 #include "daemon/uapi.h"
 #include "dataplane/route.h"
 
@@ -146,6 +147,46 @@ static void test_uapi_reports(void)
 	snprintf(body, sizeof(body), "public_key=%s\nremove=true\n", hex);
 	CHECK(tl_uapi_set(&h.dev, body) == 0, "UAPI remove once a table can be built");
 	CHECK(tl_peer_find(&h.dev, r.id.pub) == NULL, "peer gone");
+out:
+	tl_aips_test_failures = 0;
+	tl_ch_teardown(&h);
+}
+
+/* The control API's peer_add and peer_remove when the routing table cannot be built: the
+ * error says nothing changed, and nothing did. */
+static void test_ctlapi_reports(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct peer_state s;
+	struct tl_buf out = { 0 };
+	uint8_t pub[TL_KEY_LEN], priv[TL_KEY_LEN];
+	char req[256], b64[45];
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	pc = peer_with_session(&h, &r, 4);
+	if (!pc)
+		goto out;
+	state_take(&h, pc, &s);
+	tl_x25519_generate(priv);
+	tl_x25519_public(pub, priv);
+	tl_key_to_base64(b64, pub);
+	snprintf(req, sizeof(req), "op: peer_add\nargs: {public_key: %s, allowed_ips: [10.200.0.0/24]}\n...\n", b64);
+	tl_aips_test_failures = 1;
+	tl_ctlapi_request(&h.dev, req, strlen(req), &out);
+	CHECK(out.p && strstr(out.p, "status: error") && strstr(out.p, "nothing changed"),
+	      "peer_add refused, nothing changed: %s", out.p ? out.p : "(no reply)");
+	CHECK(tl_peer_find(&h.dev, pub) == NULL, "no such peer");
+	tl_buf_free(&out);
+	tl_key_to_base64(b64, r.id.pub);
+	snprintf(req, sizeof(req), "op: peer_remove\nargs: {public_key: %s}\n...\n", b64);
+	tl_aips_test_failures = 1;
+	tl_ctlapi_request(&h.dev, req, strlen(req), &out);
+	CHECK(out.p && strstr(out.p, "status: error") && strstr(out.p, "nothing changed"),
+	      "peer_remove refused, nothing changed: %s", out.p ? out.p : "(no reply)");
+	state_check(&h, r.id.pub, &s);
+	tl_buf_free(&out);
 out:
 	tl_aips_test_failures = 0;
 	tl_ch_teardown(&h);
@@ -334,6 +375,7 @@ int main(int argc, char **argv)
 		return 1;
 	test_remove_refused();
 	test_uapi_reports();
+	test_ctlapi_reports();
 	test_uapi_stream();
 	test_replace_repeated();
 	test_many_peers();
