@@ -634,21 +634,27 @@ static unsigned tl_cfg_cpus_but_one(void)
 	return n - 1 > TL_CFG_WORKERS_MAX ? TL_CFG_WORKERS_MAX : (unsigned)(n - 1);
 }
 
+/* auto for a count of threads: every CPU but one, at least lo. */
+static unsigned tl_cfg_threads_auto(unsigned lo)
+{
+	unsigned n = tl_cfg_cpus_but_one();
+
+	return n < lo ? lo : n;
+}
+
 unsigned tl_cfg_handshake_threads_auto(void)
 {
-	return tl_cfg_cpus_but_one();
+	return tl_cfg_threads_auto(0);
 }
 
 unsigned tl_cfg_workers_auto(void)
 {
-	unsigned n = tl_cfg_cpus_but_one();
-
-	return n ? n : 1;
+	return tl_cfg_threads_auto(1);
 }
 
 /* A count of threads: an integer lo..64, or auto (every CPU but one, at least lo); def when
  * absent. */
-static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *text, long long lo,
+static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *text, unsigned lo,
 			  unsigned def, unsigned *out)
 {
 	char *end;
@@ -659,7 +665,7 @@ static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *t
 		return 0;
 	}
 	if (!strcmp(text, "auto")) {
-		*out = tl_cfg_cpus_but_one() < lo ? (unsigned)lo : tl_cfg_cpus_but_one();
+		*out = tl_cfg_threads_auto(lo);
 		return 0;
 	}
 	errno = 0;
@@ -667,7 +673,7 @@ static int tl_cfg_threads(struct tl_cfg_ctx *c, const char *field, const char *t
 	if (end == text || *end || errno)
 		return tl_cfg_fail(c, field, "'" TL_CFG_SHOW "' is not an integer (nor auto)", text);
 	if (v < lo || v > TL_CFG_WORKERS_MAX)
-		return tl_cfg_fail(c, field, "%lld is out of range %lld..%d", v, lo, TL_CFG_WORKERS_MAX);
+		return tl_cfg_fail(c, field, "%lld is out of range %u..%d", v, lo, TL_CFG_WORKERS_MAX);
 	*out = (unsigned)v;
 	return 0;
 }
