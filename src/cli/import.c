@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <net/if.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #define IMP_MAX_LIST 256
@@ -389,6 +392,32 @@ static void imp_free(struct imp *c)
 	free(c->peers);
 }
 
+/* The output file holds the private key: created 0600 (the umask may only narrow it), and an
+ * existing regular file that group or others may access is left alone, not overwritten (its
+ * mode would let them read the key). A device or a FIFO (/dev/stdout) is written as it is.
+ * NULL after the error line on stderr. */
+static FILE *open_private(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	const char *why = NULL;
+	struct stat st;
+	FILE *f = NULL;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		fprintf(stderr, "tunlessctl import: %s exists with mode %04o, open to group or others, and would "
+			"hold the private key: not overwritten (chmod 600 it, or remove it, and import again)\n",
+			path, (unsigned)(st.st_mode & 07777));
+	else if ((S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) || !(f = fdopen(fd, "w")))
+		why = strerror(errno);
+	if (why)
+		fprintf(stderr, "tunlessctl import: %s: %s\n", path, why);
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
 int ctl_import_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -440,9 +469,8 @@ int ctl_import_main(int argc, char **argv)
 		name = name_buf;
 	}
 	fprintf(stderr, "tunlessctl import: WAN port: %s (change ports.wan.iface, or pass --wan IFACE)\n", wan);
-	out = out_path ? fopen(out_path, "w") : stdout;
+	out = out_path ? open_private(out_path) : stdout;
 	if (!out) {
-		fprintf(stderr, "tunlessctl import: %s: %s\n", out_path, strerror(errno));
 		imp_free(&c);
 		return 1;
 	}

@@ -716,7 +716,7 @@ static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 
 /* ---- file, load, free -------------------------------------------------------------------- */
 
-static int tl_cfg_read_file(struct tl_cfg_ctx *c, char **text, size_t *len)
+static int tl_cfg_read_file(struct tl_cfg_ctx *c, char **text, size_t *len, mode_t *mode)
 {
 	int fd = open(c->file, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -729,6 +729,7 @@ static int tl_cfg_read_file(struct tl_cfg_ctx *c, char **text, size_t *len)
 		return tl_cfg_fail_at(c, 0, "(file)", "not a regular file of at most %u bytes",
 				      TL_CFG_MAX_FILE);
 	}
+	*mode = st.st_mode;
 	*text = calloc(1, (size_t)st.st_size + 1);
 	if (*text)
 		n = read(fd, *text, (size_t)st.st_size);
@@ -750,7 +751,27 @@ static void tl_cfg_raw_wipe(struct tl_raw_config *raw)
 				       strlen(raw->peers[i].preshared_key));
 }
 
-static int tl_cfg_load_raw(struct tl_cfg_ctx *c, const char *text, size_t len,
+/* A file that holds a key inline is as secret as a key file: a warning when group or others
+ * may open it, at its first inline key (one line, however many keys). */
+static void tl_cfg_inline_key_mode(struct tl_cfg_ctx *c, const struct tl_raw_config *raw, mode_t mode)
+{
+	char path[TL_CFG_PATH_MAX];
+	unsigned n = raw->private_key ? 1 : 0;
+
+	path[0] = '\0';
+	if (raw->private_key)
+		snprintf(path, sizeof(path), "private_key");
+	for (unsigned i = 0; i < raw->peers_count; i++)
+		if (raw->peers[i].preshared_key && !n++)
+			snprintf(path, sizeof(path), "peers[%u].preshared_key", i);
+	if (!n || !(mode & (S_IRWXG | S_IRWXO)))
+		return;
+	tl_cfg_warn(c, path, "the file is accessible to group or others (mode %04o) and holds this key inline%s: "
+		    "chmod 600 %s, or move the key to %s_file", (unsigned)(mode & 07777),
+		    n > 1 ? " (and more)" : "", c->file, raw->private_key ? "private_key" : "preshared_key");
+}
+
+static int tl_cfg_load_raw(struct tl_cfg_ctx *c, const char *text, size_t len, mode_t mode,
 			   struct tl_config *cfg)
 {
 	const cyaml_config_t cy = {
@@ -768,6 +789,8 @@ static int tl_cfg_load_raw(struct tl_cfg_ctx *c, const char *text, size_t len,
 	if (!raw)
 		return tl_cfg_fail_at(c, 1, "", "empty document");
 	rc = tl_cfg_convert(c, raw, cfg);
+	if (rc == 0)
+		tl_cfg_inline_key_mode(c, raw, mode);
 	tl_cfg_raw_wipe(raw);
 	cyaml_free(&cy, &tl_cfg_schema, raw, 0);
 	return rc;
@@ -779,6 +802,7 @@ int tl_config_load(const char *path, struct tl_config **out, char *err, size_t e
 	struct tl_config *cfg = calloc(1, sizeof(*cfg));
 	char *text = NULL;
 	size_t len = 0;
+	mode_t mode = 0;
 	int rc = -1;
 
 	*out = NULL;
@@ -793,8 +817,8 @@ int tl_config_load(const char *path, struct tl_config **out, char *err, size_t e
 	}
 	*c = (struct tl_cfg_ctx){ .file = path, .err = err, .errlen = errlen, .cfg = cfg };
 	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
-	if (tl_cfg_read_file(c, &text, &len) == 0 && tl_cfg_index_build(c, text, len) == 0)
-		rc = tl_cfg_load_raw(c, text, len, cfg);
+	if (tl_cfg_read_file(c, &text, &len, &mode) == 0 && tl_cfg_index_build(c, text, len) == 0)
+		rc = tl_cfg_load_raw(c, text, len, mode, cfg);
 	if (text) {
 		sodium_memzero(text, len);
 		free(text);

@@ -107,4 +107,42 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run([ctl, 'import', os.path.join(tmp, 'absent.conf')], capture_output=True, text=True)
     check('missing file: exit status != 0', r.returncode != 0 and 'absent.conf' in r.stderr, r.stderr)
 
+    # The output holds the private key: 0600 under the usual umask 022, an existing file open
+    # to group or others is not overwritten, a 0600 one is (truncated); tunlessd warns about an
+    # inline key in a file others can read.
+    src = os.path.join(confdir, 'wg-quick-server.conf')
+    out = os.path.join(tmp, 'mode.yaml')
+    old_umask = os.umask(0o022)
+    r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+    mode = os.stat(out).st_mode & 0o7777 if os.path.exists(out) else None
+    check('output mode 0600 under umask 022', r.returncode == 0 and mode == 0o600,
+          f'rc={r.returncode} mode={oct(mode) if mode is not None else None} {r.stderr}')
+    fresh = open(out).read() if os.path.exists(out) else ''
+    check('the 0600 output holds the private key', 'private_key: ' in fresh)
+    for open_mode in (0o644, 0o640, 0o604):
+        open(out, 'w').write('precious: true\n')
+        os.chmod(out, open_mode)
+        r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+        check(f'existing {oct(open_mode)} output: refused, exit status != 0, the reason named',
+              r.returncode != 0 and f'exists with mode {open_mode:04o}, open to group or others' in r.stderr
+              and 'not overwritten' in r.stderr, f'rc={r.returncode} {r.stderr}')
+        check(f'existing {oct(open_mode)} output: its text and mode untouched',
+              open(out).read() == 'precious: true\n' and os.stat(out).st_mode & 0o7777 == open_mode,
+              f'{open(out).read()!r} {oct(os.stat(out).st_mode & 0o7777)}')
+    os.chmod(out, 0o600)
+    open(out, 'w').write('x' * (len(fresh) + 4096))
+    r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+    check('existing 0600 output, longer than the import: overwritten whole, still 0600',
+          r.returncode == 0 and open(out).read() == fresh and os.stat(out).st_mode & 0o7777 == 0o600,
+          f'rc={r.returncode} {r.stderr}')
+    os.umask(old_umask)
+    r = subprocess.run([daemon, '--check', '-c', out], capture_output=True, text=True)
+    check('tunlessd --check: the 0600 file holding inline keys, no warning about its mode',
+          r.returncode == 0 and 'group or others' not in r.stdout + r.stderr, r.stdout + r.stderr)
+    os.chmod(out, 0o644)
+    r = subprocess.run([daemon, '--check', '-c', out], capture_output=True, text=True)
+    check('tunlessd --check: the same file 0644 warns that it holds the private key inline',
+          r.returncode == 0 and 'private_key: ' in r.stderr and 'holds this key inline' in r.stderr
+          and '(mode 0644)' in r.stderr, r.stdout + r.stderr)
+
 sys.exit(1 if failures else 0)

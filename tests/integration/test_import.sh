@@ -3,7 +3,8 @@
 # wg-quick file wireguard-go runs in scripts/demo.sh) goes through `tunlessctl import` and
 # runs as tunlessd in its place, in the demo's topology (lab_gateway + lab_add_roadwarrior,
 # gwa = tunless with configs/gateway-a.yaml):
-#   import    exit 0, the WAN port named on stderr, tunlessd --check accepts the output;
+#   import    exit 0, the WAN port named on stderr, the output mode 600 (it holds the private
+#             key), tunlessd --check accepts the output;
 #   traffic   rw -> client 10.1.0.2 and client -> rw 10.3.0.2 through the tunnel, gwa's
 #             roadwarrior peer has a session;
 #   round     `wg showconf` of the running instance gives back the file's private key, peer,
@@ -42,6 +43,7 @@ CFG=$LAB_DIR/rw.yaml
 rc=$?
 hl_check_out "tunlessctl import configs/roadwarrior.conf --wan wan-rw: exit 0" sh -c "cat '$LAB_DIR/import.err'; [ $rc -eq 0 ]"
 hl_check "import names the WAN port on stderr" grep -q 'WAN port: wan-rw' "$LAB_DIR/import.err"
+hl_check_out "the imported file, holding the private key, is mode 600" sh -c "stat -c %a '$CFG'; [ \$(stat -c %a '$CFG') = 600 ]"
 hl_check_out "tunlessd --check accepts the imported file" "$HL_TUNLESSD" --check -c "$CFG"
 hl_tunless_start rw "$CFG" "$LAB_DIR/rw.log" || { hl_nok "the imported road warrior runs as tunlessd"; hl_finish; exit 1; }
 hl_ok "the imported road warrior runs as tunlessd in rw"

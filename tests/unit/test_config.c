@@ -425,6 +425,64 @@ static void test_key_file_modes(void)
 	rmdir(dir);
 }
 
+/* A configuration file holding a key inline is as secret as a key file: group or others
+ * able to open it give a warning (what tunlessd logs) at the first inline key, 0600 none. */
+static int load_inline(const char *yaml, const char *text, mode_t mode, char *err, size_t errlen, char *warn,
+		       size_t warnlen)
+{
+	struct tl_config *cfg = NULL;
+
+	write_text(yaml, text);
+	chmod(yaml, mode);
+	err[0] = warn[0] = '\0';
+	if (tl_config_load(yaml, &cfg, err, errlen) < 0)
+		return -1;
+	snprintf(warn, warnlen, "%s", cfg->warnings);
+	tl_config_free(cfg);
+	return 0;
+}
+
+static void test_inline_key_mode(void)
+{
+	char dir[] = "/tmp/tl-inline-XXXXXX", yaml[256], key[256], text[1024], err[512], warn[1024];
+	const char *head = "name: ik1\nmode: host\n", *rest = "ports:\n  wan: {iface: veth0}\npeers:\n"
+		"  - public_key: iZJymIxf26UFE0sFwPH/37HRJKkv8mPlHrxKAsTi020=\n";
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(yaml, sizeof(yaml), "%s/c.yaml", dir);
+	snprintf(text, sizeof(text), "%sprivate_key: %s%s", head, DEMO_KEY, rest);
+	CHECK(load_inline(yaml, text, 0600, err, sizeof(err), warn, sizeof(warn)) == 0 && !warn[0],
+	      "inline private key, file 0600: loads without a warning (%s%s)", err, warn);
+	CHECK(load_inline(yaml, text, 0644, err, sizeof(err), warn, sizeof(warn)) == 0 &&
+	      strstr(warn, "c.yaml:3: private_key: the file is accessible to group or others (mode 0644) and holds "
+			   "this key inline: chmod 600 ") && strstr(warn, "or move the key to private_key_file"),
+	      "inline private key, file 0644: a warning on line 3 (%s) (warning: %s)", err, warn);
+	CHECK(load_inline(yaml, text, 0640, err, sizeof(err), warn, sizeof(warn)) == 0 && strstr(warn, "(mode 0640)"),
+	      "inline private key, file 0640 (group-readable): warns (%s%s)", err, warn);
+	CHECK(load_inline(yaml, text, 0604, err, sizeof(err), warn, sizeof(warn)) == 0 && strstr(warn, "(mode 0604)"),
+	      "inline private key, file 0604 (world-readable): warns (%s%s)", err, warn);
+
+	/* The private key in a 0600 key file, a PSK inline: the warning names the PSK. */
+	snprintf(key, sizeof(key), "%s/gw.key", dir);
+	write_text(key, DEMO_KEY);
+	chmod(key, 0600);
+	snprintf(text, sizeof(text), "%sprivate_key_file: gw.key\n%s    preshared_key: %s", head, rest, DEMO_KEY);
+	CHECK(load_inline(yaml, text, 0644, err, sizeof(err), warn, sizeof(warn)) == 0 &&
+	      strstr(warn, ":8: peers[0].preshared_key: the file is accessible to group or others (mode 0644)") &&
+	      strstr(warn, "or move the key to preshared_key_file") && !strstr(warn, "private_key"),
+	      "inline PSK, file 0644: a warning at the PSK (%s) (warning: %s)", err, warn);
+	/* Keys in files only: the YAML file's mode is no secret's. */
+	snprintf(text, sizeof(text), "%sprivate_key_file: gw.key\n%s", head, rest);
+	CHECK(load_inline(yaml, text, 0644, err, sizeof(err), warn, sizeof(warn)) == 0 && !warn[0],
+	      "no inline key, file 0644: no warning (%s%s)", err, warn);
+	unlink(key);
+	unlink(yaml);
+	rmdir(dir);
+}
+
 static void test_keys(void)
 {
 	uint8_t k[TL_KEY_LEN], k2[TL_KEY_LEN];
@@ -545,6 +603,7 @@ int main(void)
 	test_host_lan();
 	test_key_files();
 	test_key_file_modes();
+	test_inline_key_mode();
 	test_bad();
 	test_bad_all_listed();
 	tl_config_free(NULL);
