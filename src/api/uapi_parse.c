@@ -3,6 +3,7 @@
  * harness drives both). A bad line or a failed check means nothing is applied; applying is
  * uapi_set.c. */
 #include <errno.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,8 +68,37 @@ static int dev_replace_peers(struct tl_uapi_set_req *r, const char *v)
 	return parse_true(v, &r->replace_peers);
 }
 
+/* ---- memory: every block wiped before it goes back (a PSK or a key may be in it) ------------ */
+
+static void *default_alloc(size_t size)
+{
+	return calloc(1, size);
+}
+
+static void default_release(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+
+static struct tl_uapi_alloc mem = { default_alloc, default_release };
+
+void tl_uapi_set_alloc(const struct tl_uapi_alloc *a)
+{
+	mem = a ? *a : (struct tl_uapi_alloc){ default_alloc, default_release };
+}
+
+static void mem_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	tl_wipe(p, size);
+	mem.release(p, size);
+}
+
 /* Room for one more element in a doubling array: the array (moved or not), or NULL when
- * out of memory (the old one is then untouched). */
+ * out of memory (the old one is then untouched). A move is allocate, copy, wipe, free: the
+ * old block never goes back with what it held (realloc would hand it back as it is). */
 static void *grow(void *arr, size_t *cap, size_t n, size_t elt)
 {
 	size_t ncap = *cap ? 2 * *cap : 4;
@@ -76,21 +106,90 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t elt)
 
 	if (n < *cap)
 		return arr;
-	a = realloc(arr, ncap * elt);
-	if (a)
-		*cap = ncap;
+	if (ncap > SIZE_MAX / elt || !(a = mem.alloc(ncap * elt)))
+		return NULL;
+	if (n)
+		memcpy(a, arr, n * elt);
+	mem_free(arr, *cap * elt);
+	*cap = ncap;
 	return a;
+}
+
+/* ---- the distinct public keys of a request ------------------------------------------------ */
+
+#define KEY_BLOCK 4096u
+
+struct key_entry {
+	uint8_t pub[TL_KEY_LEN];     /* first: the tree compares entries and bare keys alike */
+	bool counted;                /* tl_uapi_set_check: already one new peer */
+};
+
+struct tl_uapi_key_block {
+	struct tl_uapi_key_block *next;
+	size_t n;
+	struct key_entry e[KEY_BLOCK];
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, TL_KEY_LEN);
+}
+
+static struct key_entry *key_find(const struct tl_uapi_set_req *r, const uint8_t pub[TL_KEY_LEN])
+{
+	struct key_entry **e = r->keys ? tfind(pub, &r->keys, key_cmp) : NULL;
+
+	return e ? *e : NULL;
+}
+
+/* pub among the request's keys: 0, ENOSPC when it would be one too many, ENOMEM. */
+static int key_add(struct tl_uapi_set_req *r, const uint8_t pub[TL_KEY_LEN])
+{
+	size_t max = r->max_keys ? r->max_keys : TL_UAPI_MAX_KEYS;
+	struct tl_uapi_key_block *b = r->key_blocks;
+	struct key_entry *e;
+
+	if (key_find(r, pub))
+		return 0;
+	if (r->n_keys >= max)
+		return ENOSPC;
+	if (!b || b->n == KEY_BLOCK) {
+		b = mem.alloc(sizeof(*b));
+		if (!b)
+			return ENOMEM;
+		b->next = r->key_blocks;
+		r->key_blocks = b;
+	}
+	e = &b->e[b->n];
+	memcpy(e->pub, pub, TL_KEY_LEN);
+	if (!tsearch(e, &r->keys, key_cmp))
+		return ENOMEM;
+	b->n++;
+	r->n_keys++;
+	return 0;
 }
 
 static int peer_begin(struct tl_uapi_set_req *r, const char *v)
 {
-	struct tl_peer_op *peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
+	size_t max = r->max_peer_lines ? r->max_peer_lines : TL_UAPI_MAX_PEER_LINES;
+	uint8_t pub[TL_KEY_LEN];
+	struct tl_peer_op *peers;
+	int err;
 
+	if (r->n_peers >= max)
+		return E2BIG;
+	if (tl_key_from_hex(pub, v))
+		return EINVAL;
+	err = key_add(r, pub);
+	if (err)
+		return err;
+	peers = grow(r->peers, &r->cap_peers, r->n_peers, sizeof(*peers));
 	if (!peers)
 		return ENOMEM;
 	r->peers = peers;
-	memset(&r->peers[r->n_peers++], 0, sizeof(struct tl_peer_op));
-	return tl_key_from_hex(cur(r)->pub, v) ? EINVAL : 0;
+	memset(&r->peers[r->n_peers], 0, sizeof(struct tl_peer_op));
+	memcpy(r->peers[r->n_peers++].pub, pub, TL_KEY_LEN);
+	return 0;
 }
 
 static int peer_remove(struct tl_uapi_set_req *r, const char *v)
@@ -133,6 +232,8 @@ static int peer_allowed_ip(struct tl_uapi_set_req *r, const char *v)
 	struct tl_peer_op *p = cur(r);
 	struct tl_prefix pf, *aips;
 
+	if (r->n_aips >= (r->max_aips ? r->max_aips : TL_UAPI_MAX_AIPS))
+		return E2BIG;
 	if (tl_prefix_parse(&pf, v) || !strchr(v, '/'))
 		return EINVAL;
 	tl_prefix_clear_host_bits(&pf);
@@ -141,6 +242,7 @@ static int peer_allowed_ip(struct tl_uapi_set_req *r, const char *v)
 		return ENOMEM;
 	p->aips = aips;
 	p->aips[p->n_aips++] = pf;
+	r->n_aips++;
 	return 0;
 }
 
@@ -205,13 +307,24 @@ int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body)
 	return err;
 }
 
+static void key_node_free(void *node)
+{
+	(void)node;                  /* the entries live in the blocks */
+}
+
 void tl_uapi_set_req_free(struct tl_uapi_set_req *r)
 {
+	struct tl_uapi_key_block *b, *next;
+
 	for (size_t i = 0; i < r->n_peers; i++)
-		free(r->peers[i].aips);
-	if (r->peers)
-		tl_wipe(r->peers, r->cap_peers * sizeof(*r->peers));
-	free(r->peers);
+		mem_free(r->peers[i].aips, r->peers[i].cap_aips * sizeof(*r->peers[i].aips));
+	mem_free(r->peers, r->cap_peers * sizeof(*r->peers));
+	if (r->keys)
+		tdestroy(r->keys, key_node_free);
+	for (b = r->key_blocks; b; b = next) {
+		next = b->next;
+		mem_free(b, sizeof(*b));
+	}
 	tl_wipe(r, sizeof(*r));
 }
 
@@ -226,10 +339,22 @@ int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_
 		return EINVAL;
 	if (r->has_priv && tl_is_zero(r->priv, TL_KEY_LEN))
 		return EINVAL;
-	for (size_t i = 0; i < r->n_peers; i++)
-		if (!r->peers[i].remove && !r->peers[i].update_only &&
-		    (r->replace_peers || !v->has_peer(v->ctx, r->peers[i].pub)))
-			peers++;
+	for (struct tl_uapi_key_block *b = r->key_blocks; b; b = b->next)
+		for (size_t i = 0; i < b->n; i++)
+			b->e[i].counted = false;
+	for (size_t i = 0; i < r->n_peers; i++) {
+		const struct tl_peer_op *op = &r->peers[i];
+		struct key_entry *e;
+
+		if (op->remove || op->update_only || (!r->replace_peers && v->has_peer(v->ctx, op->pub)))
+			continue;
+		e = key_find(r, op->pub);       /* one new peer, however many operations name it */
+		if (e && e->counted)
+			continue;
+		if (e)
+			e->counted = true;
+		peers++;
+	}
 	return peers > v->max_peers ? ENOSPC : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config.h"
 #include "config/peer_op.h"
 
 /* Requests are read as a stream of lines, whatever their size: a client's input buffer holds
@@ -20,6 +21,16 @@
  * newline, for the reader to refuse and skip to its end. */
 size_t tl_uapi_line_end(const char *in, size_t len, size_t from);
 
+/* What one set=1 request may hold, checked line by line as it arrives (before its blank
+ * line), so that its memory is bounded: distinct public keys (a device holds at most
+ * TL_MAX_PEERS peers; a key named again is not another), public_key lines (a key may come
+ * back), allowed_ip lines in all. */
+#define TL_UAPI_MAX_KEYS ((size_t)TL_MAX_PEERS_CFG)
+#define TL_UAPI_MAX_PEER_LINES (2 * TL_UAPI_MAX_KEYS)
+#define TL_UAPI_MAX_AIPS (4 * TL_UAPI_MAX_KEYS)
+
+struct tl_uapi_key_block;
+
 /* A set=1 request parsed, not yet applied: the device keys, and one operation per
  * public_key line, in order. uapi_parse.c (no device, no DPDK: the fuzz harness uses it). */
 struct tl_uapi_set_req {
@@ -28,11 +39,28 @@ struct tl_uapi_set_req {
 	uint16_t port;
 	struct tl_peer_op *peers;
 	size_t n_peers, cap_peers;
+	/* The bounds above, 0 for each: a test sets smaller ones. */
+	size_t max_keys, max_peer_lines, max_aips;
+	/* The distinct public keys named so far: a tsearch(3) tree over blocks of keys. */
+	void *keys;
+	struct tl_uapi_key_block *key_blocks;
+	size_t n_keys, n_aips;
 };
+
+/* Where the parsed request's arrays come from and go (calloc and free by default; every
+ * block handed back is wiped first). A test sets its own to look at each freed block; NULL
+ * restores the default. Not thread-safe: set it before parsing. */
+struct tl_uapi_alloc {
+	void *(*alloc)(size_t size);             /* zeroed, or NULL */
+	void (*release)(void *p, size_t size);   /* p: a block alloc returned, of that size */
+};
+void tl_uapi_set_alloc(const struct tl_uapi_alloc *a);
 
 /* Parses the body of a set=1 request (NUL-terminated, written to) into r, which starts
  * zeroed. Returns 0 or an errno value (EINVAL: a line that is not a known key=value,
- * EOPNOTSUPP: an fwmark other than 0, ENOMEM); r must be freed either way. */
+ * EOPNOTSUPP: an fwmark other than 0, ENOSPC: more distinct public keys than a device holds,
+ * E2BIG: more public_key or allowed_ip lines than one request may hold, ENOMEM); r must be
+ * freed either way. The bounds fail at the line that crosses them. */
 int tl_uapi_set_parse(struct tl_uapi_set_req *r, char *body);
 /* One line of that body (NUL-terminated, without its newline, written to). 0 or an errno. */
 int tl_uapi_set_parse_line(struct tl_uapi_set_req *r, char *line);
@@ -46,7 +74,8 @@ struct tl_uapi_set_view {
 };
 
 /* Checks a parsed request against the device before anything is applied: listen port 0
- * (EINVAL), an all-zero private key (EINVAL), more than max_peers peers afterwards (ENOSPC).
+ * (EINVAL), an all-zero private key (EINVAL), more than max_peers peers afterwards (ENOSPC;
+ * a new key named by several operations is one new peer).
  * 0 if it can be applied (a port change may still fail: the port may be in use). */
 int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_view *v);
 
