@@ -2,10 +2,11 @@
 # Debian package: builds the committed tree (git archive HEAD, debian/ included) with
 # dpkg-buildpackage -b -us -uc in a temp dir (DEB_BUILD_OPTIONS=nocheck unless CHECK=1: the
 # unit suite runs on its own), then checks with dpkg -c that the .deb holds the binaries, XDP
-# objects, unit, manual pages and examples and nothing under /etc, that the packaged binaries
-# pass tests/unit/test_hardening.sh and check a packaged example, and that lintian reports no
-# error or warning (the remaining remarks are justified in debian/tunless.lintian-overrides).
-# Uncommitted changes are not in the package. Needs debhelper, lintian, git.
+# objects, unit, tmpfiles.d file, manual pages and examples and nothing under /etc, that the
+# packaged binaries pass tests/unit/test_hardening.sh and check a packaged example, and that
+# lintian reports no error or warning (the remaining remarks are justified in
+# debian/tunless.lintian-overrides). Uncommitted changes are not in the package. Needs
+# debhelper, lintian, git.
 # Usage: tests/deb/test_deb.sh (from anywhere); "N passed, N failed" at the end.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +27,7 @@ deb=$(ls "$d"/tunless_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || finish
 list=$(dpkg -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl ./lib/systemd/system/tunless@.service \
+	./usr/lib/tmpfiles.d/tunless.conf \
 	./usr/share/man/man8/tunlessd.8.gz ./usr/share/man/man8/tunlessctl.8.gz \
 	./usr/share/man/man5/tunless.yaml.5.gz \
 	./usr/share/doc/tunless/examples/host-a.yaml ./usr/share/doc/tunless/examples/gateway-a.yaml \

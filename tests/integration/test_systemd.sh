@@ -16,7 +16,12 @@
 #             daemon runs on with the old configuration, logs one <3> line naming the cause,
 #             sends READY=1 after RELOADING=1 (systemd waits for it to end the reload) with
 #             STATUS= saying so, and the peer still answers; a good file reloads again;
-#   stop      STOPPING=1 on SIGTERM, exit 0; systemd-analyze verify accepts the unit.
+#   stop      STOPPING=1 on SIGTERM, exit 0; systemd-analyze verify accepts the unit;
+#   two       two instances of the unit (sd_runtime.py: what systemd does with the unit's
+#   instances RuntimeDirectory=/...Mode=/...Preserve= at boot, start and stop, read from the
+#             unit file, around real daemons, in a private /run): stopping one leaves the
+#             other's control and UAPI sockets serving and a wireguard-go socket in
+#             /run/wireguard, and removes its own; a killed instance starts again.
 # Output "ok ..."/"not ok ...", then "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -178,6 +183,29 @@ hl_check "tunlessd exited 0 on SIGTERM" test "$HL_TL_RC" -eq 0
 hl_check "STOPPING=1 on SIGTERM" lab_wait_for 5 grep -q '^STOPPING=1$' "$MSGS"
 
 UNIT=$TUNLESS_ROOT/systemd/tunless@.service
+# --- two instances: stopping one leaves the other's sockets --------------------------------------
+# No systemd runs here (PID 1 is not systemd, no systemd-nspawn): sd_runtime.py does what
+# systemd does with the unit's RuntimeDirectory= settings, read from the unit file, around two
+# real daemons in ns a, in a private mount namespace with its own /run.
+ETC=$LAB_DIR/etc
+mkdir -p "$ETC"
+X=${A}x Y=${A}y
+hl_config "$ETC/$X.yaml" host-a
+sed -i -e "s/^name: .*/name: $X/" "$ETC/$X.yaml"
+hl_config "$ETC/$Y.yaml" host-a
+sed -i -e "s/^name: .*/name: $Y/" -e 's/^listen_port: .*/listen_port: 51821/' \
+	-e 's|^addresses: .*|addresses: [10.78.0.1/24, fd78::1/64]|' \
+	-e 's|^\( *allowed_ips:\) .*|\1 [10.78.0.2/32, fd78::2/128]|' "$ETC/$Y.yaml"
+while IFS= read -r line; do
+	case $line in
+	"ok "*) hl_ok "two instances: ${line#ok }" ;;
+	"not ok "*) hl_nok "two instances: ${line#not ok }" ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done < <(ip netns exec "$(lab_ns a)" unshare --mount --propagation private \
+	python3 "$HERE/sd_runtime.py" "$UNIT" "$TUNLESS_ROOT/systemd/tunless.tmpfiles" "$HL_TUNLESSD" "$CTL" \
+	"$ETC" "$LAB_DIR" "$X" "$Y" 2>&1)
+
 if command -v systemd-analyze >/dev/null; then
 	d=$LAB_DIR/unit
 	mkdir -p "$d"

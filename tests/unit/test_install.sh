@@ -3,12 +3,12 @@
 # (the path tunlessd has compiled in after TUNLESS_BPF_DIR and the build tree) and the example
 # configurations in the documentation, the manual pages in mandir (each renders without a
 # warning, as lintian renders them); the installed tunlessd checks a configuration.
-# Usage: test_install.sh BUILD_DIR SOURCE_DIR PREFIX SBINDIR BPF_DIR EXAMPLES_DIR MANDIR UNIT_DIR
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR PREFIX SBINDIR BPF_DIR EXAMPLES_DIR MANDIR UNIT_DIR TMPFILES_DIR
 # (dirs relative to PREFIX or absolute)
 set -u
 build=$1 src=$2 prefix=$3
 abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
-sbin=$(abs "$4") bpf=$(abs "$5") ex=$(abs "$6") man=$(abs "${7:-share/man}") unit=$(abs "$8")
+sbin=$(abs "$4") bpf=$(abs "$5") ex=$(abs "$6") man=$(abs "${7:-share/man}") unit=$(abs "$8") tmpfiles=$(abs "$9")
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail=0
@@ -33,6 +33,8 @@ for f in ${7:+man8/tunlessd.8 man8/tunlessctl.8 man5/tunless.yaml.5}; do
 	MANWIDTH=80 man -l "$d$man/$f" 2>/dev/null | grep -q '^NAME'; check "man -l $man/$f shows the page" $?
 done
 [ -f "$d$unit/tunless@.service" ]; check "$unit/tunless@.service installed" $?
+grep -qx 'd /run/wireguard 0755 root root -' "$d$tmpfiles/tunless.conf" 2>/dev/null
+check "$tmpfiles/tunless.conf installed (the shared socket directories)" $?
 [ ! -e "$d/etc" ] && [ ! -e "$d$prefix/etc" ]; check "nothing installed under etc" $?
 grep -qF "$bpf" "$d$sbin/tunlessd"; check "tunlessd has $bpf compiled in" $?
 out=$(env -u TUNLESS_BPF_DIR "$d$sbin/tunlessd" --check -c "$src/configs/host-a.yaml" 2>&1)
