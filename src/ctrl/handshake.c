@@ -115,6 +115,7 @@ static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg, str
 	}
 	pc = hs_owner(j->hs);
 	if (tl_session_install(dev, pc, &j->keys, c->now) != 0) {
+		tl_index_drop_handshake(dev, pc);    /* the handshake is over: so is its index */
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}

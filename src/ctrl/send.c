@@ -204,8 +204,7 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 		return -1;
 	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)
 		return 0;
-	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
-		tl_index_free(dev, pc->hs.local_index);
+	tl_index_drop_handshake(dev, pc);
 	idx = tl_index_new(dev, pc, true);
 	if (!idx)
 		return -1;

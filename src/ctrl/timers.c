@@ -52,8 +52,7 @@ static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 		tl_log_info("peer %u: handshake did not complete after %.0f s, giving up", pc->dp->id,
 			    t->rekey_attempt_time);
 		pc->hs_first_attempt_ns = 0;
-		if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
-			tl_index_free(dev, pc->hs.local_index);
+		tl_index_drop_handshake(dev, pc);
 		tl_handshake_clear(&pc->hs);
 		tl_staged_drop(dev, pc, TL_DROP_no_session_expired);
 		atomic_store(&pc->dp->want_handshake, false);
