@@ -192,6 +192,17 @@ void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop
 	staged_queue_free(pc);
 }
 
+bool tl_handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	uint64_t age = tl_age_ns(now, pc->hs_last_sent_ns);
+
+	if (!pc->hs_last_sent_ns)
+		return false;
+	if (pc->hs.state == TL_HS_CREATED_INITIATION)
+		return age < pc->hs_retry_ns;
+	return age < (uint64_t)(dev->cfg->timers.rekey_timeout * 1e9);
+}
+
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	struct tl_msg_initiation msg;
@@ -202,8 +213,8 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	tl_timers_wake(dev, pc);
 	if (!dev->id.has_key || !tl_peer_has_endpoint(pc->dp))
 		return -1;
-	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)
-		return 0;
+	if (tl_handshake_recent(dev, pc, now))
+		return 0;       /* rate limited, as the kernel limits every initiation */
 	tl_index_drop_handshake(dev, pc);
 	idx = tl_index_new(dev, pc, true);
 	if (!idx)

@@ -6,7 +6,12 @@
 #include "ctrl/device.h"
 #include "dataplane/packet.h"
 
-/* A handshake initiation to the peer (a new index; the retry is rate limited). 0 if sent. */
+/* A handshake message (initiation or response) went out less than REKEY_TIMEOUT ago, or
+ * an initiation's retry is not due yet. */
+bool tl_handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+/* A handshake initiation to the peer (a new index), unless one is recent (above): then
+ * nothing is sent and 0 is returned, whichever timer or packet asked. 0 if sent or
+ * rate limited. */
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 /* A handshake message to the peer's endpoint. 0, or -1 (counted: no endpoint, no MAC yet). */
 int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *msg, size_t len, uint64_t now);

@@ -27,19 +27,6 @@ static uint64_t stamp(_Atomic uint64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-/* A handshake message (initiation or response) went out less than REKEY_TIMEOUT ago, or
- * an initiation's retry is not due yet. */
-static bool handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
-{
-	uint64_t age = tl_age_ns(now, pc->hs_last_sent_ns);
-
-	if (!pc->hs_last_sent_ns)
-		return false;
-	if (pc->hs.state == TL_HS_CREATED_INITIATION)
-		return age < pc->hs_retry_ns;
-	return age < secs(dev->cfg->timers.rekey_timeout);
-}
-
 /* Retransmit an initiation after REKEY_TIMEOUT (+ jitter); give up after REKEY_ATTEMPT_TIME
  * and drop what was waiting for the session. */
 static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -163,7 +150,7 @@ static bool handshake_due(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 static void wanted_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	if (!pc->hs_first_attempt_ns && handshake_due(dev, pc, now)) {
-		if (handshake_recent(dev, pc, now))
+		if (tl_handshake_recent(dev, pc, now))
 			return;
 		atomic_store(&pc->dp->want_handshake, false);
 		tl_handshake_initiate(dev, pc, now);

@@ -291,6 +291,56 @@ static void test_staged_ecn(void)
 	tl_ch_teardown(&h);
 }
 
+/* Both sides rekey at once: our initiator session is about to reach REJECT_AFTER_TIME -
+ * KEEPALIVE - REKEY_TIMEOUT (the receive-rekey timer) when the peer's initiation arrives and
+ * we respond. The timer expires on the next tick, in the same second: no initiation of
+ * ours follows the response within REKEY_TIMEOUT (as the kernel limits every initiation
+ * that is not a retry), and one does once it has passed (the peer's data did not come). */
+static void test_rekey_waits_after_response(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct tl_msg_initiation init;
+	struct tl_msg_response resp;
+	struct tl_keypair *kp;
+	struct sent s = { 0 };
+	uint64_t responded;
+
+	CHECK(setup(&h, &r, &pc, 7), "rekey after response: setup and session");
+	kp = atomic_load(&pc->dp->current);
+	if (!kp)
+		goto out;
+	h.now += TICK;
+	worker_stamp(&pc->dp->last_rx_auth_ns, h.now);
+	worker_stamp(&pc->dp->last_rx_data_ns, h.now);
+	tl_ch_tick(&h);
+	h.now = kp->birth_ns + (180 - 10 - 5) * S - TICK;
+	tl_ch_tick(&h);
+	drain(&h, &r, &s);
+	CHECK(s.initiations == 0, "rekey after response: %u initiations before the receive-rekey time", s.initiations);
+	CHECK(tl_ch_remote_initiation(&h, &r, &init) == 0, "rekey after response: peer initiates");
+	tl_ch_deliver(&h, &r, &init, sizeof(init));
+	responded = h.now;
+	CHECK(tl_ch_take(&h, &r, TL_MSG_RESPONSE, &resp, sizeof(resp)) == (int)sizeof(resp), "rekey after response: we respond");
+	while (h.now + TICK < responded + 5 * S) {
+		h.now += TICK;
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+	}
+	CHECK(s.initiations == 0, "rekey after response: %u initiations within REKEY_TIMEOUT of our response, want 0",
+	      s.initiations);
+	for (unsigned i = 0; i < 4; i++) {
+		h.now += TICK;
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+	}
+	CHECK(s.initiations == 1 && s.first_initiation >= responded + 5 * S,
+	      "rekey after response: %u initiations once REKEY_TIMEOUT passed, want 1", s.initiations);
+out:
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -303,6 +353,7 @@ int main(int argc, char **argv)
 	test_responder_waits(false);
 	test_staged_ecn();
 	test_stale_rekey_wish();
+	test_rekey_waits_after_response();
 	tl_ch_eal_fini();
 	return check_report();
 }
