@@ -167,12 +167,11 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 		hs_drop(c->dev, TL_DROP_handshake_ratelimited);
 		return false;
 	}
+	/* One message, one reason: bad_mac2, whether or not the cookie reply has a way back
+	 * (a source MAC to send it to). */
 	hs_drop(c->dev, TL_DROP_bad_mac2);
-	if (!src_mac_known(c)) {
-		c->dev->cnt.drops[TL_DROP_no_neighbour]++;   /* the cookie reply has no way back */
-		return false;
-	}
-	tl_send_cookie_reply(c->dev, &c->o, msg, len, sender, c->now);
+	if (src_mac_known(c))
+		tl_send_cookie_reply(c->dev, &c->o, msg, len, sender, c->now);
 	return false;
 }
 

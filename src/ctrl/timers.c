@@ -106,7 +106,9 @@ static void persistent_keepalive_check(struct tl_device *dev, struct tl_peer_ctr
 	uint64_t interval = (uint64_t)pc->cfg.persistent_keepalive * TL_NS;
 	uint64_t tx = stamp(&pc->dp->last_tx_any_ns);
 
-	if (interval && tl_peer_has_endpoint(pc->dp) && now - tx >= interval && now - pc->last_keepalive_sent_ns >= interval)
+	/* A worker's stamp may be later than the tick's clock: its age is then 0. */
+	if (interval && tl_peer_has_endpoint(pc->dp) && tl_age_ns(now, tx) >= interval &&
+	    tl_age_ns(now, pc->last_keepalive_sent_ns) >= interval)
 		tl_send_keepalive(dev, pc, now);
 }
 

@@ -63,6 +63,42 @@ static void test_flood_waits_for_ctrl_tx(void)
 	tl_ch_teardown(&h);
 }
 
+/* The same flood from a sender whose MAC the frames do not carry (datagrams the kernel
+ * reassembled without knowing the sender's neighbour): no cookie reply has a way back. Each
+ * message is one drop under one reason (bad_mac2), and nothing is sent. */
+static void test_flood_no_way_back(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_msg_initiation init;
+	uint64_t total = 0;
+	unsigned queued = 0, rounds = 0;
+
+	CHECK(tl_ch_setup(&h) == 0, "no way back: setup");
+	CHECK(tl_ch_peer_add(&h, &r, 10) != NULL, "no way back: peer added");
+	CHECK(tl_ch_remote_initiation(&h, &r, &init) == 0, "no way back: an initiation");
+	memset(r.at.mac, 0, sizeof(r.at.mac));
+	for (unsigned i = 0; i < FLOOD; i++) {
+		struct rte_mbuf *m = tl_ch_frame(&h, &r, &init, sizeof(init));
+
+		if (m && rte_ring_enqueue(h.dev.dp.hs_ring, m) == 0)
+			queued++;
+		else
+			rte_pktmbuf_free(m);
+	}
+	CHECK(queued >= rte_ring_get_capacity(h.dev.dp.hs_ring) / 8, "no way back: %u messages, a load", queued);
+	while (tl_handshake_poll(&h.dev, h.now) && ++rounds < 10 * FLOOD)
+		;
+	for (unsigned k = 0; k < TL_DROP_MAX; k++)
+		total += h.dev.cnt.drops[k];
+	CHECK(h.dev.cnt.drops[TL_DROP_bad_mac2] == queued, "no way back: bad_mac2 %lu of %u",
+	      (unsigned long)h.dev.cnt.drops[TL_DROP_bad_mac2], queued);
+	CHECK(total == queued, "no way back: %lu drops for %u messages, want one each", (unsigned long)total, queued);
+	CHECK(h.dev.cnt.hs_drops == queued && h.dev.cookies_sent == 0 && tl_ch_discard(&h) == 0,
+	      "no way back: %lu handshake drops, nothing sent", (unsigned long)h.dev.cnt.hs_drops);
+	tl_ch_teardown(&h);
+}
+
 /* ---- a batch on several threads against one message at a time on one -------------------- */
 
 #define DISTINCT 30u
@@ -207,6 +243,7 @@ int main(int argc, char **argv)
 	if (tl_ch_eal_init(argv[0]) != 0)
 		return 1;
 	test_flood_waits_for_ctrl_tx();
+	test_flood_no_way_back();
 	test_batch_as_one_at_a_time();
 	tl_ch_eal_fini();
 	return check_report();

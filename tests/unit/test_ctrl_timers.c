@@ -341,6 +341,38 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* Persistent keepalive every 25 s: a worker's stamp of data sent may be later than the
+ * tick's clock (its burst read the clock after the tick did). Data just sent needs no
+ * keepalive: none goes out on that tick, nor within the interval after the data. */
+static void test_persistent_keepalive_later_stamp(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct sent s = { 0 };
+	uint64_t sent_at;
+
+	CHECK(setup(&h, &r, &pc, 8), "persistent keepalive: setup and session");
+	pc->cfg.persistent_keepalive = 25;
+	h.now += 30 * S;
+	tl_ch_tick(&h);
+	drain(&h, &r, &s);
+	CHECK(s.keepalives == 1, "persistent keepalive: %u after 30 s of silence, want 1", s.keepalives);
+	h.now += 30 * S;
+	sent_at = h.now + WORKER_LAG;
+	atomic_store(&pc->dp->last_tx_any_ns, sent_at);
+	atomic_store(&pc->dp->last_tx_data_ns, sent_at);
+	s = (struct sent){ 0 };
+	for (unsigned i = 0; i < 20; i++) {
+		tl_ch_tick(&h);
+		drain(&h, &r, &s);
+		h.now += TICK;
+	}
+	CHECK(s.keepalives == 0, "persistent keepalive: %u right after data stamped later than the tick, want 0",
+	      s.keepalives);
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -354,6 +386,7 @@ int main(int argc, char **argv)
 	test_staged_ecn();
 	test_stale_rekey_wish();
 	test_rekey_waits_after_response();
+	test_persistent_keepalive_later_stamp();
 	tl_ch_eal_fini();
 	return check_report();
 }
