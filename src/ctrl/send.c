@@ -158,7 +158,7 @@ unsigned tl_staged_poll(struct tl_device *dev)
 	return total;
 }
 
-void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now, unsigned reserve)
 {
 	struct tl_keypair *kp = atomic_load(&pc->dp->current);
 	struct rte_ring *tx = ctrl_worker(dev)->ctrl_tx;
@@ -168,7 +168,7 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 	tl_endpoint_read(pc->dp, &ep);
 	if (!pc->staged || (ep.family && !ep.mac_valid))
 		return;   /* they wait for the next hop's MAC (tl_neigh_resolve_endpoint) */
-	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > 0 &&
+	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > reserve &&
 	       rte_ring_sc_dequeue(pc->staged, (void **)&m) == 0) {
 		staged_out(dev, pc);
 		if (send_data(dev, pc, kp, m, now) == 0)

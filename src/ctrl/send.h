@@ -22,8 +22,10 @@ int tl_send_cookie_reply(struct tl_device *dev, const struct tl_outer *o, const 
 void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
 /* Packets the workers staged (the stage ring) into their peers' queues. How many. */
 unsigned tl_staged_poll(struct tl_device *dev);
-/* The peer's staged packets, encrypted and sent while the session and the ring allow. */
-void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now);
+/* The peer's staged packets, encrypted and sent while the session and the ring allow,
+ * leaving reserve frames of room in the ring (the answers a handshake batch still owes);
+ * what does not fit waits in the peer's queue for a later tick. */
+void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now, unsigned reserve);
 /* Every staged packet of the peer dropped under why. */
 void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why);
 /* Frames the control TX ring has room for now. */

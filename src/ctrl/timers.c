@@ -212,7 +212,7 @@ static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t n
 	receive_rekey_check(dev, pc, now);
 	zero_keys_check(dev, pc, now);
 	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed))
-		tl_staged_flush(dev, pc, now);
+		tl_staged_flush(dev, pc, now, 0);
 }
 
 /* A slice of every peer by id: the ones that are not idle join the active list. */

@@ -13,6 +13,7 @@
 #include "ctrl_harness.h"
 
 #define FLOOD 1000u
+#define MS 1000000ull
 
 static void test_flood_waits_for_ctrl_tx(void)
 {
@@ -237,6 +238,93 @@ static void test_batch_as_one_at_a_time(void)
 	CHECK(!memcmp(one.handshakes, batch.handshakes, sizeof(one.handshakes)), "the same sessions per peer");
 }
 
+/* ---- staged packets and the room the batch reserves -------------------------------------- */
+
+#define STAGED_PEERS 4u
+#define ANSWERED 28u
+
+/* A staged inner IPv4 packet from our host to the peer's network, as a worker stages it. */
+static bool stage(struct tl_ch *h, struct tl_peer_ctrl *pc)
+{
+	struct tl_staged s = { .peer = pc->dp };
+	static const uint8_t hdr[28] = { 0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0,
+					 10, 99, 0, 20, 10, 5, 0, 1, 0x30, 0x39, 0x30, 0x39, 0, 8, 0, 0 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->dev.dp.stage_pool);
+	void *p = m ? rte_pktmbuf_append(m, sizeof(hdr)) : NULL;
+
+	if (!p) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	memcpy(p, hdr, sizeof(hdr));
+	s.m = m;
+	atomic_fetch_add(&pc->dp->n_staged, 1);
+	return rte_ring_enqueue_elem(h->dev.dp.stage_ring, &s, sizeof(s)) == 0;
+}
+
+/* One batch: the responses to our initiations of 4 peers that each have 128 packets staged
+ * (more, together, than the control TX ring holds), then 28 initiations of other peers.
+ * The staged packets leave the room the batch reserved for the answers after them: every
+ * initiation is answered, nothing is dropped as ctrl_backlog, and what waits is sent on
+ * the following ticks. */
+static void test_staged_flush_keeps_batch_room(void)
+{
+	static struct tl_ch_remote r[STAGED_PEERS + ANSWERED];
+	struct tl_peer_ctrl *pc[STAGED_PEERS + ANSWERED];
+	struct tl_msg_response resp[STAGED_PEERS];
+	struct tl_msg_initiation init;
+	unsigned staged = 0, queued = 0, answered = 0, n;
+	struct tl_ch h;
+	bool ok = true;
+
+	CHECK(tl_ch_setup(&h) == 0, "staged flush: setup");
+	for (unsigned i = 0; i < STAGED_PEERS + ANSWERED; i++)
+		ok &= (pc[i] = tl_ch_peer_add(&h, &r[i], (uint8_t)(i + 1))) != NULL;
+	CHECK(ok, "staged flush: peers added");
+	if (!ok)
+		goto out;
+	for (unsigned i = 0; i < STAGED_PEERS; i++) {
+		ok &= our_initiation_answered(&h, &r[i], pc[i], &resp[i]) == 0;
+		for (unsigned k = 0; k < h.cfg.staged_packets; k++)
+			staged += stage(&h, pc[i]);
+	}
+	CHECK(ok && staged == STAGED_PEERS * h.cfg.staged_packets, "staged flush: %u packets staged", staged);
+	CHECK(staged > rte_ring_get_capacity(h.dev.workers[0].ctrl_tx), "staged flush: more than the control TX ring holds");
+	CHECK(tl_staged_poll(&h.dev) == staged, "staged flush: taken by the control plane");
+	tl_ch_discard(&h);
+	for (unsigned i = 0; i < STAGED_PEERS; i++)
+		enqueue(&h, &r[i], &resp[i], sizeof(resp[i]), &queued);
+	for (unsigned i = STAGED_PEERS; i < STAGED_PEERS + ANSWERED; i++)
+		if (tl_ch_remote_initiation(&h, &r[i], &init) == 0)
+			enqueue(&h, &r[i], &init, sizeof(init), &queued);
+	CHECK(queued == STAGED_PEERS + ANSWERED && queued <= TL_BURST, "staged flush: %u messages, one batch", queued);
+	h.now += MS;
+	CHECK(tl_handshake_poll(&h.dev, h.now) == queued, "staged flush: the batch taken whole");
+	CHECK(h.dev.cnt.drops[TL_DROP_ctrl_backlog] == 0, "staged flush: %lu dropped as ctrl_backlog, want 0",
+	      (unsigned long)h.dev.cnt.drops[TL_DROP_ctrl_backlog]);
+	for (unsigned i = STAGED_PEERS; i < STAGED_PEERS + ANSWERED; i++) {
+		struct tl_msg_response ours;
+
+		answered += tl_ch_take(&h, &r[i], TL_MSG_RESPONSE, &ours, sizeof(ours)) == (int)sizeof(ours);
+	}
+	CHECK(answered == ANSWERED, "staged flush: %u of %u initiations answered", answered, ANSWERED);
+	for (unsigned i = 0; i < 10; i++) {
+		tl_ch_discard(&h);
+		h.now += 5 * MS;
+		tl_ch_tick(&h);
+	}
+	tl_ch_discard(&h);
+	n = 0;
+	for (unsigned i = 0; i < STAGED_PEERS; i++)
+		n += (unsigned)atomic_load(&pc[i]->dp->n_staged);
+	CHECK(n == 0 && h.dev.cnt.unstaged == staged && h.dev.cnt.staged_drops == 0,
+	      "staged flush: %u still staged, %lu sent, %lu dropped", n, (unsigned long)h.dev.cnt.unstaged,
+	      (unsigned long)h.dev.cnt.staged_drops);
+	CHECK(h.dev.cnt.drops[TL_DROP_ctrl_backlog] == 0, "staged flush: none dropped as ctrl_backlog later");
+out:
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -245,6 +333,7 @@ int main(int argc, char **argv)
 	test_flood_waits_for_ctrl_tx();
 	test_flood_no_way_back();
 	test_batch_as_one_at_a_time();
+	test_staged_flush_keeps_batch_room();
 	tl_ch_eal_fini();
 	return check_report();
 }

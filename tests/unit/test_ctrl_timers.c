@@ -282,7 +282,7 @@ static void test_staged_ecn(void)
 	CHECK(setup(&h, &r, &pc, 5), "setup and session");
 	CHECK(stage_ip4(&h, pc, 2) && stage_ip4(&h, pc, 1) && stage_ip4(&h, pc, 0), "packets staged");
 	CHECK(tl_staged_poll(&h.dev) == 3 && atomic_load(&pc->dp->n_staged) == 3, "taken by the control plane");
-	tl_staged_flush(&h.dev, pc, h.now);
+	tl_staged_flush(&h.dev, pc, h.now, 0);
 	for (int i = 0; i < 3; i++)
 		e[i] = outer_ecn(&h, &r);
 	CHECK(e[0] == 2 && e[1] == 1 && e[2] == 0, "staged packets ECT(0), ECT(1), Not-ECT left with outer ECN %d, %d, %d",
