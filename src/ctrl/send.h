@@ -30,5 +30,8 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop why);
 /* Frames the control TX ring has room for now. */
 unsigned tl_send_room(struct tl_device *dev);
+/* Unit tests only (NULL otherwise): runs just before each frame goes on the control TX
+ * ring, where a worker may run at the same time. */
+extern void (*tl_send_enqueue_test_hook)(struct tl_device *dev);
 
 #endif
