@@ -133,10 +133,29 @@ static void enqueue(struct tl_ch *h, const struct tl_ch_remote *r, const void *m
 		rte_pktmbuf_free(m);
 }
 
+/* Our retry of an initiation to the peer of replaced: made when the control plane sends
+ * its first frame of the batch (after the batch's first pass, before the second reaches
+ * that peer's response). */
+static struct {
+	struct tl_ch *h;
+	struct tl_peer_ctrl *pc;
+	bool done;
+} replaced;
+
+static void retry_mid_batch(struct tl_device *dev)
+{
+	if (replaced.done)
+		return;
+	replaced.done = true;
+	CHECK(tl_handshake_initiate(dev, replaced.pc, replaced.h->now) == 0, "retry mid-batch sent");
+}
+
 /* 30 distinct initiators; one of them again (a replay), another twice within 20 ms (a
  * flood); one with a broken static key behind a valid mac1; 4 responses to our initiations;
  * a peer whose initiation comes before its response to ours (that response then answers a
- * handshake which is gone); a cookie reply. */
+ * handshake which is gone); a response to our initiation whose handshake our retry replaces
+ * within the batch (the response answers the handshake the first pass read, no longer
+ * ours); a cookie reply. */
 static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
 {
 	static struct tl_ch_remote r[REMOTES];
@@ -144,6 +163,9 @@ static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
 	struct tl_msg_initiation init[REMOTES], again;
 	struct tl_msg_response resp[REMOTES];
 	struct tl_msg_cookie cookie;
+	struct tl_msg_initiation first;
+	struct tl_msg_response late;
+	bool late_ok;
 	struct rte_mbuf *m = NULL;
 	unsigned queued = 0, want = 0;
 
@@ -153,9 +175,17 @@ static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
 	for (unsigned i = 0; i < REMOTES; i++)
 		if (!pc[i])
 			return;
-	for (unsigned i = 0; i < DISTINCT; i++, want++)
+	/* sent 6 s ago: its retry is due */
+	late_ok = tl_handshake_initiate(&h->dev, pc[37], h->now - 6 * TL_NS) == 0 &&
+		  tl_ch_take(h, &r[37], TL_MSG_INITIATION, &first, sizeof(first)) == (int)sizeof(first) &&
+		  tl_ch_remote_respond(h, &r[37], &first, &late) == 0;
+	for (unsigned i = 0; i < DISTINCT; i++, want++) {
 		if (tl_ch_remote_initiation(h, &r[i], &init[i]) == 0)
 			enqueue(h, &r[i], &init[i], sizeof(init[i]), &queued);
+		if (i == 0 && late_ok)                  /* in the first batch, after a response of ours */
+			enqueue(h, &r[37], &late, sizeof(late), &queued);
+	}
+	want++;
 	enqueue(h, &r[0], &init[0], sizeof(init[0]), &queued);                 /* replay */
 	if (tl_ch_remote_initiation(h, &r[1], &again) == 0)                    /* flood */
 		enqueue(h, &r[1], &again, sizeof(again), &queued);
@@ -183,6 +213,10 @@ static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
 	tl_ch_discard(h);
 	CHECK(queued == want, "%u of %u messages queued", queued, want);
 
+	replaced.h = h;
+	replaced.pc = pc[37];
+	replaced.done = false;
+	tl_send_enqueue_test_hook = retry_mid_batch;
 	if (batched) {
 		while (tl_handshake_poll(&h->dev, h->now))
 			;
@@ -190,6 +224,9 @@ static void scenario(struct tl_ch *h, bool batched, struct outcome *o)
 		while (rte_ring_dequeue(h->dev.dp.hs_ring, (void **)&m) == 0)
 			tl_handshake_rx(&h->dev, m, h->now);
 	}
+	tl_send_enqueue_test_hook = NULL;
+	CHECK(replaced.done && pc[37]->hs.state == TL_HS_CREATED_INITIATION && pc[37]->hs.local_index != late.receiver,
+	      "the retry replaced the handshake the response answers");
 	for (unsigned i = 0; i < DISTINCT; i++) {
 		struct tl_msg_response ours;
 
@@ -225,12 +262,12 @@ static void test_batch_as_one_at_a_time(void)
 	hs_failed = batch.drops[TL_DROP_handshake_failed];
 	CHECK(batch.consumed == DISTINCT + 1 + 4 + 1, "consumed %lu", (unsigned long)batch.consumed);
 	CHECK(batch.received == DISTINCT + 1 + 4, "handshakes received %lu", (unsigned long)batch.received);
-	CHECK(hs_failed == 4, "replay, flood, broken static, stale response: handshake_failed %lu",
+	CHECK(hs_failed == 5, "replay, flood, broken static, stale response, replaced handshake: handshake_failed %lu",
 	      (unsigned long)hs_failed);
 	/* all but the flooding remote, whose second initiation replaced its first */
 	CHECK(batch.completed == DISTINCT - 1, "%u remotes took our response", batch.completed);
 	CHECK(batch.handshakes[0] == 1 && batch.handshakes[1] == 1 && batch.handshakes[30] == 0 &&
-	      batch.handshakes[35] == 1 && batch.handshakes[36] == 0, "sessions per peer");
+	      batch.handshakes[35] == 1 && batch.handshakes[36] == 0 && batch.handshakes[37] == 0, "sessions per peer");
 	CHECK(one.consumed == batch.consumed && one.received == batch.received && one.completed == batch.completed,
 	      "one at a time: consumed %lu, received %lu, completed %u", (unsigned long)one.consumed,
 	      (unsigned long)one.received, one.completed);
