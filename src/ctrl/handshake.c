@@ -30,6 +30,7 @@ struct rx_ctx {
 	struct tl_device *dev;
 	struct tl_outer o;
 	uint64_t now;
+	unsigned reserve;            /* control TX room owed to the batch's later messages */
 };
 
 static struct tl_handshake *lookup_static(void *arg, const uint8_t pub[TL_KEY_LEN])
@@ -115,6 +116,7 @@ static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg, str
 	}
 	pc = hs_owner(j->hs);
 	if (tl_session_install(dev, pc, &j->keys, c->now) != 0) {
+		tl_index_drop_handshake(dev, pc);    /* the handshake is over: so is its index */
 		hs_drop(dev, TL_DROP_handshake_failed);
 		return;
 	}
@@ -123,9 +125,10 @@ static void rx_response(struct rx_ctx *c, const struct tl_msg_response *msg, str
 	dev->handshakes_received++;
 	dev->cnt.consumed++;
 	tl_log_debug("peer %u: handshake complete (initiator)", pc->dp->id);
-	/* The responder waits for data on the new session: give it some. */
+	/* The responder waits for data on the new session: give it some, in the room this
+	 * message was given (at least one frame), not in the room of the messages after it. */
 	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed))
-		tl_staged_flush(dev, pc, c->now);
+		tl_staged_flush(dev, pc, c->now, c->reserve);
 	else
 		tl_send_keepalive(dev, pc, c->now);
 }
@@ -166,12 +169,11 @@ static bool macs_ok(struct rx_ctx *c, const void *msg, size_t len, uint32_t send
 		hs_drop(c->dev, TL_DROP_handshake_ratelimited);
 		return false;
 	}
+	/* One message, one reason: bad_mac2, whether or not the cookie reply has a way back
+	 * (a source MAC to send it to). */
 	hs_drop(c->dev, TL_DROP_bad_mac2);
-	if (!src_mac_known(c)) {
-		c->dev->cnt.drops[TL_DROP_no_neighbour]++;   /* the cookie reply has no way back */
-		return false;
-	}
-	tl_send_cookie_reply(c->dev, &c->o, msg, len, sender, c->now);
+	if (src_mac_known(c))
+		tl_send_cookie_reply(c->dev, &c->o, msg, len, sender, c->now);
 	return false;
 }
 
@@ -266,6 +268,7 @@ static void hs_batch_run(struct tl_device *dev, struct rte_mbuf **m, unsigned n,
 	}
 	tl_parfor_run(dev->hs_pool, k, hs_first_pass, &b);
 	for (unsigned i = 0; i < k; i++) {
+		b.msg[i].c.reserve = k - 1 - i;
 		hs_second_pass(&b.msg[i]);
 		tl_noise_job_wipe(&b.msg[i].job);
 		rte_pktmbuf_free(b.msg[i].m);
@@ -277,8 +280,9 @@ void tl_handshake_rx(struct tl_device *dev, struct rte_mbuf *m, uint64_t now)
 	hs_batch_run(dev, &m, 1, now);
 }
 
-/* A message makes at most one frame (a response or a cookie reply), put on worker 0's
- * control TX ring: take no more than it has room for. The rest waits in the handshake ring,
+/* A message makes at most one frame (a response or a cookie reply; a response to our
+ * initiation also sends staged packets, in the room left beyond what the messages after it
+ * are owed), put on worker 0's control TX ring: take no more than it has room for. The rest waits in the handshake ring,
  * which is what makes the control plane go under load, and the workers count what does not
  * fit there (handshake_overload), rather than the control plane dropping its answers. */
 unsigned tl_handshake_poll(struct tl_device *dev, uint64_t now)

@@ -19,8 +19,7 @@ static void peer_reinit(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
 	uint8_t ts[TL_TIMESTAMP_LEN];
 
-	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
-		tl_index_free(dev, pc->hs.local_index);
+	tl_index_drop_handshake(dev, pc);
 	memcpy(ts, pc->hs.latest_timestamp, sizeof(ts));
 	tl_handshake_init(&pc->hs, &dev->id, pc->cfg.public_key, pc->cfg.has_psk ? pc->cfg.psk : NULL);
 	memcpy(pc->hs.latest_timestamp, ts, sizeof(ts));

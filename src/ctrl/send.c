@@ -16,10 +16,14 @@ static struct tl_worker *ctrl_worker(struct tl_device *dev)
 	return &dev->workers[0];
 }
 
+void (*tl_send_enqueue_test_hook)(struct tl_device *dev);
+
 /* Every frame put on the control TX ring is counted (built): the worker sends it (from_ctrl)
  * or it is still in the ring. */
 static int frame_enqueue(struct tl_device *dev, struct rte_mbuf *m)
 {
+	if (tl_send_enqueue_test_hook)
+		tl_send_enqueue_test_hook(dev);
 	if (rte_ring_sp_enqueue(ctrl_worker(dev)->ctrl_tx, m) != 0) {
 		tl_drop_pkt(&dev->cnt, m, TL_DROP_ctrl_backlog);
 		return -1;
@@ -93,9 +97,12 @@ void tl_send_keepalive(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t 
 
 /* ---- staged packets: the workers' stage ring, each peer's queue ---------------------------- */
 
+/* A staged packet has left the peer's queue. A worker sends the peer's new packets itself
+ * only once none is staged (encap.c): a packet sent from here counts until its frame is on
+ * the control TX ring (release: the frame before the count), so nothing newer passes it. */
 static void staged_out(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
-	atomic_fetch_sub_explicit(&pc->dp->n_staged, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&pc->dp->n_staged, 1, memory_order_release);
 	dev->staged_queued--;
 }
 
@@ -158,7 +165,7 @@ unsigned tl_staged_poll(struct tl_device *dev)
 	return total;
 }
 
-void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now, unsigned reserve)
 {
 	struct tl_keypair *kp = atomic_load(&pc->dp->current);
 	struct rte_ring *tx = ctrl_worker(dev)->ctrl_tx;
@@ -168,13 +175,13 @@ void tl_staged_flush(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t no
 	tl_endpoint_read(pc->dp, &ep);
 	if (!pc->staged || (ep.family && !ep.mac_valid))
 		return;   /* they wait for the next hop's MAC (tl_neigh_resolve_endpoint) */
-	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > 0 &&
+	while (tl_keypair_can_send(&dev->dp, kp, now) && rte_ring_free_count(tx) > reserve &&
 	       rte_ring_sc_dequeue(pc->staged, (void **)&m) == 0) {
-		staged_out(dev, pc);
 		if (send_data(dev, pc, kp, m, now) == 0)
 			dev->cnt.unstaged++;
 		else
 			dev->cnt.staged_drops++;      /* send_data counted why */
+		staged_out(dev, pc);          /* after its frame is on the ring */
 	}
 	if (rte_ring_empty(pc->staged))
 		staged_queue_free(pc);
@@ -192,6 +199,17 @@ void tl_staged_drop(struct tl_device *dev, struct tl_peer_ctrl *pc, enum tl_drop
 	staged_queue_free(pc);
 }
 
+bool tl_handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
+{
+	uint64_t age = tl_age_ns(now, pc->hs_last_sent_ns);
+
+	if (!pc->hs_last_sent_ns)
+		return false;
+	if (pc->hs.state == TL_HS_CREATED_INITIATION)
+		return age < pc->hs_retry_ns;
+	return age < (uint64_t)(dev->cfg->timers.rekey_timeout * 1e9);
+}
+
 int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	struct tl_msg_initiation msg;
@@ -202,10 +220,9 @@ int tl_handshake_initiate(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 	tl_timers_wake(dev, pc);
 	if (!dev->id.has_key || !tl_peer_has_endpoint(pc->dp))
 		return -1;
-	if (pc->hs.state == TL_HS_CREATED_INITIATION && now - pc->hs_last_sent_ns < pc->hs_retry_ns)
-		return 0;
-	if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
-		tl_index_free(dev, pc->hs.local_index);
+	if (tl_handshake_recent(dev, pc, now))
+		return 0;       /* rate limited, as the kernel limits every initiation */
+	tl_index_drop_handshake(dev, pc);
 	idx = tl_index_new(dev, pc, true);
 	if (!idx)
 		return -1;

@@ -27,19 +27,6 @@ static uint64_t stamp(_Atomic uint64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-/* A handshake message (initiation or response) went out less than REKEY_TIMEOUT ago, or
- * an initiation's retry is not due yet. */
-static bool handshake_recent(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
-{
-	uint64_t age = tl_age_ns(now, pc->hs_last_sent_ns);
-
-	if (!pc->hs_last_sent_ns)
-		return false;
-	if (pc->hs.state == TL_HS_CREATED_INITIATION)
-		return age < pc->hs_retry_ns;
-	return age < secs(dev->cfg->timers.rekey_timeout);
-}
-
 /* Retransmit an initiation after REKEY_TIMEOUT (+ jitter); give up after REKEY_ATTEMPT_TIME
  * and drop what was waiting for the session. */
 static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
@@ -52,8 +39,7 @@ static void handshake_retry(struct tl_device *dev, struct tl_peer_ctrl *pc, uint
 		tl_log_info("peer %u: handshake did not complete after %.0f s, giving up", pc->dp->id,
 			    t->rekey_attempt_time);
 		pc->hs_first_attempt_ns = 0;
-		if (pc->hs.local_index && pc->hs.state != TL_HS_ZEROED)
-			tl_index_free(dev, pc->hs.local_index);
+		tl_index_drop_handshake(dev, pc);
 		tl_handshake_clear(&pc->hs);
 		tl_staged_drop(dev, pc, TL_DROP_no_session_expired);
 		atomic_store(&pc->dp->want_handshake, false);
@@ -120,7 +106,9 @@ static void persistent_keepalive_check(struct tl_device *dev, struct tl_peer_ctr
 	uint64_t interval = (uint64_t)pc->cfg.persistent_keepalive * TL_NS;
 	uint64_t tx = stamp(&pc->dp->last_tx_any_ns);
 
-	if (interval && tl_peer_has_endpoint(pc->dp) && now - tx >= interval && now - pc->last_keepalive_sent_ns >= interval)
+	/* A worker's stamp may be later than the tick's clock: its age is then 0. */
+	if (interval && tl_peer_has_endpoint(pc->dp) && tl_age_ns(now, tx) >= interval &&
+	    tl_age_ns(now, pc->last_keepalive_sent_ns) >= interval)
 		tl_send_keepalive(dev, pc, now);
 }
 
@@ -164,7 +152,7 @@ static bool handshake_due(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64
 static void wanted_handshake(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t now)
 {
 	if (!pc->hs_first_attempt_ns && handshake_due(dev, pc, now)) {
-		if (handshake_recent(dev, pc, now))
+		if (tl_handshake_recent(dev, pc, now))
 			return;
 		atomic_store(&pc->dp->want_handshake, false);
 		tl_handshake_initiate(dev, pc, now);
@@ -224,7 +212,7 @@ static void peer_tick(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t n
 	receive_rekey_check(dev, pc, now);
 	zero_keys_check(dev, pc, now);
 	if (atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed))
-		tl_staged_flush(dev, pc, now);
+		tl_staged_flush(dev, pc, now, 0);
 }
 
 /* A slice of every peer by id: the ones that are not idle join the active list. */

@@ -33,7 +33,9 @@ struct tl_cs_pkt {
 	uint8_t key;                      /* slot in job->keys */
 	bool v6_csum;                     /* encapsulation: fill the outer UDP checksum after */
 	bool ok;                          /* the worker's result */
-	bool moved;                       /* decapsulation: from another source than the endpoint */
+	bool moved;                       /* decapsulation: from another source than the endpoint
+					   * when classified (counted in owner->roams_inflight) */
+	bool outer_ok;                    /* decapsulation: outer headers intact, may set the endpoint */
 	const struct tl_keypair *kp;      /* decapsulation: compared, never dereferenced, on finish */
 	uint64_t kp_birth;
 	struct tl_outer o;                /* decapsulation: outer source, for roaming and ECN */

@@ -145,8 +145,16 @@ static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
 	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
-/* A data message: its keypair, the checks that need the untouched frame (a move of the
- * endpoint needs an intact UDP checksum), then a copy of the key into the job. */
+/* A data message: its keypair, the checks that need the untouched frame, then a copy of
+ * the key into the job.
+ *
+ * Roaming is decided when the packet is finished, in arrival order: the endpoint becomes
+ * the source of the latest authenticated packet. Whether a packet may set it is known
+ * here, before decryption: one from another source than the endpoint needs its UDP
+ * checksum (dropped without it). While such a packet is in flight on this owner, the
+ * endpoint may have moved by the time a packet from the old source is finished: its
+ * checksum is checked too, and without it the packet is still delivered (the tag covers
+ * what is used) but moves nothing. */
 static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
@@ -154,18 +162,22 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
 	struct tl_cs_pkt *p;
-	bool moved;
+	bool moved, outer_ok = false;
 
 	if (!kp)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
 	moved = moves_endpoint(kp->peer, o);
-	if (moved && tl_pkt_outer_udp_check(m, o) != TL_DROP_MAX)
+	if (moved || w->roams_inflight)
+		outer_ok = tl_pkt_outer_udp_check(m, o) == TL_DROP_MAX;
+	if (moved && !outer_ok)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_bad_checksum);
 	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
 	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
 	p = tl_cs_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
 	p->moved = moved;
+	p->outer_ok = outer_ok;
+	w->roams_inflight += moved;
 	p->kp = kp;
 	p->kp_birth = kp->birth_ns;
 	p->o = *o;
@@ -231,7 +243,7 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp &&
 	    !atomic_exchange_explicit(&peer->next_confirmed, true, memory_order_acq_rel))
 		tl_dp_kick_ctrl(w->dp);
-	if (p->moved)
+	if (p->outer_ok && moves_endpoint(peer, &p->o))
 		roam(peer, &p->o);
 	rte_pktmbuf_adj(m, sizeof(*hdr));
 	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);
@@ -252,6 +264,7 @@ bool tl_decap_finish_job(struct tl_worker *w, struct tl_cs_job *j)
 
 	for (; j->next < j->n; j->next++) {
 		w->cnt.inflight[TL_DIR_DECAP]--;
+		w->roams_inflight -= j->p[j->next].moved;
 		finish_one(w, t, j->m[j->next], &j->p[j->next]);
 	}
 	return true;

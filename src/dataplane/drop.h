@@ -16,7 +16,7 @@
 	X(unknown_type,               "WireGuard message type not 1..4")                     \
 	X(unknown_receiver,           "data message for a receiver index we do not hold")    \
 	X(bad_mac1,                   "handshake message with a wrong mac1")                 \
-	X(bad_mac2,                   "handshake under load without a valid mac2 (cookie sent)") \
+	X(bad_mac2,                   "handshake under load without a valid mac2 (cookie reply sent if it has a way back)") \
 	X(handshake_failed,           "handshake message that did not authenticate")         \
 	X(handshake_overload,         "handshake queue to the control plane full")           \
 	X(ctrl_backlog,               "control-plane frame not sent: its TX queue is full (flood)") \

@@ -86,6 +86,8 @@ struct tl_worker {
 	uint64_t now_ns;
 	uint64_t last_work_ns;
 	uint64_t key_gen;                        /* dp->key_gen the AEAD context was last cleared at */
+	unsigned roams_inflight;                 /* owner: decap packets in flight from another source
+						  * than their peer's endpoint (decap.c) */
 	_Atomic bool running;
 	/* Event-driven idle: the AF_XDP socket of this worker's queue on each port (-1: the
 	 * port has none, so the worker never blocks) and an eventfd the control plane and

@@ -1,7 +1,12 @@
 /* The control plane's handshake indices: every index a handshake allocates is freed or
  * handed to a session, none outlives its peer, and a message addressed to an index that is
  * gone is counted as a failed handshake (checked under ASan in the sanitizer build). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include <rte_hash.h>
+#include <rte_malloc.h>
 
 #include "check.h"
 #include "ctrl/peer.h"
@@ -194,6 +199,59 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* Our initiation is answered while the dataplane's index table is crowded and cannot grow
+ * (the name of its next table is taken: its creation fails as out of memory would): the
+ * session is not installed, the response counts as handshake_failed, and the handshake's
+ * index goes with it instead of staying registered as a handshake nobody can complete. */
+static void test_install_fails_drops_index(void)
+{
+	char name[RTE_HASH_NAMESIZE];
+	struct rte_hash *blocker = NULL;
+	struct tl_msg_initiation ours;
+	struct tl_msg_response resp;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct tl_ch h;
+	uint32_t *filled = calloc(FILL_MAX, sizeof(*filled)), n = 0;
+	uint64_t before;
+
+	CHECK(tl_ch_setup(&h) == 0 && filled, "install fails: setup");
+	pc = tl_ch_peer_add(&h, &r, 12);
+	if (!pc || !filled)
+		goto out;
+	CHECK(tl_handshake_initiate(&h.dev, pc, h.now) == 0, "install fails: initiation sent");
+	CHECK(tl_ch_take(&h, &r, TL_MSG_INITIATION, &ours, sizeof(ours)) == (int)sizeof(ours), "install fails: on the wire");
+	CHECK(tl_ch_remote_respond(&h, &r, &ours, &resp) == 0, "install fails: peer responds");
+	/* Entries until the next keypair needs a bigger table; each is a keypair-sized block the
+	 * table's reclaim frees on delete. */
+	for (uint32_t k = 0x50000000u; n < FILL_MAX && tl_dp_hash_crowded(tl_dp_index(&h.dev.dp), h.dev.dp.index_cap) == 0; k++) {
+		void *kp = rte_zmalloc("tl_test_kp", sizeof(struct tl_keypair), 0);
+
+		if (!kp || rte_hash_add_key_data(tl_dp_index(&h.dev.dp), &k, kp) != 0) {
+			rte_free(kp);
+			continue;
+		}
+		filled[n++] = k;
+	}
+	snprintf(name, sizeof(name), "tl_index%" PRIu64, h.dev.dp.name_gen);
+	blocker = tl_dp_hash_new(name, 64, sizeof(uint32_t), false);
+	CHECK(blocker != NULL, "install fails: next table's name taken");
+	before = hs_failed(&h);
+	h.now += MS;
+	tl_ch_deliver(&h, &r, &resp, sizeof(resp));
+	CHECK(hs_failed(&h) == before + 1, "install fails: counted as handshake_failed");
+	CHECK(atomic_load(&pc->dp->current) == NULL, "install fails: no session");
+	CHECK(tl_ch_index_stale(&h) == 0, "install fails: %u handshake index(es) no handshake names",
+	      tl_ch_index_stale(&h));
+	CHECK(tl_ch_index_refs(&h, pc) == 0, "install fails: %u index(es) of the peer left", tl_ch_index_refs(&h, pc));
+	for (uint32_t i = 0; i < n; i++)
+		rte_hash_del_key(tl_dp_index(&h.dev.dp), &filled[i]);
+out:
+	rte_hash_free(blocker);
+	free(filled);
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -203,6 +261,7 @@ int main(int argc, char **argv)
 	test_crossed_late_response();
 	test_zero_keys_drops_index();
 	test_index_table_full();
+	test_install_fails_drops_index();
 	tl_ch_eal_fini();
 	return check_report();
 }

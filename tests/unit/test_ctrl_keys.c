@@ -137,6 +137,9 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* A new initiation waits REKEY_TIMEOUT (5 s) after the last handshake message. */
+#define REKEY_GAP (5 * TL_NS + 20 * MS)
+
 /* A rekey pushes the oldest keypair out of the peer's slots: it goes too. */
 static void test_rekey(void)
 {
@@ -152,10 +155,10 @@ static void test_rekey(void)
 	if (!first)
 		goto out;
 	watch(first);
-	h.now += 20 * MS;
+	h.now += REKEY_GAP;
 	CHECK(session(&h, &r, pc) != NULL, "second session");
 	CHECK(atomic_load(&pc->dp->previous) == first, "first session is previous");
-	h.now += 20 * MS;
+	h.now += REKEY_GAP;
 	CHECK(session(&h, &r, pc) != NULL, "third session");
 	CHECK(reclaimed_within_ticks(&h), "keypair pushed out by rekeys wiped within %u ticks", TICKS);
 out:

@@ -1,7 +1,8 @@
 /* Outer-frame checks and edge cases of the worker pipeline (pipeline.h): what reaches the
  * control plane of a frame with Ethernet padding; outer checksums and destinations checked
  * before any roaming or handshake work (the UDP checksum of data messages only when they
- * would move the endpoint); a failed encryption is a counted drop; a keypair
+ * would move the endpoint, or while a roam is under way); roaming per packet in arrival
+ * order within a job; a failed encryption is a counted drop; a keypair
  * born after the worker's clock stamp is fresh, not expired. With --bench N: WAN -> LAN
  * packets per second over N data messages (printed, not a test). */
 #include <stdio.h>
@@ -177,6 +178,41 @@ static void test_roam_udp_cksum(const struct tl_endpoint *ep, enum roam_case whi
 	CHECK(delivered(&f.pl) == ok, "%s: delivered %s", name, ok ? "nothing" : "a packet");
 	CHECK(endpoint_is(f.peer, which == ROAM_GOOD ? &moved : ep), "%s: endpoint", name);
 	CHECK(tl_pl_drops_only(&f.pl, ok ? TL_DROP_MAX : TL_DROP_bad_checksum, ok ? 0 : 1), "%s: drops", name);
+	CHECK(tl_pl_balanced(&f.pl), "%s: balance", name);
+	tl_pl_teardown(&f.pl);
+}
+
+/* Two data messages in one job: the first from a new source, the second from the old
+ * endpoint. The endpoint ends as the source of the latest authenticated packet, the old one;
+ * the second's UDP checksum is checked too (a roam is under way), and when it is damaged
+ * the second is delivered (the tag covers what is used) but moves nothing back. */
+static void test_roam_back_in_one_job(const struct tl_endpoint *ep, bool damaged, const char *name)
+{
+	struct tl_pl_wire wire = { .udp_cksum = true };
+	uint16_t l3 = ep->family == AF_INET ? 20 : 40;
+	uint8_t ip[256];
+	uint16_t len = tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, 200, 15);
+	struct tl_endpoint moved = *ep;
+	struct rte_mbuf *m;
+	struct fixture f;
+
+	moved.port++;
+	moved.ip[ep->family == AF_INET ? 3 : 15]++;
+	if (fixture_up(&f, ep, NULL) != 0) {
+		CHECK(0, "%s: setup", name);
+		return;
+	}
+	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &moved, f.kp, 0, ip, len, &wire));
+	m = tl_pl_wan_data(&f.pl, ep, f.kp, 1, ip, len, &wire);
+	if (damaged)
+		rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *, TL_ETH_LEN + l3)->dgram_cksum ^= 0x0101;
+	tl_pl_inject(&f.pl, TL_PORT_WAN, m);
+	tl_pl_run(&f.pl);
+	CHECK(delivered(&f.pl) == 2, "%s: both delivered", name);
+	CHECK(endpoint_is(f.peer, damaged ? &moved : ep), "%s: the endpoint is not the %s", name,
+	      damaged ? "new source (the damaged packet moved it back)" : "source of the latest packet");
+	CHECK(f.pl.w.roams_inflight == 0, "%s: %u roams still counted in flight", name, f.pl.w.roams_inflight);
+	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "%s: drops", name);
 	CHECK(tl_pl_balanced(&f.pl), "%s: balance", name);
 	tl_pl_teardown(&f.pl);
 }
@@ -436,6 +472,10 @@ int main(int argc, char **argv)
 	test_roam_udp_cksum(&PEER6, ROAM_DAMAGED, "roam6 damaged address");
 	test_roam_udp_cksum(&PEER4, STAY_DAMAGED, "stay4 damaged checksum");
 	test_roam_udp_cksum(&PEER6, STAY_DAMAGED, "stay6 damaged checksum");
+	test_roam_back_in_one_job(&PEER4, false, "roam back4");
+	test_roam_back_in_one_job(&PEER6, false, "roam back6");
+	test_roam_back_in_one_job(&PEER4, true, "roam back4 damaged");
+	test_roam_back_in_one_job(&PEER6, true, "roam back6 damaged");
 	test_not_for_us(&PEER4, DST_IP, "not for us: ip4");
 	test_not_for_us(&PEER6, DST_IP, "not for us: ip6");
 	test_not_for_us(&PEER4, DST_MAC, "not for us: mac");
