@@ -1,0 +1,35 @@
+/* What differs in DPDK's API between the releases tunless builds on (Debian 12: DPDK 22.11,
+ * Debian 13: DPDK 24.11), in one place. meson.build checks the installed DPDK and writes
+ * tl_build_config.h; code that meets one of these differences uses the names below. */
+#ifndef TL_DPDK_COMPAT_H
+#define TL_DPDK_COMPAT_H
+
+#include "tl_build_config.h"
+
+#include <rte_ip.h>
+#include <rte_telemetry.h>
+
+/* The 16 bytes of an IPv6 address field of struct rte_ipv6_hdr, as a uint8_t[16] (with the
+ * field's const-ness): the field is uint8_t[16] up to DPDK 24.07, struct rte_ipv6_addr since. */
+#if TL_HAVE_RTE_IPV6_ADDR
+#define TL_IP6_ADDR(field) ((field).a)
+#else
+#define TL_IP6_ADDR(field) (field)
+#endif
+
+/* An IPv6 address (const uint8_t *) or array of them (uint8_t (*)[16]) as rte_lpm6_* and
+ * rte_fib6_* take it: struct rte_ipv6_addr * since DPDK 24.11, the bytes before. */
+#if TL_HAVE_RTE_IPV6_ADDR
+#define TL_RTE_IP6(p) ((const struct rte_ipv6_addr *)(const void *)(p))
+#else
+#define TL_RTE_IP6(p) (p)
+#endif
+
+/* rte_tel_data_add_dict_u64 is deprecated since DPDK 23.03 for rte_tel_data_add_dict_uint (the
+ * same arguments), which 22.11 lacks: the calls keep the old name, the new function where it
+ * exists. <rte_telemetry.h> is included above, so its declarations keep their names. */
+#if TL_HAVE_RTE_TEL_DATA_ADD_DICT_UINT
+#define rte_tel_data_add_dict_u64 rte_tel_data_add_dict_uint
+#endif
+
+#endif
