@@ -21,6 +21,7 @@
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
 #include "daemon/telemetry.h"
+#include "dataplane/dpdk_compat.h"
 
 static struct tl_device *g_dev;
 

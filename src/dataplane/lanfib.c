@@ -11,6 +11,7 @@
 
 #include <rte_malloc.h>
 
+#include "dataplane/dpdk_compat.h"
 #include "dataplane/lanfib.h"
 #include "dataplane/packet.h"
 #include "dataplane/lcore.h"
@@ -73,7 +74,7 @@ static int route_add(struct tl_lanfib *f, const struct tl_lanfib_route *r)
 		rc = rte_fib_add(f->fib4, rte_be_to_cpu_32(tl_load32(r->dst)), r->plen, (uint64_t)nh);
 		f->n_routes4 += rc == 0;
 	} else {
-		rc = rte_fib6_add(f->fib6, r->dst, r->plen, (uint64_t)nh);
+		rc = rte_fib6_add(f->fib6, TL_RTE_IP6(r->dst), r->plen, (uint64_t)nh);
 		f->n_routes6 += rc == 0;
 	}
 	return rc;
@@ -131,10 +132,10 @@ int tl_lanfib_next_hop(const struct tl_lanfib *f, int family, const uint8_t *dst
 		memcpy(hop->ip, via, 4);
 	} else {
 		if (f && f->fib6) {
-			uint8_t ip[1][RTE_FIB6_IPV6_ADDR_SIZE];
+			uint8_t ip[1][16];
 
 			memcpy(ip[0], dst, 16);
-			rte_fib6_lookup_bulk(f->fib6, ip, &nh, 1);
+			rte_fib6_lookup_bulk(f->fib6, TL_RTE_IP6(ip), &nh, 1);
 			if (nh >= TL_NH_GW0 && nh - TL_NH_GW0 < f->n_gw6)
 				via = f->gw6[nh - TL_NH_GW0];
 		}

@@ -12,6 +12,7 @@
 #include <rte_udp.h>
 
 #include "dataplane/csum.h"
+#include "dataplane/dpdk_compat.h"
 #include "dataplane/packet.h"
 
 /* After the structure is known to be sound: the destination (not_for_us), then the IPv4
@@ -86,10 +87,10 @@ static enum tl_drop parse_outer6(struct rte_mbuf *m, const struct tl_port_info *
 	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || ip->proto != IPPROTO_UDP ||
 	    plen < 8 || plen > m->data_len - TL_ETH_LEN - sizeof(*ip))
 		return TL_DROP_malformed;
-	if (!wan->has_ip6 || memcmp(ip->dst_addr, wan->ip6, 16) != 0)
+	if (!wan->has_ip6 || memcmp(TL_IP6_ADDR(ip->dst_addr), wan->ip6, 16) != 0)
 		return TL_DROP_not_for_us;
 	o->family = AF_INET6;
-	memcpy(o->src_ip, ip->src_addr, 16);
+	memcpy(o->src_ip, TL_IP6_ADDR(ip->src_addr), 16);
 	o->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
 	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - sizeof(*ip) - plen);
 	*l3len = sizeof(*ip);
@@ -161,8 +162,8 @@ enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inne
 			return TL_DROP_malformed;
 		in->len = (uint16_t)len;
 		in->family = AF_INET6;
-		in->src = ip->src_addr;
-		in->dst = ip->dst_addr;
+		in->src = TL_IP6_ADDR(ip->src_addr);
+		in->dst = TL_IP6_ADDR(ip->dst_addr);
 		in->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
 		return TL_DROP_MAX;
 	}
@@ -287,8 +288,8 @@ static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		ip->payload_len = rte_cpu_to_be_16(ulen);
 		ip->proto = IPPROTO_UDP;
 		ip->hop_limits = 64;
-		memcpy(ip->src_addr, wan->ip6, 16);
-		memcpy(ip->dst_addr, ep->ip, 16);
+		memcpy(TL_IP6_ADDR(ip->src_addr), wan->ip6, 16);
+		memcpy(TL_IP6_ADDR(ip->dst_addr), ep->ip, 16);
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		fill_udp(udp, src_port, ep->port, ulen);
 		if (csum)
@@ -369,7 +370,7 @@ static bool ip6_error_allowed(const uint8_t *p, uint16_t len)
 
 	/* Packet Too Big goes to a multicast destination too (RFC 4443 2.4(e.3)); not to
 	 * a source that names no single host. */
-	if (ip->src_addr[0] == 0xff || !memcmp(ip->src_addr, unspecified, 16))
+	if (TL_IP6_ADDR(ip->src_addr)[0] == 0xff || !memcmp(TL_IP6_ADDR(ip->src_addr), unspecified, 16))
 		return false;
 	if (ip->proto == IPPROTO_ICMPV6 && len > sizeof(*ip))
 		return p[sizeof(*ip)] >= 128; /* types below 128 are errors */
@@ -436,7 +437,7 @@ static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 	if (!lan->has_ip6)
 		return -1;
 	memcpy(src_mac, &eth->src_addr, 6);
-	memcpy(dst_ip, orig->src_addr, 16);
+	memcpy(dst_ip, TL_IP6_ADDR(orig->src_addr), 16);
 	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - quote);
 	if (!rte_pktmbuf_prepend(m, 40 + 8))
 		return -1;
@@ -447,8 +448,8 @@ static int too_big6(struct rte_mbuf *m, const struct tl_port_info *lan, uint16_t
 	ip->payload_len = rte_cpu_to_be_16(8 + quote);
 	ip->proto = IPPROTO_ICMPV6;
 	ip->hop_limits = 255;
-	memcpy(ip->src_addr, lan->ip6, 16);
-	memcpy(ip->dst_addr, dst_ip, 16);
+	memcpy(TL_IP6_ADDR(ip->src_addr), lan->ip6, 16);
+	memcpy(TL_IP6_ADDR(ip->dst_addr), dst_ip, 16);
 	icmp = (uint8_t *)(ip + 1);
 	icmp[0] = 2;                                  /* packet too big */
 	icmp[1] = 0;

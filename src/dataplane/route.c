@@ -99,14 +99,14 @@ static uint32_t raw_get(struct tl_table *t, int v6, const uint8_t *addr, uint8_t
 	uint32_t nh;
 
 	if (v6)
-		return rte_lpm6_is_rule_present(t->lpm6, addr, len, &nh) == 1 ? nh : TL_ROUTE_NONE;
+		return rte_lpm6_is_rule_present(t->lpm6, TL_RTE_IP6(addr), len, &nh) == 1 ? nh : TL_ROUTE_NONE;
 	node = rte_rib_lookup_exact(rte_fib_get_rib(t->fib4), ip4(addr), len);
 	return node && rte_rib_get_nh(node, &nh4) == 0 ? (uint32_t)nh4 : TL_ROUTE_NONE;
 }
 
 static int raw_drop(struct tl_table *t, int v6, const uint8_t *addr, uint8_t len)
 {
-	int r = v6 ? rte_lpm6_delete(t->lpm6, addr, len) : rte_fib_delete(t->fib4, ip4(addr), len);
+	int r = v6 ? rte_lpm6_delete(t->lpm6, TL_RTE_IP6(addr), len) : rte_fib_delete(t->fib4, ip4(addr), len);
 
 	return r == 0 ? 0 : -ENOENT;
 }
@@ -117,7 +117,7 @@ static int raw_put(struct tl_table *t, int v6, const uint8_t *addr, uint8_t len,
 	int r;
 
 	if (v6)
-		return rte_lpm6_add(t->lpm6, addr, len, id);
+		return rte_lpm6_add(t->lpm6, TL_RTE_IP6(addr), len, id);
 	old = raw_get(t, 0, addr, len);
 	if (old == id)
 		return 0;

@@ -17,6 +17,7 @@
 #include <rte_fib.h>
 
 #include "dataplane/dp.h"
+#include "dataplane/dpdk_compat.h"
 
 #define TL_ROUTE_NONE UINT32_MAX
 
@@ -78,7 +79,7 @@ static inline uint32_t tl_route_lookup(const struct tl_table *t, int family, con
 		rte_fib_lookup_bulk(t->fib4, &ip, &nh, 1);
 		return nh < TL_MAX_PEERS ? (uint32_t)nh : TL_ROUTE_NONE;
 	}
-	return rte_lpm6_lookup(t->lpm6, addr, &hop) == 0 ? hop : TL_ROUTE_NONE;
+	return rte_lpm6_lookup(t->lpm6, TL_RTE_IP6(addr), &hop) == 0 ? hop : TL_ROUTE_NONE;
 }
 
 /* The peer addr routes to in t, or NULL. */

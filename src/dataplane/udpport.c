@@ -15,6 +15,7 @@
 #include <rte_udp.h>
 
 #include "dataplane/dp.h"
+#include "dataplane/dpdk_compat.h"
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
@@ -386,8 +387,8 @@ static void frame_build(const struct tl_udpport *u, struct rte_mbuf *m, int f, c
 			.proto = IPPROTO_UDP,
 			.hop_limits = 64,
 		};
-		memcpy(ip->src_addr, &a->sin6_addr, 16);
-		memcpy(ip->dst_addr, meta->has_dst ? meta->dst : u->ip6, 16);
+		memcpy(TL_IP6_ADDR(ip->src_addr), &a->sin6_addr, 16);
+		memcpy(TL_IP6_ADDR(ip->dst_addr), meta->has_dst ? meta->dst : u->ip6, 16);
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		udp->src_port = a->sin6_port;
 	}
@@ -542,7 +543,7 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 			return -1;
 		udp = (const void *)(ip + 1);
 		a->sin6_family = AF_INET6;
-		memcpy(&a->sin6_addr, ip->dst_addr, 16);
+		memcpy(&a->sin6_addr, TL_IP6_ADDR(ip->dst_addr), 16);
 		a->sin6_port = udp->dst_port;
 		*dlen = sizeof(*a);
 		*tos = (int)(rte_be_to_cpu_32(ip->vtc_flow) >> 20 & 0xff);
