@@ -18,6 +18,7 @@
 #include "crypto/messages.h"
 #include "crypto/primitives.h"
 #include "dataplane/packet.h"
+#include "dataplane/dpdk_compat.h"
 #include "dataplane/runtime.h"
 #include "pipeline.h"
 #include "test_eal.h"
@@ -283,8 +284,8 @@ uint16_t tl_pl_ip(uint8_t *buf, int family, const void *src, const void *dst, ui
 		ip->payload_len = rte_cpu_to_be_16((uint16_t)(len - l3));
 		ip->proto = IPPROTO_UDP;
 		ip->hop_limits = 64;
-		memcpy(ip->src_addr, src, 16);
-		memcpy(ip->dst_addr, dst, 16);
+		memcpy(TL_IP6_ADDR(ip->src_addr), src, 16);
+		memcpy(TL_IP6_ADDR(ip->dst_addr), dst, 16);
 		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip, udp);
 	}
 	return len;
@@ -357,8 +358,8 @@ static void outer6(uint8_t *h, const struct tl_endpoint *ep, uint16_t ulen, cons
 	ip->payload_len = rte_cpu_to_be_16(ulen);
 	ip->proto = IPPROTO_UDP;
 	ip->hop_limits = 64;
-	memcpy(ip->src_addr, ep->ip, 16);
-	memcpy(ip->dst_addr, wi->dst_ip ? wi->dst_ip : TL_PL_WAN_IP6, 16);
+	memcpy(TL_IP6_ADDR(ip->src_addr), ep->ip, 16);
+	memcpy(TL_IP6_ADDR(ip->dst_addr), wi->dst_ip ? wi->dst_ip : TL_PL_WAN_IP6, 16);
 	udp->src_port = rte_cpu_to_be_16(ep->port);
 	udp->dst_port = rte_cpu_to_be_16(wi->dst_port ? wi->dst_port : TL_PL_LISTEN_PORT);
 	udp->dgram_len = rte_cpu_to_be_16(ulen);
@@ -465,7 +466,7 @@ static const uint8_t *outer_check(const struct rte_mbuf *m, const struct tl_endp
 	} else {
 		const struct rte_ipv6_hdr *ip = (const void *)(d + TL_ETH_LEN);
 
-		if (memcmp(ip->src_addr, TL_PL_WAN_IP6, 16) || memcmp(ip->dst_addr, ep->ip, 16))
+		if (memcmp(TL_IP6_ADDR(ip->src_addr), TL_PL_WAN_IP6, 16) || memcmp(TL_IP6_ADDR(ip->dst_addr), ep->ip, 16))
 			return NULL;
 	}
 	ulen = rte_be_to_cpu_16(udp->dgram_len);

@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "dataplane/afpacket.h"
+#include "dataplane/dpdk_compat.h"
 #include "test_eal.h"
 
 #define VH sizeof(struct virtio_net_hdr)
@@ -66,8 +67,8 @@ static size_t tcp_frame(uint8_t *f, bool v6, uint32_t seq, uint8_t flags, uint8_
 		ip->payload_len = htons((uint16_t)(sizeof(*th) + OPT + payload));
 		ip->proto = IPPROTO_TCP;
 		ip->hop_limits = 64;
-		ip->src_addr[0] = 0xfd, ip->src_addr[15] = 1;
-		ip->dst_addr[0] = 0xfd, ip->dst_addr[15] = 2;
+		TL_IP6_ADDR(ip->src_addr)[0] = 0xfd, TL_IP6_ADDR(ip->src_addr)[15] = 1;
+		TL_IP6_ADDR(ip->dst_addr)[0] = 0xfd, TL_IP6_ADDR(ip->dst_addr)[15] = 2;
 	} else {
 		struct rte_ipv4_hdr *ip = (void *)(eth + 1);
 

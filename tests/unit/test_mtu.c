@@ -12,6 +12,7 @@
 #include <rte_ip.h>
 
 #include "check.h"
+#include "dataplane/dpdk_compat.h"
 #include "pipeline.h"
 
 #define LOCAL_INDEX 0x1001
@@ -101,7 +102,7 @@ static void check_icmp_back(struct fixture *f, int family, const uint8_t *orig, 
 
 		CHECK(ip->proto == IPPROTO_ICMPV6 && icmp[0] == 2, "%s: not a packet-too-big error", name);
 		CHECK(icmp[4] == 0 && icmp[5] == 0 && icmp[6] * 256 + icmp[7] == TL_PL_MTU, "%s: MTU", name);
-		CHECK(!memcmp(ip->dst_addr, LAN_HOST6, 16), "%s: not addressed to the sender", name);
+		CHECK(!memcmp(TL_IP6_ADDR(ip->dst_addr), LAN_HOST6, 16), "%s: not addressed to the sender", name);
 	}
 out:
 	for (unsigned i = 0; i < n; i++)

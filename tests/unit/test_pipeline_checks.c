@@ -16,6 +16,7 @@
 #include <rte_udp.h>
 
 #include "check.h"
+#include "dataplane/dpdk_compat.h"
 #include "crypto/messages.h"
 #include "pipeline.h"
 
@@ -168,7 +169,7 @@ static void test_roam_udp_cksum(const struct tl_endpoint *ep, enum roam_case whi
 	m = tl_pl_wan_data(&f.pl, which == ROAM_GOOD ? &moved : ep, f.kp, 0, ip, len, &wire);
 	udp = rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *, TL_ETH_LEN + l3);
 	if (which == ROAM_DAMAGED && ep->family == AF_INET6)
-		rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, TL_ETH_LEN)->src_addr[15]++;
+		TL_IP6_ADDR(rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, TL_ETH_LEN)->src_addr)[15]++;
 	else if (which == ROAM_DAMAGED)
 		udp->src_port = rte_cpu_to_be_16(moved.port);
 	else if (which == STAY_DAMAGED)
