@@ -26,7 +26,9 @@ deb=$(ls "$d"/tunless_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ]; check "tunless_*.deb built" $?
 [ -n "$deb" ] || finish
 list=$(dpkg -c "$deb" | awk '{ print $6 }')
-for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl ./lib/systemd/system/tunless@.service \
+# The unit goes where systemd.pc says: /lib/systemd/system on Debian 12, /usr/lib/... on 13.
+echo "$list" | grep -Eqx '\./(usr/)?lib/systemd/system/tunless@\.service'; check "dpkg -c: systemd unit tunless@.service" $?
+for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl \
 	./usr/lib/tmpfiles.d/tunless.conf \
 	./usr/share/man/man8/tunlessd.8.gz ./usr/share/man/man8/tunlessctl.8.gz \
 	./usr/share/man/man5/tunless.yaml.5.gz \
