@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_jhash.h>
 #include <rte_malloc.h>
@@ -43,9 +44,11 @@ void tl_peers_fini(struct tl_device *dev)
 
 struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN])
 {
+	uint32_t key[TL_KEY_LEN / 4];   /* rte_jhash reads the key as 32-bit words: aligned */
 	void *pc;
 
-	return rte_hash_lookup_data(dev->peer_keys, pub, &pc) >= 0 ? pc : NULL;
+	memcpy(key, pub, TL_KEY_LEN);
+	return rte_hash_lookup_data(dev->peer_keys, key, &pc) >= 0 ? pc : NULL;
 }
 
 static int key_add(struct tl_device *dev, struct tl_peer_ctrl *pc)
