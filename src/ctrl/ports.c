@@ -351,10 +351,11 @@ static bool port_is_udp(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN && dev->ports[role].driver == TL_DRIVER_UDP;
 }
 
-/* A socket port kind (udp, packet) on iface: its MAC (the interface's) and one RX pool
- * per queue. */
+/* A socket port kind (udp, packet) on iface: its MAC (the interface's), one RX pool per
+ * queue and the counters of the worker that reads each queue (what the port drops on
+ * receiving counts there). */
 static int sock_port_prepare(struct tl_device *dev, int role, const char *iface, uint16_t queues,
-			     struct rte_mempool **pools, char *err, size_t errlen)
+			     struct rte_mempool **pools, struct tl_counters **cnts, char *err, size_t errlen)
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct tl_port_ctl *pc = &dev->ports[role];
@@ -370,6 +371,7 @@ static int sock_port_prepare(struct tl_device *dev, int role, const char *iface,
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
+		cnts[q] = &dev->workers[q].cnt;
 		pools[q] = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, port_data_room(dev, false),
 						   (int)rte_socket_id());
 		if (!pools[q]) {
@@ -389,9 +391,10 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 	struct tl_port_ctl *pc = &dev->ports[role];
 	const char *iface = port_cfg(dev, role)->iface;
 	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct tl_counters *cnts[TL_MAX_WORKERS];
 	struct tl_udpport_cfg uc;
 
-	if (sock_port_prepare(dev, role, iface, queues, pools, err, errlen) != 0)
+	if (sock_port_prepare(dev, role, iface, queues, pools, cnts, err, errlen) != 0)
 		return -1;
 	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
 		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
@@ -400,7 +403,7 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 	tl_iface_addrs(iface, source_addr, pi);
 	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
 				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
-				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools,
+				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools, .counters = cnts,
 				      .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
 	pi->udp = tl_udpport_open(&uc, err, errlen);
 	if (!pi->udp)
@@ -416,10 +419,11 @@ static int packet_open(struct tl_device *dev, int role, uint16_t queues, char *e
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct rte_mempool *pools[TL_MAX_WORKERS];
-	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools,
+	struct tl_counters *cnts[TL_MAX_WORKERS];
+	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools, .counters = cnts,
 				 .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
 
-	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, err, errlen) != 0)
+	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, cnts, err, errlen) != 0)
 		return -1;
 	pi->afp = tl_afp_open(&ac, err, errlen);
 	if (!pi->afp)

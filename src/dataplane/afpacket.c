@@ -55,6 +55,7 @@ struct split {
 struct afq {
 	int fd;
 	struct rte_mempool *mp;
+	struct tl_counters *cnt;         /* the reading worker's (rx drops), or NULL */
 	uint8_t *arena;                  /* AFP_MSGS x AFP_MSG_LEN */
 	uint32_t len[AFP_MSGS];
 	unsigned n, i;                   /* packets in the arena, the one being handed out */
@@ -117,6 +118,7 @@ struct tl_afp *tl_afp_open(const struct tl_afp_cfg *cfg, char *err, size_t errle
 		struct afq *q = &p->q[i];
 
 		q->mp = cfg->pools[i];
+		q->cnt = cfg->counters ? cfg->counters[i] : NULL;
 		q->arena = rte_malloc("tl_afp_arena", (size_t)AFP_MSGS * AFP_MSG_LEN, RTE_CACHE_LINE_SIZE);
 		q->fd = sock_open(cfg, ifindex);
 		if (!q->arena || q->fd < 0) {
@@ -254,7 +256,8 @@ static void arena_fill(struct afq *q)
 	k = recvmmsg(q->fd, h, AFP_MSGS, MSG_DONTWAIT, NULL);
 	for (int i = 0; i < k; i++) {
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC || h[i].msg_len < VNET_LEN + RTE_ETHER_HDR_LEN) {
-			cnt_add(&q->ierrors, 1);
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN,
+				      h[i].msg_hdr.msg_flags & MSG_TRUNC ? TL_DROP_oversized : TL_DROP_malformed);
 			continue;
 		}
 		if (i != (int)q->n)
@@ -280,9 +283,8 @@ static bool csum_finish(uint8_t *f, uint32_t len, const struct virtio_net_hdr *v
 	return true;
 }
 
-/* Starts handing out the arena's current packet: false if it is not one this port can
- * (counted). */
-static bool packet_start(struct afq *q)
+/* Starts handing out the arena's current packet: TL_DROP_MAX, or why this port cannot. */
+static enum tl_drop packet_start(struct afq *q)
 {
 	const struct virtio_net_hdr *vh = (const void *)(q->arena + (size_t)q->i * AFP_MSG_LEN);
 	uint8_t *f = (uint8_t *)(vh + 1);
@@ -293,15 +295,18 @@ static bool packet_start(struct afq *q)
 	if (type == VIRTIO_NET_HDR_GSO_NONE) {
 		q->sp.nseg = 1;
 		q->sp.gso = 0;
-		return !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || csum_finish(f, len, vh);
+		return !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || csum_finish(f, len, vh) ? TL_DROP_MAX :
+											 TL_DROP_malformed;
 	}
-	if ((type != VIRTIO_NET_HDR_GSO_TCPV4 && type != VIRTIO_NET_HDR_GSO_TCPV6) || !vh->gso_size ||
-	    !tcp_parse(f, len, &q->sp.h) || q->sp.h.v6 != (type == VIRTIO_NET_HDR_GSO_TCPV6) || len == q->sp.h.hlen)
-		return false;
+	if (type != VIRTIO_NET_HDR_GSO_TCPV4 && type != VIRTIO_NET_HDR_GSO_TCPV6)
+		return TL_DROP_gso_unsplittable;
+	if (!vh->gso_size || !tcp_parse(f, len, &q->sp.h) || q->sp.h.v6 != (type == VIRTIO_NET_HDR_GSO_TCPV6) ||
+	    len == q->sp.h.hlen)
+		return TL_DROP_malformed;
 	q->sp.gso = vh->gso_size;
 	q->sp.payload = len - q->sp.h.hlen;
 	q->sp.nseg = (q->sp.payload + q->sp.gso - 1) / q->sp.gso;
-	return true;
+	return TL_DROP_MAX;
 }
 
 /* Segment k of the packet being split, built in m: its headers, its payload, checksums. */
@@ -348,15 +353,16 @@ static unsigned arena_take(struct afq *q, struct rte_mbuf **out, unsigned n)
 		const uint8_t *f = q->arena + (size_t)q->i * AFP_MSG_LEN + VNET_LEN;
 		uint32_t len = q->len[q->i] - VNET_LEN;
 		struct rte_mbuf *m;
+		enum tl_drop why = q->started ? TL_DROP_MAX : packet_start(q);
 
-		if (!q->started && !packet_start(q)) {
-			cnt_add(&q->ierrors, 1);      /* not a packet this port can split or finish */
+		if (why != TL_DROP_MAX) {
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN, why);   /* not one to split or finish */
 			q->i++;
 			continue;
 		}
 		q->started = true;
 		if ((q->sp.gso ? (uint32_t)q->sp.h.hlen + q->sp.gso : len) > room) {
-			cnt_add(&q->ierrors, 1);      /* larger than a buffer */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN, TL_DROP_oversized);   /* larger than a buffer */
 			q->i++;
 			q->seg = 0;
 			q->started = false;

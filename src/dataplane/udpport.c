@@ -55,6 +55,7 @@ struct udpq {
 	int swap;                      /* 1: next_fd holds a move not taken yet */
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
+	struct tl_counters *cnt;       /* the reading worker's (rx drops), or NULL */
 	uint8_t first;                 /* family read first this time, alternated */
 	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
 	int8_t out_full;               /* family whose socket took no more at the last send, or -1 */
@@ -154,6 +155,7 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 		u->q[q].out_full = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
+		u->q[q].cnt = cfg->counters ? cfg->counters[q] : NULL;
 		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
 		if (!u->q[q].arena) {
 			snprintf(err, errlen, "udp port: out of memory");
@@ -424,7 +426,8 @@ static bool arena_fill(struct udpq *q, int fd, int f)
 		r->meta = (struct rx_meta){ .tos = 0 };
 		rx_cmsgs(q, f, &h[i].msg_hdr, &r->meta);
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			cnt_add(&q->ierrors, 1);    /* over 64 KiB: not a datagram we carry */
+			/* over 64 KiB: not a datagram we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 			continue;
 		}
 		if (r->meta.seg && h[i].msg_len > r->meta.seg)
@@ -465,7 +468,8 @@ static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf
 			cnt_add(&q->ibytes, x->pkt_len);
 			out[got++] = x;
 		} else {
-			cnt_add(&q->ierrors, 1);    /* larger than a buffer: not a frame we carry */
+			/* larger than a buffer (a peer's MTU above ours): not a frame we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 		}
 		q->rm_off += len;
 		if (q->rm_off >= r->len) {

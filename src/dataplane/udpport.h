@@ -21,6 +21,7 @@
 #include <rte_mbuf.h>
 
 struct tl_udpport;
+struct tl_counters;
 
 struct tl_udpport_cfg {
 	const char *iface;            /* SO_BINDTODEVICE */
@@ -31,6 +32,10 @@ struct tl_udpport_cfg {
 	const uint8_t *gw_mac;        /* their source MAC: the "next hop" every endpoint has */
 	const uint8_t *ip4, *ip6;     /* destination address when the kernel names none */
 	struct rte_mempool *const *pools;   /* one per queue: the frames read */
+	/* One per queue, or NULL: the counters of the worker that reads the queue. A datagram
+	 * read and let go of (larger than a buffer, or than 64 KiB) counts there as received on
+	 * the WAN port and dropped as oversized; always in the port's ierrors. */
+	struct tl_counters *const *counters;
 	int rcvbuf, sndbuf;           /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
 };
 
@@ -46,7 +51,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts,
 		       struct rte_mbuf **failed, uint16_t *n_failed);
 
 /* Counters as a DPDK port has them (ipackets, ibytes, opackets, obytes, imissed, ierrors:
- * datagrams too large for a buffer, oerrors: refused sends). */
+ * datagrams too large for a buffer, also dropped as oversized; oerrors: refused sends). */
 void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
 /* Moves the port to listen port `port`: every queue's sockets are opened there first (if
  * one cannot be, nothing changes: an error in err, -errno), then each queue's worker takes

@@ -26,10 +26,15 @@
 
 #include "check.h"
 #include "dataplane/afpacket.h"
+#include "dataplane/dp.h"
 #include "test_eal.h"
 
 #define VH sizeof(struct virtio_net_hdr)
 #define OPT 12                  /* TCP options: NOP NOP timestamps */
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* Linux 5.18 and later; not in every libc's headers */
+#endif
 
 static struct rte_mempool *pool;
 
@@ -236,6 +241,60 @@ static void test_rx_csum(struct tl_afp *p, int far)
 	CHECK(rx_all(p, m, 1) == 1, "it arrives");
 	CHECK(udp_ok(m[0]), "with its checksum completed");
 	rte_pktmbuf_free(m[0]);
+}
+
+/* UDP over IPv4 from 10.77.0.1:1 to .2:2 with payload bytes (0xab), checksum partial. */
+static size_t udp_frame(uint8_t *f, size_t payload)
+{
+	struct rte_ipv4_hdr *ip = (void *)(f + 14);
+	struct rte_udp_hdr *uh = (void *)(f + 34);
+
+	memset(f, 0x02, 12);
+	f[12] = 0x08, f[13] = 0x00;
+	*ip = (struct rte_ipv4_hdr){ .version_ihl = RTE_IPV4_VHL_DEF, .time_to_live = 64, .next_proto_id = IPPROTO_UDP,
+				     .total_length = htons((uint16_t)(28 + payload)) };
+	ip->src_addr = htonl(0x0a4d0001);
+	ip->dst_addr = htonl(0x0a4d0002);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	*uh = (struct rte_udp_hdr){ .src_port = htons(1), .dst_port = htons(2), .dgram_len = htons((uint16_t)(8 + payload)) };
+	memset(uh + 1, 0xab, payload);
+	uh->dgram_cksum = rte_ipv4_phdr_cksum(ip, 0);
+	return 42 + payload;
+}
+
+/* What the port reads and cannot hand out is dropped under a reason, as received on the LAN
+ * port, in the reading worker's counters (cnt): a 3000-byte frame (larger than a 2 KiB
+ * buffer) as oversized, a UDP GSO packet (not a kind the port splits) as gso_unsplittable;
+ * the frame after them arrives. */
+static void test_rx_dropped(struct tl_afp *p, int far, const struct tl_counters *cnt)
+{
+	static uint8_t f[4096];
+	struct virtio_net_hdr plain = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	struct virtio_net_hdr uso = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
+				      .hdr_len = 42, .gso_size = 500, .csum_start = 34, .csum_offset = 6 };
+	struct virtio_net_hdr vh;
+	size_t len = udp_frame(f, 3000 - 42);
+	struct rte_eth_stats st;
+	struct rte_mbuf *m[1];
+	uint64_t ierrors;
+
+	tl_afp_stats(p, &st);
+	ierrors = st.ierrors;
+	CHECK(far_send(far, &plain, f, len) == (ssize_t)(VH + len), "the host sends a 3000-byte frame (%s)", strerror(errno));
+	len = udp_frame(f, 2000);
+	CHECK(far_send(far, &uso, f, len) == (ssize_t)(VH + len), "the host sends a UDP GSO packet (%s)", strerror(errno));
+	len = udp_partial(f, &vh);
+	CHECK(far_send(far, &vh, f, len) == (ssize_t)(VH + len), "the host sends a UDP datagram");
+	CHECK(rx_all(p, m, 1) == 1 && m[0]->pkt_len == len, "the datagram after them arrives");
+	rte_pktmbuf_free(m[0]);
+	CHECK(cnt->drops[TL_DROP_oversized] == 1 && cnt->drops[TL_DROP_gso_unsplittable] == 1,
+	      "dropped: oversized %lu, gso_unsplittable %lu", (unsigned long)cnt->drops[TL_DROP_oversized],
+	      (unsigned long)cnt->drops[TL_DROP_gso_unsplittable]);
+	CHECK(cnt->rx[TL_PORT_LAN] == 2 && cnt->rx_drops[TL_PORT_LAN] == 2,
+	      "received and dropped on the LAN port (rx %lu, rx_drops %lu)", (unsigned long)cnt->rx[TL_PORT_LAN],
+	      (unsigned long)cnt->rx_drops[TL_PORT_LAN]);
+	tl_afp_stats(p, &st);
+	CHECK(st.ierrors == ierrors + 2, "and in ierrors (%lu)", (unsigned long)(st.ierrors - ierrors));
 }
 
 /* The pool runs dry after a packet was read: it waits in the port, and arrives whole (its
@@ -507,7 +566,9 @@ static void test_overflow_counted(int far)
 
 int main(int argc, char **argv)
 {
-	struct tl_afp_cfg c = { .iface = "vb", .queues = 1, .pools = &pool };
+	static struct tl_counters cnt;
+	struct tl_counters *const cnts[1] = { &cnt };
+	struct tl_afp_cfg c = { .iface = "vb", .queues = 1, .pools = &pool, .counters = cnts };
 	char err[256] = "";
 	struct tl_afp *p;
 	int far;
@@ -520,7 +581,7 @@ int main(int argc, char **argv)
 	/* No IPv6 of the namespace's own: its router solicitations and MLD reports would cross
 	 * the veth between the frames the cases send and read. */
 	if (system("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && "
-		   "ip link add va type veth peer name vb && ip link set va up && ip link set vb up") != 0) {
+		   "ip link add va mtu 9000 type veth peer name vb mtu 9000 && ip link set va up && ip link set vb up") != 0) {
 		printf("FAIL: cannot make the veth pair\n");
 		return 1;
 	}
@@ -534,6 +595,7 @@ int main(int argc, char **argv)
 	if (p && far >= 0) {
 		test_rx_split(p, far);
 		test_rx_csum(p, far);
+		test_rx_dropped(p, far, &cnt);
 		test_rx_pool_empty(far);
 		test_tx_merge(p, far);
 		test_tx_interleaved(p, far);

@@ -445,6 +445,53 @@ static void test_port_in_use(void)
 	close(fd);
 }
 
+/* After test_tx_full (its namespace): a datagram larger than a buffer (3000 bytes, a peer
+ * whose MTU is above ours) is read and let go of: dropped as oversized, received and dropped on the WAN port in the reading
+ * worker's counters, and in ierrors; the datagram after it arrives. */
+static void test_rx_oversized(void)
+{
+	static struct tl_counters cnt[QUEUES];
+	struct tl_counters *const cnts[QUEUES] = { &cnt[0], &cnt[1] };
+	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = QUEUES, .v4 = true, .mac = MAC,
+				    .gw_mac = GW, .ip4 = LO4, .pools = pools, .counters = cnts };
+	char err[256] = "", big[3000], small[100];
+	struct tl_udpport *u = tl_udpport_open(&c, err, sizeof(err));
+	struct rte_eth_stats st;
+	struct rte_mbuf *m[2];
+	uint64_t over = 0, rx = 0, rx_drops = 0, other = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);       /* from an ephemeral port */
+	unsigned n;
+
+	CHECK(u != NULL, "oversized: the port opens (%s)", err);
+	CHECK(system("ip link set lo up") == 0, "lo up (the namespace test_tx_full made)");
+	if (!u)
+		return;
+	memset(big, 4, sizeof(big));
+	memset(small, 4, sizeof(small));
+	send_to_port(fd, big, sizeof(big), 0);
+	send_to_port(fd, small, sizeof(small), 0);
+	n = rx_all(u, m, 2);
+	CHECK(n == 1 && m[0]->pkt_len == RTE_ETHER_HDR_LEN + 28 + sizeof(small),
+	      "oversized: the small datagram arrives, the large one does not (%u frames)", n);
+	rte_pktmbuf_free_bulk(m, n);
+	for (int q = 0; q < QUEUES; q++) {
+		over += cnt[q].drops[TL_DROP_oversized];
+		rx += cnt[q].rx[TL_PORT_WAN];
+		rx_drops += cnt[q].rx_drops[TL_PORT_WAN];
+		for (int r = 0; r < TL_DROP_MAX; r++)
+			other += r == TL_DROP_oversized ? 0 : cnt[q].drops[r];
+	}
+	tl_udpport_stats(u, &st);
+	CHECK(over == 1 && other == 0, "oversized: one drop, reason oversized (%lu, others %lu)", (unsigned long)over,
+	      (unsigned long)other);
+	CHECK(rx == 1 && rx_drops == 1, "oversized: received and dropped on the WAN port (rx %lu, rx_drops %lu)",
+	      (unsigned long)rx, (unsigned long)rx_drops);
+	CHECK(st.ierrors == 1 && st.ipackets == 1, "oversized: ierrors %lu, ipackets %lu", (unsigned long)st.ierrors,
+	      (unsigned long)st.ipackets);
+	close(fd);
+	tl_udpport_close(u);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -466,6 +513,7 @@ int main(int argc, char **argv)
 		test_overflow_counted();
 		test_port_in_use();
 		test_tx_full();
+		test_rx_oversized();
 	}
 	for (int q = 0; q < QUEUES; q++)
 		rte_mempool_free(pools[q]);
