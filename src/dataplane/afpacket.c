@@ -190,7 +190,8 @@ void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged
 
 /* ---- headers ------------------------------------------------------------------------------ */
 
-/* A TCP segment's header offsets; false if the frame is not one. */
+/* A TCP segment's header offsets; false if the frame is not one. An IPv4 fragment is not
+ * one (its payload may only look like TCP): kernel GRO never merges fragments either. */
 static bool tcp_parse(const uint8_t *f, uint32_t len, struct tcp_hdrs *h)
 {
 	const struct rte_ether_hdr *eth = (const void *)f;
@@ -202,7 +203,8 @@ static bool tcp_parse(const uint8_t *f, uint32_t len, struct tcp_hdrs *h)
 		const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
 		uint16_t ihl = (uint16_t)((ip->version_ihl & 0xf) * 4);
 
-		if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip->next_proto_id != IPPROTO_TCP)
+		if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip->next_proto_id != IPPROTO_TCP ||
+		    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
 			return false;
 		h->l4 = (uint16_t)(RTE_ETHER_HDR_LEN + ihl);
 		h->v6 = false;

@@ -534,6 +534,41 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 	CHECK(msgs == 40 && ordered == 40, "far flows: 40 messages, every flow's frames in order (%u, %u)", msgs, ordered);
 }
 
+/* Two IPv4 fragments (MF set, offset 0) of one flow whose payloads look like consecutive
+ * TCP segments: fragments are not TCP segments, so they leave as two frames as they are,
+ * nothing merged (GRO never merges fragments). */
+static void test_tx_fragments(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[2], *refused[2];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0;
+	uint64_t split, merged, merged_before;
+	unsigned plain = 0;
+
+	tl_afp_gso_counts(p, &split, &merged_before);
+	for (unsigned i = 0; i < 2; i++) {
+		size_t len = tcp_frame(f, false, 60000 + i * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_ipv4_hdr *ip = (void *)(f + 14);
+
+		ip->packet_id = htons((uint16_t)(300 + i));
+		ip->fragment_offset = htons(RTE_IPV4_HDR_MF_FLAG);
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		m[i] = mbuf_of(f, len);
+	}
+	CHECK(tl_afp_tx(p, 0, m, 2, refused, &nf) == 2 && nf == 0, "fragments: both taken");
+	for (unsigned i = 0; i < 2; i++) {
+		ssize_t n = far_recv(far, &vh, f, sizeof(f));
+
+		plain += n == 14 + 20 + 20 + OPT + 1000 && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+			 ntohs(((struct rte_ipv4_hdr *)(f + 14))->packet_id) == 300 + i;
+	}
+	tl_afp_gso_counts(p, &split, &merged);
+	CHECK(plain == 2 && merged == merged_before, "fragments: two frames as they are (%u), merged %lu",
+	      plain, (unsigned long)(merged - merged_before));
+}
+
 /* A small receive buffer, more frames than it holds: read + imissed == sent. */
 static void test_overflow_counted(int far)
 {
@@ -601,6 +636,7 @@ int main(int argc, char **argv)
 		test_tx_interleaved(p, far);
 		test_tx_many_flows(p, far);
 		test_tx_far_flows(p, far);
+		test_tx_fragments(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)
