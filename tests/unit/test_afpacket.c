@@ -499,8 +499,8 @@ static void test_tx_many_flows(struct tl_afp *p, int far)
 }
 
 /* Twenty flows taking turns, two segments each: a flow's second segment is 20 messages
- * after its first, beyond the 16 a frame's flow is looked for among, so it leaves as a
- * message of its own; all 40 frames arrive and each flow's two in their order. */
+ * after its first, beyond the 16 a frame's flow is looked for among. However the port groups
+ * them (merged or not), all 40 segments arrive and every flow's bytes in their order. */
 static void test_tx_far_flows(struct tl_afp *p, int far)
 {
 	static uint8_t f[70000];
@@ -508,7 +508,7 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 	struct virtio_net_hdr vh;
 	uint32_t next[20];
 	uint16_t nf = 0, took;
-	unsigned ordered = 0, msgs = 0;
+	unsigned ordered = 0, whole = 0;
 
 	for (unsigned i = 0; i < 40; i++) {
 		size_t len = tcp_frame(f, false, 90000 + (i / 20) * 1000, 0x10, 0, 1000, (uint8_t)i);
@@ -522,16 +522,19 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 		next[k] = 90000;
 	took = tl_afp_tx(p, 0, m, 40, refused, &nf);
 	CHECK(took == 40 && nf == 0, "far flows: all 40 frames taken (%u)", took);
-	for (ssize_t n; (n = far_recv(far, &vh, f, sizeof(f))) > 54; msgs++) {
+	for (ssize_t n; (n = far_recv(far, &vh, f, sizeof(f))) > 54 + OPT;) {
 		struct rte_tcp_hdr *th = (void *)(f + 34);
-		unsigned k = ntohs(th->src_port) - 42000u;
+		unsigned k = ntohs(th->src_port) - 42000u, payload = (unsigned)(n - 54 - OPT);
 
-		if (k < 20 && ntohl(th->sent_seq) == next[k] && n == 14 + 20 + 20 + OPT + 1000) {
-			next[k] += 1000;
-			ordered++;
+		if (k < 20 && ntohl(th->sent_seq) == next[k] && payload % 1000 == 0) {
+			next[k] += payload;
+			ordered += payload / 1000;
 		}
 	}
-	CHECK(msgs == 40 && ordered == 40, "far flows: 40 messages, every flow's frames in order (%u, %u)", msgs, ordered);
+	for (unsigned k = 0; k < 20; k++)
+		whole += next[k] == 92000;
+	CHECK(ordered == 40 && whole == 20, "far flows: all 40 segments arrive, every flow's in order (%u, %u flows whole)",
+	      ordered, whole);
 }
 
 /* Two IPv4 fragments (MF set, offset 0) of one flow whose payloads look like consecutive
