@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_ether.h>
@@ -32,6 +33,7 @@
 #define AFP_BURST TL_AFP_TX_MAX
 #define AFP_LOOKBACK 16                  /* messages searched back for a frame's flow */
 #define AFP_TX_SEGS 64                   /* segments merged into one GSO packet at most */
+#define AFP_NO_MERGE_NS 1000000000ull    /* after a merged send was refused: frame by frame this long */
 #define HDR_MAX (RTE_ETHER_HDR_LEN + 60 + 60)    /* Ethernet, IPv4 with options, TCP with options */
 
 #define TCP_FIN 0x01
@@ -62,10 +64,12 @@ struct afq {
 	uint32_t seg;                    /* its next segment */
 	bool started;                    /* packet_start ran for it (it finishes checksums in place) */
 	struct split sp;
-	bool no_merge;                   /* a merged send was refused once: frame by frame */
+	uint64_t no_merge_until;         /* a merged send was refused: frame by frame until then */
+	bool merge_off;                  /* in this call */
 	bool out_full;                   /* the last send stopped on EAGAIN: the socket buffer */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, ierrors, opackets, obytes, oerrors, split, merged;
+	uint64_t merge_fallbacks;        /* merged sends refused (their frames then went one by one) */
 	uint64_t imissed;                /* PACKET_STATISTICS, added up by the readers */
 } __rte_cache_aligned;
 
@@ -177,6 +181,23 @@ void tl_afp_stats(struct tl_afp *p, struct rte_eth_stats *st)
 		st->oerrors += cnt_get(&q->oerrors);
 		st->imissed += cnt_get(&q->imissed);
 	}
+}
+
+uint64_t tl_afp_merge_fallbacks(const struct tl_afp *p)
+{
+	uint64_t n = 0;
+
+	for (uint16_t i = 0; p && i < p->queues; i++)
+		n += cnt_get(&p->q[i].merge_fallbacks);
+	return n;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged)
@@ -498,7 +519,7 @@ static unsigned runs_make(struct afq *q, struct rte_mbuf **pkts, unsigned n, str
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
 		struct tcp_hdrs h;
-		bool tcp = !q->no_merge && pkts[i]->nb_segs == 1 && tcp_parse(f, pkts[i]->data_len, &h);
+		bool tcp = !q->merge_off && pkts[i]->nb_segs == 1 && tcp_parse(f, pkts[i]->data_len, &h);
 		uint32_t len = tcp ? pkts[i]->data_len - h.hlen : 0;
 		struct tx_msg *x = NULL;
 
@@ -606,6 +627,7 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)AFP_BURST);
 	q->out_full = false;
+	q->merge_off = q->no_merge_until && mono_ns() < q->no_merge_until;
 	while (done < n) {
 		unsigned nm = runs_make(q, pkts + done, n - done, msgs, of);
 		int k = send_msgs(q, pkts + done, msgs, nm);
@@ -621,7 +643,11 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 			break;
 		}
 		if (msgs[0].segs > 1) {
-			q->no_merge = true;      /* this kernel refuses our GSO packets: frame by frame */
+			/* A merge refused (the device went down, a merge the kernel does not take):
+			 * frame by frame for a while, then merging is tried again. */
+			q->no_merge_until = mono_ns() + AFP_NO_MERGE_NS;
+			q->merge_off = true;
+			cnt_add(&q->merge_fallbacks, 1);
 			continue;
 		}
 		/* the first message is the first frame alone: refused (too big for the device...) */

@@ -76,6 +76,10 @@ bool tl_afp_rx_pending(const struct tl_afp *p, uint16_t q);
 void tl_afp_stats(struct tl_afp *p, struct rte_eth_stats *st);
 /* GSO packets read and split, and sent merged, all queues. */
 void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged);
+/* Merged sends the kernel refused (the veth down, a merge it does not take), all queues:
+ * their frames went one by one, and so does the queue's traffic for a second, then merging
+ * is tried again. */
+uint64_t tl_afp_merge_fallbacks(const struct tl_afp *p);
 /* Queue q's socket, or -1. */
 int tl_afp_fd(const struct tl_afp *p, uint16_t q);
 

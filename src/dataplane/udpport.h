@@ -67,6 +67,10 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q);
 /* UDP_SEGMENT sends of several datagrams, all queues. */
 uint64_t tl_udpport_gso_sends(const struct tl_udpport *u);
+/* UDP_SEGMENT sends the kernel refused (EMSGSIZE or EINVAL: segments above the destination's
+ * route MTU; EIO: an xfrm route; EOPNOTSUPP), all queues: their datagrams went one by one, and so do
+ * that destination's for a second, then GSO is tried there again. */
+uint64_t tl_udpport_gso_fallbacks(const struct tl_udpport *u);
 /* Queue q holds datagrams read from its sockets and not handed out yet. */
 bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
 /* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. The queue's worker: after a

@@ -537,6 +537,69 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 	      ordered, whole);
 }
 
+/* Four segments of one flow from sequence number seq, as the AQM hands them out. */
+static void flow_frames(struct rte_mbuf **m, uint32_t seq)
+{
+	static uint8_t f[2048];
+
+	for (unsigned i = 0; i < 4; i++) {
+		size_t len = tcp_frame(f, false, seq + i * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		th->src_port = htons(43000);
+		th->cksum = rte_ipv4_udptcp_cksum((void *)(f + 14), th);
+		m[i] = mbuf_of(f, len);
+	}
+}
+
+/* A merged send refused (the veth down) turns merging off for a while, not for good: the
+ * frames are refused one by one; with the veth up again the next ones leave frame by frame,
+ * and after a second they are merged again. */
+static void test_tx_merge_recovers(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[4], *refused[4];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0, took;
+	uint64_t split, merged0, merged;
+	unsigned singles = 0;
+	ssize_t n;
+
+	tl_afp_gso_counts(p, &split, &merged0);
+	CHECK(system("ip link set vb down") == 0, "merge recovers: vb down");
+	flow_frames(m, 200000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	CHECK(took == 4 && nf == 4 && tl_afp_merge_fallbacks(p) == 1,
+	      "merge recovers: the merged send and then each frame refused (%u, %u refused, %lu fallbacks)", took, nf,
+	      (unsigned long)tl_afp_merge_fallbacks(p));
+	rte_pktmbuf_free_bulk(refused, nf);
+	CHECK(system("ip link set vb up && for i in $(seq 200); do [ $(ip -o link show up | grep -c 'v[ab]@.*state UP') = 2 ] && exit 0; "
+		     "sleep 0.01; done; exit 1") == 0, "merge recovers: vb up (operstate up: its qdisc active)");
+	for (int i = 0; i < 100; i++) {     /* until a frame crosses (the first after up may not) */
+		uint8_t udp[64] = { 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, [12] = 0x08, [14] = 0x45 };
+
+		m[0] = mbuf_of(udp, sizeof(udp));
+		if (tl_afp_tx(p, 0, m, 1, refused, &nf) != 1 || nf)
+			rte_pktmbuf_free(m[0]);
+		if (far_recv(far, &vh, f, sizeof(f)) == sizeof(udp))
+			break;
+	}
+	flow_frames(m, 300000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	for (unsigned i = 0; i < 4 && (n = far_recv(far, &vh, f, sizeof(f))) > 0; i++)
+		singles += n == 14 + 20 + 20 + OPT + 1000 && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE;
+	CHECK(took == 4 && nf == 0 && singles == 4, "merge recovers: at once, the frames leave one by one (%u, %u)", took,
+	      singles);
+	usleep(1100 * 1000);    /* past the second merging is off for */
+	flow_frames(m, 400000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	n = far_recv(far, &vh, f, sizeof(f));
+	tl_afp_gso_counts(p, &split, &merged);
+	CHECK(took == 4 && nf == 0 && n == 14 + 20 + 20 + OPT + 4000 && vh.gso_type == VIRTIO_NET_HDR_GSO_TCPV4 &&
+	      merged == merged0 + 1, "merge recovers: a second later merged again (%zd bytes, merged %lu)", n,
+	      (unsigned long)(merged - merged0));
+}
+
 /* Two IPv4 fragments (MF set, offset 0) of one flow whose payloads look like consecutive
  * TCP segments: fragments are not TCP segments, so they leave as two frames as they are,
  * nothing merged (GRO never merges fragments). */
@@ -640,6 +703,7 @@ int main(int argc, char **argv)
 		test_tx_many_flows(p, far);
 		test_tx_far_flows(p, far);
 		test_tx_fragments(p, far);
+		test_tx_merge_recovers(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)

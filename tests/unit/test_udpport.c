@@ -492,6 +492,53 @@ static void test_rx_oversized(void)
 	tl_udpport_close(u);
 }
 
+/* After test_tx_full (its namespace): on a veth, a route of MTU 1000 to 10.7.0.0/24
+ * and one of 1500 to 10.8.0.0/24. Four 1200-byte datagrams to each: the GSO send to the
+ * first is refused (segments above its MTU) and its datagrams go one by one, every frame is
+ * taken and none refused, and GSO to the second still goes (gso_sends 1); the refusal is
+ * counted once, and a second burst to the first goes one by one without trying GSO again. */
+static void test_gso_per_destination(void)
+{
+	static const uint8_t small[4] = { 10, 7, 0, 5 }, big[4] = { 10, 8, 0, 5 };
+	struct tl_udpport_cfg c = { .iface = "d0", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
+				    .ip4 = LO4, .pools = pools };
+	struct rte_mbuf *m[8], *refused[8];
+	struct rte_eth_stats st;
+	char err[256] = "";
+	struct tl_udpport *u;
+	uint16_t nf = 0, took;
+
+	if (system("ip link add d0 type veth peer name d1 && ip addr add 10.6.0.1/24 dev d0 && ip link set d0 up && "
+		   "ip link set d1 up && ip route add 10.7.0.0/24 dev d0 mtu 1000 && ip route add 10.8.0.0/24 dev d0 && "
+		   "ip neigh add 10.7.0.5 lladdr 02:00:00:00:07:05 dev d0 nud permanent && "
+		   "ip neigh add 10.8.0.5 lladdr 02:00:00:00:08:05 dev d0 nud permanent") != 0) {
+		CHECK(0, "gso per destination: a veth and two routes");
+		return;
+	}
+	u = tl_udpport_open(&c, err, sizeof(err));
+	CHECK(u != NULL, "gso per destination: the port opens on d0 (%s)", err);
+	if (!u)
+		return;
+	for (unsigned i = 0; i < 8; i++)
+		m[i] = frame_to(i < 4 ? small : big, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 8, refused, &nf);
+	CHECK(took == 8 && nf == 0, "gso per destination: all 8 taken, none refused (%u, %u)", took, nf);
+	CHECK(tl_udpport_gso_sends(u) == 1, "gso per destination: GSO to the other destination still goes (%lu sends)",
+	      (unsigned long)tl_udpport_gso_sends(u));
+	CHECK(tl_udpport_gso_fallbacks(u) == 1, "gso per destination: one refusal counted (%lu)",
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = frame_to(small, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 4, refused, &nf);
+	CHECK(took == 4 && nf == 0 && tl_udpport_gso_fallbacks(u) == 1,
+	      "gso per destination: the first again, one by one without a new refusal (%u, %lu)", took,
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	tl_udpport_stats(u, &st);
+	CHECK(st.opackets == 12 && st.oerrors == 0, "gso per destination: 12 datagrams sent (%lu)",
+	      (unsigned long)st.opackets);
+	tl_udpport_close(u);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -514,6 +561,7 @@ int main(int argc, char **argv)
 		test_port_in_use();
 		test_tx_full();
 		test_rx_oversized();
+		test_gso_per_destination();
 	}
 	for (int q = 0; q < QUEUES; q++)
 		rte_mempool_free(pools[q]);
