@@ -700,6 +700,26 @@ static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			       &cfg->addresses);
 }
 
+unsigned tl_cfg_af_xdp_mtu_max(void)
+{
+	return (unsigned)sysconf(_SC_PAGESIZE) - TL_CFG_AF_XDP_BUF_OVERHEAD - TL_CFG_FRAME_OVERHEAD;
+}
+
+/* The MTU against the port kinds: an af_xdp port carries frames of at most a page (an auto
+ * WAN port takes the udp kind above that, see ctrl/ports.c). */
+static int tl_cfg_mtu_ports(struct tl_cfg_ctx *c, const struct tl_config *cfg)
+{
+	bool wan = cfg->wan.driver == TL_DRIVER_AF_XDP, lan = cfg->lan.driver == TL_DRIVER_AF_XDP;
+	unsigned max = tl_cfg_af_xdp_mtu_max();
+
+	if (cfg->mtu <= max || (!wan && !lan))
+		return 0;
+	return tl_cfg_fail(c, "mtu", "%u is above %u, the largest tunnel MTU the af_xdp port kind carries "
+			   "(ports.%s: DPDK's net_af_xdp receives into buffers of one %ld-byte page); "
+			   "use driver %s", (unsigned)cfg->mtu, max, wan ? "wan" : "lan", sysconf(_SC_PAGESIZE),
+			   wan ? "pmd or udp" : cfg->mode == TL_MODE_HOST ? "packet" : "pmd");
+}
+
 static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			  struct tl_config *cfg)
 {
@@ -711,7 +731,7 @@ static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 	if (cfg->mtu < 1280 && tl_cfg_has_v6(cfg))
 		return tl_cfg_fail(c, "mtu", "%u is below 1280, the IPv6 minimum, and an "
 				   "IPv6 address or allowed IP is configured", (unsigned)cfg->mtu);
-	return 0;
+	return tl_cfg_mtu_ports(c, cfg);
 }
 
 /* ---- file, load, free -------------------------------------------------------------------- */

@@ -167,10 +167,6 @@ static void device_down(struct tl_device *dev)
 	tl_identity_clear(&dev->id);
 }
 
-/* The largest tunnel MTU whose encrypted frame (padding, WireGuard, UDP, IPv6, Ethernet
- * headers) still fits one default mbuf: frames are single-segment on the fast path. */
-#define TL_MTU_MAX (RTE_MBUF_DEFAULT_DATAROOM - 16 - 32 - 48 - 14)
-
 /* A running instance of the same name answers on its telemetry socket; starting a second
  * one would tear down the first one's interfaces before anything else could refuse it. */
 static bool instance_running(const char *name)
@@ -194,11 +190,6 @@ static int device_up(struct tl_device *dev, const char *argv0)
 	if (instance_running(dev->cfg->name)) {
 		tl_log_err("an instance named '%s' is already running (names are unique per machine)",
 			   dev->cfg->name);
-		return -1;
-	}
-	if (dev->cfg->mtu > TL_MTU_MAX) {
-		tl_log_err("%s: mtu: %u is above %u, the largest tunnel MTU this dataplane carries",
-			   dev->cfg->path, dev->cfg->mtu, (unsigned)TL_MTU_MAX);
 		return -1;
 	}
 	dp_params(dev);

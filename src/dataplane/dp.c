@@ -8,6 +8,7 @@
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
+#include "dataplane/bufsize.h"
 #include "dataplane/dp.h"
 #include "dataplane/lanfib.h"
 #include "dataplane/route.h"
@@ -171,10 +172,11 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, socket, RING_F_SC_DEQ);
 	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
 					     socket, RING_F_SC_DEQ);
-	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	/* Buffers for frames of the MTU: staged packets, reassembled datagrams of the slow path. */
+	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						socket);
 	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, socket);
-	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						 socket);
 	/* Room for every job of every possible queue owner: submitting never fails. */
 	dp->crypto_ring = rte_ring_create("tl_crypto", dp->n_workers * TL_DIR_MAX * TL_JOBS_PER_OWNER, socket,
@@ -183,6 +185,11 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 					      RING_F_SC_DEQ);
 	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring &&
 		       dp->stage_ring ? 0 : -1;
+}
+
+unsigned tl_dp_pool_bufs(void)
+{
+	return TL_CTRL_POOL_SIZE + TL_STAGE_POOL_SIZE;
 }
 
 /* Retired keypairs are already reclaimed (the index table deletes synchronously); the ones

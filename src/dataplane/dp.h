@@ -325,6 +325,9 @@ static inline struct rte_hash *tl_dp_index(struct tl_dp *dp)
  * frees a keypair deleted from the index table, within the delete, once the RCU grace
  * period is over (the control plane, which deletes, is not an RCU reader). */
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
+/* Buffers of the control plane's pools tl_dp_create makes (their data room follows dp->mtu,
+ * as the ports' do): the EAL memory counts them. */
+unsigned tl_dp_pool_bufs(void);
 void tl_dp_free(struct tl_dp *dp);
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);
 /* A hash like h with room for entries, holding what h holds (h is left as it was). */

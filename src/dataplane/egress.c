@@ -208,18 +208,21 @@ int tl_egress_init(struct tl_worker *w, int role)
 /* Sends n (at most a burst) frames on the WAN port and returns how many it took. A `udp`
  * port may refuse some of them (the kernel's send error: no route, too big): those are
  * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
- * the control plane, and *lost says how many. */
-static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost)
+ * the control plane; *lost says how many and *lost_bytes their bytes. */
+static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost,
+		       uint64_t *lost_bytes)
 {
 	struct tl_udpport *u = w->dp->port[TL_PORT_WAN].udp;
 	struct rte_mbuf *failed[TL_BURST];
 	uint16_t nf = 0, sent;
 
 	*lost = 0;
+	*lost_bytes = 0;
 	if (!u)
 		return rte_eth_tx_burst(w->eg[TL_PORT_WAN].port_id, w->queue, m, (uint16_t)n);
 	sent = tl_udpport_tx(u, w->queue, m, (uint16_t)n, failed, &nf);
 	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
 		if (queued)
 			tl_drop_deq(w, TL_PORT_WAN, failed[i], TL_DROP_kernel_send_failed);
 		else
@@ -237,6 +240,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	struct rte_ring_zc_data zc;
 	struct rte_mbuf **m;
 	unsigned n, sent, lost;
+	uint64_t lost_bytes;
 
 	n = rte_ring_dequeue_zc_burst_start(w->ctrl_tx, TL_BURST, &zc, NULL);
 	if (n == 0)
@@ -244,7 +248,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	m = (struct rte_mbuf **)zc.ptr1;          /* the contiguous part; the rest next round */
 	for (unsigned i = 0; i < zc.n1; i++)
 		shaper_charge(e, m[i]);
-	sent = wan_tx(w, m, zc.n1, false, &lost);
+	sent = wan_tx(w, m, zc.n1, false, &lost, &lost_bytes);
 	for (unsigned i = sent; i < zc.n1; i++)
 		shaper_refund(e, m[i]);
 	rte_ring_dequeue_zc_finish(w->ctrl_tx, sent);
@@ -295,6 +299,7 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	uint32_t len[TL_BURST];
 	unsigned k = 0, sent, lost, n;
+	uint64_t lost_bytes;
 
 	if (!j->checked) {
 		/* A failed seal may have left plaintext in the buffer: never sent. */
@@ -314,9 +319,10 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	n = (unsigned)(j->n - j->next);
 	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
 		len[i] = j->m[j->next + i]->pkt_len;
-	sent = wan_tx(w, j->m + j->next, n, true, &lost);
+	sent = wan_tx(w, j->m + j->next, n, true, &lost, &lost_bytes);
 	for (unsigned i = 0; i < sent; i++)
 		e->tx_bytes += len[i];
+	e->tx_bytes -= lost_bytes;               /* refused: not transmitted */
 	e->tx_packets += sent - lost;
 	w->cnt.tx[TL_PORT_WAN] += sent - lost;
 	w->cnt.inflight[TL_DIR_ENCAP] -= sent;

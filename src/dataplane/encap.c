@@ -15,7 +15,8 @@
 #include "dataplane/encap.h"
 #include "dataplane/route.h"
 
-/* Fragments of one packet at most: a single-segment frame (2 KB) at the smallest MTU. */
+/* Fragments of one packet at most: a LAN frame fills one buffer, of at most 2 KiB or the MTU's
+ * frame (bufsize.h): 4 at the smallest MTU, 2 above about 1 950. */
 #define TL_MAX_FRAGMENTS 8
 
 static struct tl_peer *route_lookup(struct tl_dp *dp, const struct tl_table *t, const struct tl_inner *in)

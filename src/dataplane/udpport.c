@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_ether.h>
@@ -31,6 +32,18 @@
 /* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+/* A destination the kernel refused a UDP_SEGMENT send to (EMSGSIZE, or EINVAL before Linux
+ * 6.x: segments above its route's MTU; EIO: an xfrm route; EOPNOTSUPP) gets datagram by
+ * datagram for a while, then GSO is
+ * tried again (its path MTU may have grown): per queue, the latest few. */
+#define NO_GSO_DSTS 8
+#define NO_GSO_NS 1000000000ull
+
+struct no_gso {
+	uint64_t until_ns;             /* 0: a free entry */
+	uint8_t f, addr[16];
+	uint16_t port;                 /* network order */
+};
 
 struct rx_meta {
 	uint8_t dst[16];
@@ -55,8 +68,10 @@ struct udpq {
 	int swap;                      /* 1: next_fd holds a move not taken yet */
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
+	struct tl_counters *cnt;       /* the reading worker's (rx drops), or NULL */
 	uint8_t first;                 /* family read first this time, alternated */
-	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
+	struct no_gso no_gso[NO_GSO_DSTS];   /* destinations without GSO for now */
+	unsigned no_gso_n, no_gso_next;      /* entries in use (maybe expired), the next to replace */
 	int8_t out_full;               /* family whose socket took no more at the last send, or -1 */
 	uint8_t *arena;                /* GRO_MSGS x GRO_MSG_LEN */
 	struct rx_msg rm[GRO_MSGS];
@@ -64,6 +79,7 @@ struct udpq {
 	uint32_t rm_off;               /* its bytes handed out so far */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs, gso_sends;
+	uint64_t gso_fallbacks;        /* UDP_SEGMENT sends refused (then sent datagram by datagram) */
 } __rte_cache_aligned;
 
 struct tl_udpport {
@@ -154,6 +170,7 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 		u->q[q].out_full = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
+		u->q[q].cnt = cfg->counters ? cfg->counters[q] : NULL;
 		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
 		if (!u->q[q].arena) {
 			snprintf(err, errlen, "udp port: out of memory");
@@ -287,6 +304,15 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
 
 	for (uint16_t i = 0; u && i < u->queues; i++)
 		n += cnt_get(&u->q[i].gro_msgs);
+	return n;
+}
+
+uint64_t tl_udpport_gso_fallbacks(const struct tl_udpport *u)
+{
+	uint64_t n = 0;
+
+	for (uint16_t i = 0; u && i < u->queues; i++)
+		n += cnt_get(&u->q[i].gso_fallbacks);
 	return n;
 }
 
@@ -424,7 +450,8 @@ static bool arena_fill(struct udpq *q, int fd, int f)
 		r->meta = (struct rx_meta){ .tos = 0 };
 		rx_cmsgs(q, f, &h[i].msg_hdr, &r->meta);
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			cnt_add(&q->ierrors, 1);    /* over 64 KiB: not a datagram we carry */
+			/* over 64 KiB: not a datagram we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 			continue;
 		}
 		if (r->meta.seg && h[i].msg_len > r->meta.seg)
@@ -465,7 +492,8 @@ static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf
 			cnt_add(&q->ibytes, x->pkt_len);
 			out[got++] = x;
 		} else {
-			cnt_add(&q->ierrors, 1);    /* larger than a buffer: not a frame we carry */
+			/* larger than a buffer (a peer's MTU above ours): not a frame we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 		}
 		q->rm_off += len;
 		if (q->rm_off >= r->len) {
@@ -583,6 +611,69 @@ static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, i
 	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A destination's key: family index, address, port. */
+static void dst_key(const struct sockaddr_storage *d, int f, uint8_t addr[16], uint16_t *port)
+{
+	memset(addr, 0, 16);
+	if (f == 0) {
+		const struct sockaddr_in *a = (const void *)d;
+
+		memcpy(addr, &a->sin_addr, 4);
+		*port = a->sin_port;
+	} else {
+		const struct sockaddr_in6 *a = (const void *)d;
+
+		memcpy(addr, &a->sin6_addr, 16);
+		*port = a->sin6_port;
+	}
+}
+
+/* GSO is off for now for destination d (family index f). */
+static bool gso_off(struct udpq *q, const struct sockaddr_storage *d, int f, uint64_t now)
+{
+	uint8_t addr[16];
+	uint16_t port;
+
+	if (!q->no_gso_n)
+		return false;
+	dst_key(d, f, addr, &port);
+	for (unsigned i = 0; i < NO_GSO_DSTS; i++) {
+		struct no_gso *x = &q->no_gso[i];
+
+		if (!x->until_ns || x->f != f || x->port != port || memcmp(x->addr, addr, 16))
+			continue;
+		if (now < x->until_ns)
+			return true;
+		x->until_ns = 0;           /* expired: GSO again */
+		q->no_gso_n--;
+		return false;
+	}
+	return false;
+}
+
+/* The kernel refused a GSO send to d: datagram by datagram there for NO_GSO_NS (the oldest
+ * entry makes room). */
+static void gso_off_add(struct udpq *q, const struct sockaddr_storage *d, int f, uint64_t now)
+{
+	struct no_gso *x = &q->no_gso[q->no_gso_next];
+
+	q->no_gso_next = (q->no_gso_next + 1) % NO_GSO_DSTS;
+	if (!x->until_ns)
+		q->no_gso_n++;
+	x->f = (uint8_t)f;
+	dst_key(d, f, x->addr, &x->port);
+	x->until_ns = now + NO_GSO_NS;
+	cnt_add(&q->gso_fallbacks, 1);
+}
+
 /* Sends msgs[0..n) (all of one family) with one sendmmsg. Returns how many messages the
  * kernel took, or -errno for the first. */
 static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iovec *iov)
@@ -627,6 +718,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 	struct iovec iov[UDPP_BURST];
 	struct tx_msg msgs[UDPP_BURST];
 	unsigned done = 0;
+	uint64_t now = q->no_gso_n ? mono_ns() : 0;   /* only to expire entries */
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
@@ -656,9 +748,9 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			if (f >= 0 && ff != f)
 				break;
 			f = ff;
-			if (last && !q->no_gso && same_dst(last, &dst, ff, tos) && iov[i].iov_len <= last->seg &&
+			if (last && same_dst(last, &dst, ff, tos) && iov[i].iov_len <= last->seg &&
 			    last->bytes == last->seg * last->segs && last->segs < TL_UDPPORT_GSO_SEGS &&
-			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES) {
+			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES && !gso_off(q, &dst, ff, now)) {
 				last->segs++;
 				last->bytes += iov[i].iov_len;
 				continue;
@@ -686,8 +778,10 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			q->out_full = (int8_t)msgs[0].f;
 			break;           /* the socket is full: the rest waits with the caller */
 		}
-		if (msgs[0].segs > 1 && (k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
-			q->no_gso = true;  /* this kernel or device does not segment: one by one */
+		if (msgs[0].segs > 1 && (k == -EMSGSIZE || k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
+			if (!now)
+				now = mono_ns();
+			gso_off_add(q, &msgs[0].dst, msgs[0].f, now);   /* there: one by one */
 			continue;
 		}
 		failed[(*n_failed)++] = pkts[done++];   /* refused by the kernel (no route, too big...) */

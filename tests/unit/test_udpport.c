@@ -445,6 +445,100 @@ static void test_port_in_use(void)
 	close(fd);
 }
 
+/* After test_tx_full (its namespace): a datagram larger than a buffer (3000 bytes, a peer
+ * whose MTU is above ours) is read and let go of: dropped as oversized, received and dropped on the WAN port in the reading
+ * worker's counters, and in ierrors; the datagram after it arrives. */
+static void test_rx_oversized(void)
+{
+	static struct tl_counters cnt[QUEUES];
+	struct tl_counters *const cnts[QUEUES] = { &cnt[0], &cnt[1] };
+	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = QUEUES, .v4 = true, .mac = MAC,
+				    .gw_mac = GW, .ip4 = LO4, .pools = pools, .counters = cnts };
+	char err[256] = "", big[3000], small[100];
+	struct tl_udpport *u = tl_udpport_open(&c, err, sizeof(err));
+	struct rte_eth_stats st;
+	struct rte_mbuf *m[2];
+	uint64_t over = 0, rx = 0, rx_drops = 0, other = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);       /* from an ephemeral port */
+	unsigned n;
+
+	CHECK(u != NULL, "oversized: the port opens (%s)", err);
+	CHECK(system("ip link set lo up") == 0, "lo up (the namespace test_tx_full made)");
+	if (!u)
+		return;
+	memset(big, 4, sizeof(big));
+	memset(small, 4, sizeof(small));
+	send_to_port(fd, big, sizeof(big), 0);
+	send_to_port(fd, small, sizeof(small), 0);
+	n = rx_all(u, m, 2);
+	CHECK(n == 1 && m[0]->pkt_len == RTE_ETHER_HDR_LEN + 28 + sizeof(small),
+	      "oversized: the small datagram arrives, the large one does not (%u frames)", n);
+	rte_pktmbuf_free_bulk(m, n);
+	for (int q = 0; q < QUEUES; q++) {
+		over += cnt[q].drops[TL_DROP_oversized];
+		rx += cnt[q].rx[TL_PORT_WAN];
+		rx_drops += cnt[q].rx_drops[TL_PORT_WAN];
+		for (int r = 0; r < TL_DROP_MAX; r++)
+			other += r == TL_DROP_oversized ? 0 : cnt[q].drops[r];
+	}
+	tl_udpport_stats(u, &st);
+	CHECK(over == 1 && other == 0, "oversized: one drop, reason oversized (%lu, others %lu)", (unsigned long)over,
+	      (unsigned long)other);
+	CHECK(rx == 1 && rx_drops == 1, "oversized: received and dropped on the WAN port (rx %lu, rx_drops %lu)",
+	      (unsigned long)rx, (unsigned long)rx_drops);
+	CHECK(st.ierrors == 1 && st.ipackets == 1, "oversized: ierrors %lu, ipackets %lu", (unsigned long)st.ierrors,
+	      (unsigned long)st.ipackets);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+/* After test_tx_full (its namespace): on a veth, a route of MTU 1000 to 10.7.0.0/24
+ * and one of 1500 to 10.8.0.0/24. Four 1200-byte datagrams to each: the GSO send to the
+ * first is refused (segments above its MTU) and its datagrams go one by one, every frame is
+ * taken and none refused, and GSO to the second still goes (gso_sends 1); the refusal is
+ * counted once, and a second burst to the first goes one by one without trying GSO again. */
+static void test_gso_per_destination(void)
+{
+	static const uint8_t small[4] = { 10, 7, 0, 5 }, big[4] = { 10, 8, 0, 5 };
+	struct tl_udpport_cfg c = { .iface = "d0", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
+				    .ip4 = LO4, .pools = pools };
+	struct rte_mbuf *m[8], *refused[8];
+	struct rte_eth_stats st;
+	char err[256] = "";
+	struct tl_udpport *u;
+	uint16_t nf = 0, took;
+
+	if (system("ip link add d0 type veth peer name d1 && ip addr add 10.6.0.1/24 dev d0 && ip link set d0 up && "
+		   "ip link set d1 up && ip route add 10.7.0.0/24 dev d0 mtu 1000 && ip route add 10.8.0.0/24 dev d0 && "
+		   "ip neigh add 10.7.0.5 lladdr 02:00:00:00:07:05 dev d0 nud permanent && "
+		   "ip neigh add 10.8.0.5 lladdr 02:00:00:00:08:05 dev d0 nud permanent") != 0) {
+		CHECK(0, "gso per destination: a veth and two routes");
+		return;
+	}
+	u = tl_udpport_open(&c, err, sizeof(err));
+	CHECK(u != NULL, "gso per destination: the port opens on d0 (%s)", err);
+	if (!u)
+		return;
+	for (unsigned i = 0; i < 8; i++)
+		m[i] = frame_to(i < 4 ? small : big, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 8, refused, &nf);
+	CHECK(took == 8 && nf == 0, "gso per destination: all 8 taken, none refused (%u, %u)", took, nf);
+	CHECK(tl_udpport_gso_sends(u) == 1, "gso per destination: GSO to the other destination still goes (%lu sends)",
+	      (unsigned long)tl_udpport_gso_sends(u));
+	CHECK(tl_udpport_gso_fallbacks(u) == 1, "gso per destination: one refusal counted (%lu)",
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = frame_to(small, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 4, refused, &nf);
+	CHECK(took == 4 && nf == 0 && tl_udpport_gso_fallbacks(u) == 1,
+	      "gso per destination: the first again, one by one without a new refusal (%u, %lu)", took,
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	tl_udpport_stats(u, &st);
+	CHECK(st.opackets == 12 && st.oerrors == 0, "gso per destination: 12 datagrams sent (%lu)",
+	      (unsigned long)st.opackets);
+	tl_udpport_close(u);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -466,6 +560,8 @@ int main(int argc, char **argv)
 		test_overflow_counted();
 		test_port_in_use();
 		test_tx_full();
+		test_rx_oversized();
+		test_gso_per_destination();
 	}
 	for (int q = 0; q < QUEUES; q++)
 		rte_mempool_free(pools[q]);
