@@ -79,6 +79,7 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(tx_bytes, COUNTER, BYTES, "tunless_queue_tx_bytes_total", "", "bytes the port took from this queue") \
 	X(backpressure, COUNTER, NONE, "tunless_queue_backpressure_total", "", "rounds the port took fewer frames than offered") \
 	X(shaper_waits, COUNTER, NONE, "tunless_queue_shaper_waits_total", "", "rounds the shaper held packets back") \
+	X(shaper_lost_ns, COUNTER, NS, "tunless_queue_shaper_lost_seconds_total", "", "sending time the shaper gave up while backlogged: what a round came later than the catch-up bound (max(burst, 20 ms) at rate) allows") \
 	X(delivered, COUNTER, PACKETS, "tunless_queue_delivered_packets_total", "", "packets delivered with a sojourn time (the sojourn histogram's count)") \
 	X(sojourn_p50_ns, GAUGE, NS, "tunless_queue_sojourn_p50_seconds", "", "median sojourn time of delivered packets (upper edge of its histogram bucket, at most the max)") \
 	X(sojourn_p99_ns, GAUGE, NS, "tunless_queue_sojourn_p99_seconds", "", "99th percentile sojourn time of delivered packets") \

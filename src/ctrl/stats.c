@@ -196,6 +196,7 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->tx_bytes = snap->tx_bytes;
 	s->backpressure = snap->backpressure;
 	s->shaper_waits = snap->shaper_waits;
+	s->shaper_lost_ns = snap->shaper_lost_ns;
 	s->delivered = tl_aqm_sojourn_cumulative(a, cum);
 	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
 	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);

@@ -51,8 +51,8 @@ bool tl_shaper_open(struct tl_shaper *s, uint64_t now)
 
 	if (!s->ns_per_byte_q20)
 		return true;
-	floor = now > s->burst_ns ? now - s->burst_ns : 0;
-	clock_raise(s, floor);
+	floor = now > s->debt_ns ? now - s->debt_ns : 0;
+	s->lost_ns += clock_raise(s, floor);
 	return atomic_load_explicit(&s->port->next_ns, memory_order_relaxed) <= now;
 }
 

@@ -95,8 +95,10 @@ void tl_worker_fini(struct tl_worker *w)
 		w->dp->worker[w->id] = NULL;
 	tl_cs_owner_fini(w);
 	tl_hold_free(w);
-	for (int p = 0; p < TL_PORT_MAX; p++)
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		tl_shaper_backlog(&w->eg[p].sh, false, 0);   /* no longer counts in the port's backlog */
 		tl_aqm_free(w->eg[p].aqm);
+	}
 	ring_drain_free(w->ctrl_tx);
 	rte_ring_free(w->ctrl_tx);
 	ring_drain_free(w->slow_rx);
