@@ -100,6 +100,7 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(owner, GAUGE, BOOL, "tunless_worker_owner", "", "1: owns a queue pair of each port (reads, classifies, finishes jobs in order, sends); every worker seals and opens") \
 	X(busy_polls, COUNTER, NONE, "tunless_worker_polls_total", "state=\"busy\"", "rounds that did work") \
 	X(idle_polls, COUNTER, NONE, "tunless_worker_polls_total", "state=\"idle\"", "rounds that found nothing") \
+	X(shaper_sleeps, COUNTER, NONE, "tunless_worker_shaper_sleeps_total", "", "idle rounds that slept to the shaper's next send slot (a gap of 50 us or more; shorter ones are spun through)") \
 	X(busy_ns, COUNTER, NS, "tunless_worker_busy_seconds_total", "", "time in rounds that did work; rate(busy) / rate(loop) is the busy share over a window") \
 	X(loop_ns, COUNTER, NS, "tunless_worker_loop_seconds_total", "", "time in the loop (busy and idle rounds)") \
 	X(busy_percent, GAUGE, PERCENT, "tunless_worker_busy_percent", "", "share of the last second spent in rounds that did work") \

@@ -223,6 +223,7 @@ void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_wor
 	s->owner = wk->owner;
 	s->busy_polls = tl_cnt_read(&c->busy_polls);
 	s->idle_polls = tl_cnt_read(&c->idle_polls);
+	s->shaper_sleeps = tl_cnt_read(&c->shaper_sleeps);
 	s->busy_ns = tl_cnt_read(&c->busy_ns);
 	s->loop_ns = tl_cnt_read(&c->loop_ns);
 	s->busy_percent = __atomic_load_n(&dev->load[worker].percent, __ATOMIC_RELAXED);
