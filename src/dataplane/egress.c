@@ -19,6 +19,7 @@ static void shaper_set(struct tl_worker *w, struct tl_egress *e, const struct tl
 {
 	e->shaper = *sp;
 	tl_shaper_set(&e->sh, sp, w->now_ns);
+	tl_aqm_set_rate(e->aqm, sp->rate_bps);
 }
 
 static inline void shaper_charge(struct tl_egress *e, const struct rte_mbuf *m)
