@@ -201,8 +201,12 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
 	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);
 	s->sojourn_max_ns = a->sojourn_max_ns;
-	s->aqm_target_us = snap->params.target_us;
-	s->aqm_interval_us = snap->params.interval_us;
+	s->aqm_target_us = a->target_ns / 1000;
+	s->aqm_interval_us = a->interval_ns / 1000;
+	s->aqm_rtt_us = snap->params.rtt_us;
+	s->aqm_l4s_us = snap->params.l4s_us;
+	s->aqm_byte_limit = a->byte_limit;
+	s->l4s_marks = a->l4s_marks;
 	s->aqm_quantum = snap->params.quantum;
 	s->aqm_flows = snap->params.flows;
 	s->aqm_limit = snap->params.limit;
