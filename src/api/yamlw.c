@@ -305,6 +305,8 @@ void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
 	tl_yaml_key_u64(w, "limit", p->limit);
 	tl_yaml_key_u64(w, "memory_limit", p->memory_limit);
 	tl_yaml_key_bool(w, "ecn", p->ecn);
+	tl_yaml_key_u64(w, "rtt_us", p->rtt_us);
+	tl_yaml_key_u64(w, "l4s_us", p->l4s_us);
 	tl_yaml_end_map(w);
 }
 

@@ -196,12 +196,17 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->tx_bytes = snap->tx_bytes;
 	s->backpressure = snap->backpressure;
 	s->shaper_waits = snap->shaper_waits;
+	s->shaper_lost_ns = snap->shaper_lost_ns;
 	s->delivered = tl_aqm_sojourn_cumulative(a, cum);
 	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
 	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);
 	s->sojourn_max_ns = a->sojourn_max_ns;
-	s->aqm_target_us = snap->params.target_us;
-	s->aqm_interval_us = snap->params.interval_us;
+	s->aqm_target_us = a->target_ns / 1000;
+	s->aqm_interval_us = a->interval_ns / 1000;
+	s->aqm_rtt_us = snap->params.rtt_us;
+	s->aqm_l4s_us = snap->params.l4s_us;
+	s->aqm_byte_limit = a->byte_limit;
+	s->l4s_marks = a->l4s_marks;
 	s->aqm_quantum = snap->params.quantum;
 	s->aqm_flows = snap->params.flows;
 	s->aqm_limit = snap->params.limit;
@@ -222,6 +227,7 @@ void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_wor
 	s->owner = wk->owner;
 	s->busy_polls = tl_cnt_read(&c->busy_polls);
 	s->idle_polls = tl_cnt_read(&c->idle_polls);
+	s->shaper_sleeps = tl_cnt_read(&c->shaper_sleeps);
 	s->busy_ns = tl_cnt_read(&c->busy_ns);
 	s->loop_ns = tl_cnt_read(&c->loop_ns);
 	s->busy_percent = __atomic_load_n(&dev->load[worker].percent, __ATOMIC_RELAXED);

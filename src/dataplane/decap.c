@@ -99,20 +99,31 @@ static bool source_allowed(const struct tl_table *t, const struct tl_peer *peer,
 	return tl_route_lookup(t, in->family, in->src) == peer->id;
 }
 
-/* RFC 6040 decapsulation: an outer CE mark reaches an ECN-capable inner packet. */
-static void ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
+/* RFC 6040 decapsulation (4.2): an outer CE reaches an ECN-capable inner packet, an outer
+ * ECT(1) makes an inner ECT(0) ECT(1), an inner not-ECT packet stays not-ECT. False: the
+ * inner packet is not-ECT and the outer CE, to be dropped. */
+static bool ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
 {
-	if (outer_ecn != 3 || in->ecn == 0 || in->ecn == 3)
-		return;
+	uint8_t ecn;
+
+	if (in->ecn == 0)
+		return outer_ecn != 3;
+	if (outer_ecn == 3 && in->ecn != 3)
+		ecn = 3;
+	else if (outer_ecn == 1 && in->ecn == 2)
+		ecn = 1;
+	else
+		return true;
 	if (in->family == AF_INET) {
 		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
 
-		h->type_of_service |= 3;
+		h->type_of_service = (uint8_t)((h->type_of_service & ~3u) | ecn);
 		h->hdr_checksum = 0;
 		h->hdr_checksum = rte_ipv4_cksum(h);
 	} else {
-		ip[1] |= 3 << 4;
+		ip[1] = (uint8_t)((ip[1] & ~0x30u) | (unsigned)ecn << 4);
 	}
+	return true;
 }
 
 /* TL_DROP_MAX: m went on toward the LAN (queued, held or dropped there); else the reason
@@ -129,7 +140,8 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 	if (!source_allowed(t, peer, &in))
 		return TL_DROP_src_not_allowed;
 	rte_pktmbuf_trim(m, m->data_len - in.len);
-	ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn);
+	if (!ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn))
+		return TL_DROP_ecn_ce_not_ect;
 	tl_lan_output(w, m, in.family, in.dst);
 	return TL_DROP_MAX;
 }

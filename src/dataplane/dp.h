@@ -21,6 +21,7 @@
 #include "crypto/replay.h"
 #include "dataplane/drop.h"
 #include "dataplane/qparams.h"
+#include "dataplane/shaper.h"
 
 #define TL_MAX_WORKERS 64
 /* Peers of one device at most: the kernel's MAX_PEERS_PER_DEVICE (rte_lpm6 next hops have 21
@@ -173,6 +174,7 @@ struct tl_counters {
 	uint64_t held;             /* now: decrypted packets waiting for a LAN next-hop MAC */
 	uint64_t busy_polls, idle_polls;
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
+	uint64_t shaper_sleeps;    /* idle rounds slept to the shaper's next send slot */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 	/* The crypto stage (crypto_stage.h): jobs and packets this worker sealed or opened, for
 	 * any queue owner; packets of this owner's queues in jobs now (a gauge); rounds this
@@ -260,9 +262,8 @@ struct tl_dp {
 	atomic_bool ctrl_sleeping;
 	_Atomic unsigned ctrl_kicks;
 	_Atomic unsigned n_blocked;          /* workers blocked in poll() now */
-	/* Each port's shaper bucket, shared by its egress queues: the virtual time of the next
-	 * send slot (CLOCK_MONOTONIC ns). */
-	_Atomic uint64_t shaper_next[TL_PORT_MAX];
+	/* Each port's shaper clock, shared by its egress queues (shaper.h). */
+	struct tl_shaper_port shaper_port[TL_PORT_MAX];
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */

@@ -26,6 +26,7 @@
 	X(replay,                     "data message counter already seen or too old")        \
 	X(key_expired,                "data message on a keypair past REJECT_AFTER_TIME/MESSAGES") \
 	X(src_not_allowed,            "decrypted inner source outside the peer's allowed IPs") \
+	X(ecn_ce_not_ect,             "decrypted inner packet not ECN-capable whose outer header carries CE: the congestion signal cannot reach its sender but as a loss (RFC 6040 4.2)") \
 	X(no_route,                   "inner destination matches no peer's allowed IPs")     \
 	X(no_endpoint,                "peer has no known endpoint to send to")               \
 	X(no_neighbour,               "next-hop MAC not resolved: a peer endpoint's on the WAN, or a LAN next hop within 3 s") \

@@ -89,6 +89,7 @@ static const struct bad_case bad_cases[] = {
 	{ "workers_range.yaml", 7, "workers", "out of range 1..64" },
 	{ "handshake_threads_range.yaml", 7, "handshake_threads", "-1 is out of range 0..64" },
 	{ "handshake_threads_word.yaml", 7, "handshake_threads", "'all' is not an integer (nor auto)" },
+	{ "aqm_rtt_range.yaml", 8, "ports.wan.aqm.rtt_us", "must be 0 (target_us and interval_us) or 20.." },
 	{ "does-not-exist.yaml", 0, "(file)", "No such file" },
 };
 
@@ -319,8 +320,10 @@ static void test_host_lan(void)
 
 	if (!cfg)
 		return;
-	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000,
-	      "host mode: ports.lan chooses the packet kind and its queue (target %u us)", cfg->lan.aqm.target_us);
+	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000 &&
+	      cfg->lan.aqm.rtt_us == 200000 && cfg->lan.aqm.l4s_us == 500 && cfg->wan.aqm.l4s_us == 1000 &&
+	      cfg->wan.aqm.rtt_us == 0, "host mode: ports.lan chooses the packet kind and its queue (target %u us, "
+	      "rtt %u us, l4s %u us)", cfg->lan.aqm.target_us, cfg->lan.aqm.rtt_us, cfg->lan.aqm.l4s_us);
 	tl_config_free(cfg);
 	cfg = load_ok("configs/host-a.yaml");
 	if (cfg)
