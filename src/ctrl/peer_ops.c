@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/parfor.h"
@@ -209,35 +210,77 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	tl_peers_destroy(dev, t->doomed, n_old);
 }
 
-int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
-		      bool replace_peers)
+struct tl_peer_txn {
+	struct txn t;
+	const struct tl_peer_op *ops;
+	size_t n;
+	const uint8_t *priv;
+};
+
+static void txn_free(struct tl_peer_txn *x)
 {
-	struct txn t = { .dev = dev };
+	tl_identity_clear(&x->t.id);
+	free(x->t.op_pc);
+	free(x->t.fresh);
+	free(x->t.doomed);
+	free(x);
+}
+
+int tl_peer_ops_prepare(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+			bool replace_peers, struct tl_peer_txn **out)
+{
+	struct tl_peer_txn *x = calloc(1, sizeof(*x));
 	struct tl_peer_ctrl *pc;
 	int err = 0;
 
-	t.op_pc = calloc(n ? n : 1, sizeof(*t.op_pc));
-	if (!t.op_pc)
+	*out = NULL;
+	if (!x || !(x->t.op_pc = calloc(n ? n : 1, sizeof(*x->t.op_pc)))) {
+		free(x);
 		return ENOMEM;
+	}
+	x->t.dev = dev;
+	x->ops = ops;
+	x->n = n;
+	x->priv = priv;
 	if (priv)
-		tl_identity_set(&t.id, priv);
+		tl_identity_set(&x->t.id, priv);
 	else
-		t.id = dev->id;
+		x->t.id = dev->id;
 	if (replace_peers)
 		TAILQ_FOREACH(pc, &dev->peers, link)
-			if (!pc->doomed && (err = doom(&t, pc)) != 0)
+			if (!pc->doomed && (err = doom(&x->t, pc)) != 0)
 				break;
 	for (size_t i = 0; !err && i < n; i++)
-		err = prepare_op(&t, i, &ops[i]);
+		err = prepare_op(&x->t, i, &ops[i]);
 	if (err) {
-		rollback(&t);
+		rollback(&x->t);
 		tl_log_err("peers: %s; nothing changed", strerror(err));
-	} else {
-		commit(&t, ops, n, priv);
+		txn_free(x);
+		return err;
 	}
-	tl_identity_clear(&t.id);
-	free(t.op_pc);
-	free(t.fresh);
-	free(t.doomed);
+	*out = x;
+	return 0;
+}
+
+void tl_peer_ops_commit(struct tl_peer_txn *x)
+{
+	commit(&x->t, x->ops, x->n, x->priv);
+	txn_free(x);
+}
+
+void tl_peer_ops_abort(struct tl_peer_txn *x)
+{
+	rollback(&x->t);
+	txn_free(x);
+}
+
+int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+		      bool replace_peers)
+{
+	struct tl_peer_txn *x;
+	int err = tl_peer_ops_prepare(dev, ops, n, priv, replace_peers, &x);
+
+	if (!err)
+		tl_peer_ops_commit(x);
 	return err;
 }

@@ -551,43 +551,76 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? tl_dp_listen_port(&dev->dp) : 0, flags);
 }
 
-int tl_listen_port_set(struct tl_device *dev, uint16_t port)
+int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_move *m)
 {
 	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
-	uint16_t old = tl_dp_listen_port(&dev->dp);
-	int fds[2] = { -1, -1 }, r;
+	struct tl_udpport *udp = dev->dp.port[TL_PORT_WAN].udp;
+	int r = 0;
 
-	if (port == old)
+	m->old = tl_dp_listen_port(&dev->dp);
+	m->port = port;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+	m->udp_open = false;
+	if (port == m->old)
 		return 0;
 	if (port == 0) {
-		tl_log_info("listen port: 0 (a random port) is not supported, still %u", old);
+		tl_log_info("listen port: 0 (a random port) is not supported, still %u", m->old);
 		return EINVAL;
 	}
-	if (dev->dp.port[TL_PORT_WAN].udp) {
+	if (udp) {
 		char why[256];
 
-		r = tl_udpport_move(dev->dp.port[TL_PORT_WAN].udp, port, why, sizeof(why));
+		r = tl_udpport_move_prepare(udp, port, m->udp_fds, why, sizeof(why));
+		m->udp_open = r == 0;
 	} else if (wan->af_xdp) {
-		r = tl_udpsock_bind(dev, port, fds);
-		if (r == 0 && (r = tl_xdp_set_cfg(&wan->maps, port, 0)) != 0) {
+		r = tl_udpsock_bind(dev, port, m->sock_fds);
+		if (r == 0 && wan->maps.cfg_fd < 0)
+			r = -ENOENT;     /* no steering to change: nothing would reach the new port */
+		if (r != 0)
 			for (int i = 0; i < 2; i++)
-				if (fds[i] >= 0)
-					close(fds[i]);
-		}
-	} else {
-		r = 0;
+				if (m->sock_fds[i] >= 0)
+					close(m->sock_fds[i]);
 	}
 	if (r != 0) {
-		tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface, strerror(-r), old);
+		tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface, strerror(-r),
+			   m->old);
+		m->sock_fds[0] = m->sock_fds[1] = -1;
 		return -r;
 	}
+	return 0;
+}
+
+void tl_listen_port_abort(struct tl_device *dev, struct tl_port_move *m)
+{
+	if (m->udp_open)
+		tl_udpport_move_abort(dev->dp.port[TL_PORT_WAN].udp, m->udp_fds);
+	for (int i = 0; i < 2; i++)
+		if (m->sock_fds[i] >= 0)
+			close(m->sock_fds[i]);
+	m->udp_open = false;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+}
+
+void tl_listen_port_commit(struct tl_device *dev, struct tl_port_move *m)
+{
+	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
+	int r;
+
+	if (m->port == m->old)
+		return;
+	if (m->udp_open)
+		tl_udpport_move_commit(dev->dp.port[TL_PORT_WAN].udp, m->port, m->udp_fds);
+	/* An array map's one element, its fd checked at prepare: the update does not fail. */
+	if (wan->af_xdp && (r = tl_xdp_set_cfg(&wan->maps, m->port, 0)) != 0)
+		tl_log_err("listen port: the WAN steering refused UDP %u: %s", m->port, strerror(-r));
 	/* From here frames go out from the new port and the workers accept only it; the
 	 * steering above already sends it to them. */
-	atomic_store_explicit(&dev->dp.listen_port, port, memory_order_relaxed);
+	atomic_store_explicit(&dev->dp.listen_port, m->port, memory_order_relaxed);
 	if (wan->af_xdp)
-		tl_udpsock_replace(dev, fds);
-	tl_log_info("listen port: %u, was %u", port, old);
-	return 0;
+		tl_udpsock_replace(dev, m->sock_fds);
+	m->udp_open = false;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+	tl_log_info("listen port: %u, was %u", m->port, m->old);
 }
 
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)

@@ -5,9 +5,10 @@
  * stream of lines, as wireguard-go does, so that none is too large (a hub's `wg setconf` is
  * megabytes): a connection holds one line and what a set=1 parsed so far (api/uapi_parse.c),
  * each line parsed as it comes and wiped. The parsed set=1 is checked and applied as a whole
- * at its blank line, so that a bad line anywhere changes nothing; the listen port moves first
- * (a port in use changes nothing either); then the write model applies the peer operations
- * (peer_ops.c), as it does for the control API and a reload. */
+ * at its blank line, so that a bad line anywhere changes nothing; then the listen port, the
+ * private key and the peer operations are one device change (ctrl/devchange.h), as the
+ * control API's requests and a reload are: a port in use or no memory for the peers changes
+ * nothing either. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "api/server.h"
 #include "api/unixsock.h"
+#include "ctrl/devchange.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
@@ -84,13 +86,15 @@ int tl_uapi_set_apply(struct tl_device *dev, struct tl_uapi_set_req *r)
 {
 	struct tl_uapi_set_view v = { .listen_port = tl_dp_listen_port(&dev->dp), .n_peers = dev->n_peers,
 				       .max_peers = TL_MAX_PEERS, .has_peer = dev_has_peer, .ctx = dev };
+	struct tl_dev_change c = { .has_port = r->has_port, .listen_port = r->port,
+				   .priv = r->has_priv ? r->priv : NULL, .replace_peers = r->replace_peers,
+				   .ops = r->peers, .n_ops = r->n_peers };
+	struct tl_dev_refusal why;
 	int err = tl_uapi_set_check(r, &v);
 
-	if (!err && r->has_port)
-		err = tl_listen_port_set(dev, r->port);     /* first: if the port is taken, nothing changes */
 	if (!err)
-		err = tl_peer_ops_apply(dev, r->peers, r->n_peers, r->has_priv ? r->priv : NULL, r->replace_peers);
-	else
+		err = tl_dev_change(dev, &c, &why);
+	if (err)
 		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
 	tl_uapi_set_req_free(r);
 	return err;

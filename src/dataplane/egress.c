@@ -66,15 +66,14 @@ void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapsho
 	} while (rte_seqlock_read_retry(&e->snap_lock, sn));
 }
 
-/* Rules that depend on this dataplane rather than on the parameters alone. */
-static const char *queue_check(const struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
-			       const struct tl_shaper_params *sh)
+const char *tl_queue_check(const struct tl_dp *dp, int role, const struct tl_aqm_params *aqm,
+			   const struct tl_shaper_params *sh)
 {
 	const char *err = aqm ? tl_aqm_params_check(aqm) : NULL;
 
 	if (!err && sh)
 		err = tl_shaper_params_check(sh);
-	if (!err && aqm && tl_aqm_capacity(aqm) > w->dp->queue_cap[role])
+	if (!err && aqm && tl_aqm_capacity(aqm) > dp->queue_cap[role])
 		err = "limit: holds more packets than the port buffers were sized for at start "
 		      "(limit and memory_limit of the start configuration; restart to raise them)";
 	return err;
@@ -92,7 +91,7 @@ static void queue_apply(struct tl_worker *w, int role)
 {
 	struct tl_egress *e = &w->eg[role];
 	uint32_t gen = atomic_load_explicit(&e->req_gen, memory_order_acquire);
-	const char *err = queue_check(w, role, e->req_has_aqm ? &e->req_aqm : NULL,
+	const char *err = tl_queue_check(w->dp, role, e->req_has_aqm ? &e->req_aqm : NULL,
 				      e->req_has_shaper ? &e->req_shaper : NULL);
 
 	if (!err && e->req_has_aqm) {
@@ -111,7 +110,7 @@ const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_a
 				const struct tl_shaper_params *sh)
 {
 	struct tl_egress *e = &w->eg[role];
-	const char *err = queue_check(w, role, aqm, sh);
+	const char *err = tl_queue_check(w->dp, role, aqm, sh);
 	uint32_t gen;
 
 	if (err)

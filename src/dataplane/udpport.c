@@ -213,10 +213,9 @@ void tl_udpport_close(struct tl_udpport *u)
 	rte_free(u);
 }
 
-int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen)
+int tl_udpport_move_prepare(struct tl_udpport *u, uint16_t port, int (*fds)[2], char *err, size_t errlen)
 {
 	struct tl_udpport_cfg c = u->cfg;
-	int fds[TL_MAX_WORKERS][2];
 
 	c.port = port;
 	for (uint16_t q = 0; q < u->queues; q++)
@@ -239,13 +238,35 @@ int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errle
 			}
 			fds[q][f] = fd;
 		}
+	return 0;
+}
+
+void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2])
+{
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].next_fd[0] = fds[q][0];
 		u->q[q].next_fd[1] = fds[q][1];
 		__atomic_store_n(&u->q[q].swap, 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&u->port, port, __ATOMIC_RELAXED);
-	return 0;
+}
+
+void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2])
+{
+	for (uint16_t q = 0; q < u->queues; q++)
+		for (int f = 0; f < 2; f++)
+			if (fds[q][f] >= 0)
+				close(fds[q][f]);
+}
+
+int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen)
+{
+	int fds[TL_MAX_WORKERS][2];
+	int r = tl_udpport_move_prepare(u, port, fds, err, errlen);
+
+	if (r == 0)
+		tl_udpport_move_commit(u, port, fds);
+	return r;
 }
 
 int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q)

@@ -58,6 +58,12 @@ void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
  * the new sockets at its next call, reads the old ones until they are empty and closes
  * them. -EBUSY while a queue has not taken the last move. Control plane. */
 int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen);
+/* tl_udpport_move in two steps: prepare opens every queue's sockets on `port` into fds (one
+ * pair per queue; 0, or -errno with nothing open and nothing changed), then exactly one of
+ * commit (hands them to the workers: cannot fail) or abort (closes them). */
+int tl_udpport_move_prepare(struct tl_udpport *u, uint16_t port, int (*fds)[2], char *err, size_t errlen);
+void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2]);
+void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2]);
 /* Every queue took the last move. */
 bool tl_udpport_moved(const struct tl_udpport *u);
 /* Messages read with more than one datagram in them (UDP_GRO), all queues. */
