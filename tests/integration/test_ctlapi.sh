@@ -42,15 +42,20 @@ ctl() { "$CTL" -n "$A" "$@"; }
 yq_get() { # <python expression on r (the reply mapping)>: evaluated on `tunlessctl --yaml show`
 	ctl --yaml show | python3 -c 'import sys, yaml; r = yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n")); print(eval(sys.argv[1]))' "$1"
 }
-# The configuration part of show: device (no uptime), peers' settings, queue parameters.
+# The configuration part of show: device, peers' settings, queue parameters. Left out are
+# what moves while traffic goes on (the control plane's keepalives and handshakes): the read
+# model's counters, by the kind it declares for each field (tunlessctl help --read-model), and
+# the two gauges of the moment, uptime and the crypto ring's fill.
 conf_snapshot() {
 	ctl --json show | python3 -c '
-import json, sys
+import json, subprocess, sys
+table = subprocess.run([sys.argv[1], "help", "--read-model"], capture_output=True, text=True, check=True).stdout
+moving = {"uptime_s", "crypto_ring"} | {c[2].strip(" `") for c in (l.split("|") for l in table.splitlines()) if len(c) > 4 and c[3].strip() == "counter"}
 r = json.load(sys.stdin)["result"]
-d = dict(r["device"]); d.pop("uptime_s", None)
+d = {k: v for k, v in r["device"].items() if k not in moving}
 peers = [{k: p.get(k) for k in ("public_key", "name", "allowed_ips", "persistent_keepalive")} for p in r["peers"]]
-queues = [{k: v for k, v in q.items() if k in ("port", "worker") or k.startswith(("aqm_", "shaper_"))} for q in r["queues"]]
-print(json.dumps({"device": d, "peers": peers, "queues": queues}, sort_keys=True))'
+queues = [{k: v for k, v in q.items() if k in ("port", "worker") or (k.startswith(("aqm_", "shaper_")) and k not in moving)} for q in r["queues"]]
+print(json.dumps({"device": d, "peers": peers, "queues": queues}, sort_keys=True))' "$CTL"
 }
 
 # Raw client: ctl_raw <mode> [payload]. Modes: req (payload with \n escapes, ends with "..."
