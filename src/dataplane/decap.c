@@ -73,7 +73,9 @@ static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o
 	return !mac_known || (ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6));
 }
 
-/* Roaming: the endpoint becomes the source of the latest authenticated packet. The frame's
+/* Roaming: the endpoint becomes the source of the latest authenticated packet, and its
+ * destination the source of what we send back (as the kernel replies from the address the
+ * peer wrote to). The frame's
  * source MAC is the next hop back; an all-zero one (a datagram the kernel reassembled,
  * whose sender's MAC the neighbour table did not know) keeps the MAC of an unchanged
  * endpoint, and leaves a new endpoint's to the control plane's resolution. */
@@ -84,13 +86,20 @@ static bool src_mac_known(const struct tl_outer *o)
 
 static void roam(struct tl_peer *peer, const struct tl_outer *o)
 {
+	bool keep_mac;
+
 	rte_seqlock_write_lock(&peer->ep_lock);
+	keep_mac = !src_mac_known(o) && same_endpoint(&peer->ep, o, false);   /* only our address changed */
 	peer->ep.family = o->family;
 	memset(peer->ep.ip, 0, sizeof(peer->ep.ip));
 	memcpy(peer->ep.ip, o->src_ip, o->family == AF_INET ? 4 : 16);
 	peer->ep.port = o->src_port;
-	memcpy(peer->ep.mac, o->src_mac, 6);
-	peer->ep.mac_valid = src_mac_known(o);
+	if (!keep_mac) {
+		memcpy(peer->ep.mac, o->src_mac, 6);
+		peer->ep.mac_valid = src_mac_known(o);
+	}
+	memcpy(peer->ep.local, o->dst_ip, sizeof(peer->ep.local));
+	peer->ep.has_local = true;
 	rte_seqlock_write_unlock(&peer->ep_lock);
 }
 
@@ -136,12 +145,15 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 
 /* A data message from another source than the peer's endpoint would move it: its outer
  * headers must then be intact (UDP checksum, checked before decryption changes the
- * payload). From the endpoint itself the AEAD tag covers all that is used. */
-static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
+ * payload). From the endpoint itself the AEAD tag covers all that is used; one sent to
+ * another address of ours (*relocal) only changes our source toward the peer, an address
+ * the parser found ours. */
+static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool *relocal)
 {
 	struct tl_endpoint cur;
 
 	tl_endpoint_read(peer, &cur);
+	*relocal = !cur.has_local || memcmp(cur.local, o->dst_ip, o->family == AF_INET ? 4 : 16) != 0;
 	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
@@ -154,18 +166,18 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
 	struct tl_cs_pkt *p;
-	bool moved;
+	bool moved, relocal;
 
 	if (!kp)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
-	moved = moves_endpoint(kp->peer, o);
+	moved = moves_endpoint(kp->peer, o, &relocal);
 	if (moved && tl_pkt_outer_udp_check(m, o) != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_bad_checksum);
 	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
 	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
 	p = tl_cs_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
-	p->moved = moved;
+	p->moved = moved || relocal;
 	p->kp = kp;
 	p->kp_birth = kp->birth_ns;
 	p->o = *o;
