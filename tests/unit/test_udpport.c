@@ -7,8 +7,8 @@
  * for the worker to wait for POLLOUT on. Every address of the interface is the port's: a
  * datagram to a second one (127.0.0.2 on lo) parses as ours, and a frame whose source is that
  * address leaves from it (IP_PKTINFO), as a reply to a peer that wrote there must. What must
- * not arrive is checked after a marker sent behind it did. Needs root (SO_BINDTODEVICE, a
- * namespace, tc). */
+ * not arrive is checked after a marker sent behind it did. Runs in a network namespace of its
+ * own. Needs root (SO_BINDTODEVICE, namespaces, tc). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -456,9 +456,9 @@ static void test_move(void)
 		CHECK(ntohs(uh->dst_port) == PORT + 10, "frame %u names the new port", i);
 	}
 	rte_pktmbuf_free_bulk(m, got);
-	CHECK(tl_udpport_moved(u), "every queue took the move");
 	for (uint16_t q = 0; q < QUEUES; q++)
-		tl_udpport_rx(u, q, m, 4);                 /* the drained old sockets close */
+		tl_udpport_rx(u, q, m, 4);                 /* each queue's next round; drained old sockets close */
+	CHECK(tl_udpport_moved(u), "every queue took the move");
 	for (uint16_t q = 0; q < QUEUES; q++)
 		CHECK(!tl_udpport_rx_pending(u, q), "queue %u: old sockets closed", q);
 	m[0] = frame_to(LO4, PEER_PORT, 0, 100);
@@ -478,7 +478,7 @@ static void test_move(void)
 /* A socket that takes no more (its send buffer held by a slow qdisc on the way out): the
  * send stops, the port names the socket to wait on for POLLOUT, which is not ready yet;
  * once the queue drains the rest goes and the port names none. Runs last: it moves this
- * process into a network namespace of its own (a veth with a tbf qdisc of 8 kbit/s). */
+ * process into another network namespace of its own (a veth with a tbf qdisc of 8 kbit/s). */
 static void test_tx_full(void)
 {
 	static const uint8_t far[4] = { 10, 9, 0, 2 }, near[4] = { 10, 9, 0, 1 };
@@ -543,6 +543,9 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (tl_test_eal_init(argv[0], "udpport") != 0)
 		return 1;
+	/* A network namespace of its own: another run of this test on the machine would join
+	 * the port's SO_REUSEPORT group on the shared lo and take some of its datagrams. */
+	CHECK(unshare(CLONE_NEWNET) == 0 && system("ip link set lo up") == 0, "a network namespace with lo up");
 	for (int q = 0; q < QUEUES; q++) {
 		char name[32];
 
