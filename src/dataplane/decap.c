@@ -75,10 +75,9 @@ static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o
 
 /* Roaming: the endpoint becomes the source of the latest authenticated packet, and its
  * destination the source of what we send back (as the kernel replies from the address the
- * peer wrote to). The frame's
- * source MAC is the next hop back; an all-zero one (a datagram the kernel reassembled,
- * whose sender's MAC the neighbour table did not know) keeps the MAC of an unchanged
- * endpoint, and leaves a new endpoint's to the control plane's resolution. */
+ * peer wrote to). The frame's source MAC is the next hop back; an all-zero one (a datagram
+ * the kernel reassembled, whose sender's MAC the neighbour table did not know) keeps the MAC
+ * of an unchanged endpoint, and leaves a new endpoint's to the control plane's resolution. */
 static bool src_mac_known(const struct tl_outer *o)
 {
 	return !rte_is_zero_ether_addr((const struct rte_ether_addr *)o->src_mac);
