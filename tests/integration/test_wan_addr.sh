@@ -39,7 +39,9 @@ hl_need_bins "$HL_TUNLESSD" "$WG_GO"
 hl_need_cmds wg ping ethtool
 
 hl_host_lab "$P"
-trap 'hl_end_lab' EXIT INT TERM
+trap 'hl_end_lab' EXIT
+trap 'hl_end_lab; trap - INT; kill -INT $$' INT
+trap 'hl_end_lab; trap - TERM; kill -TERM $$' TERM
 
 # The road warrior's view of where tunless is: "ip:port" (or "[ip6]:port").
 rw_endpoint() { lab_exec b wg show wg0 endpoints | awk '{ print $2; exit }'; }
