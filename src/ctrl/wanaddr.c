@@ -133,6 +133,8 @@ static void log_set(const struct tl_device *dev, const struct tl_wanaddr_ctl *c)
 		inet_ntop(c->a[i].family, c->a[i].ip, one, sizeof(one));
 		at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s", i ? " " : "", one);
 	}
+	if (!c->ifindex)
+		return;
 	if (c->n)
 		tl_log_info("wan: %s has %u address(es): %s", tl_port_iface(dev, TL_PORT_WAN), c->n, line);
 	else
@@ -197,6 +199,21 @@ static void wanaddr_event(void *arg, uint32_t events)
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
+/* Subscribed first, then the dump, then the first set. 0 or -errno. */
+static int follow(struct tl_device *dev, struct tl_wanaddr_ctl *c)
+{
+	int rc;
+
+	c->mon = tl_rtmon_open(&addr_ops, dev, TL_WA_RCVBUF);
+	rc = c->mon ? 0 : -errno;
+	if (!rc && dev->loop &&
+	    tl_evloop_add(dev->loop, &c->ev_item, tl_rtmon_fd(c->mon), EPOLLIN, wanaddr_event, dev) != 0)
+		rc = -errno;
+	if (!rc)
+		rc = dump_all(dev);
+	return rc ? rc : publish(dev);
+}
+
 int tl_wanaddr_open(struct tl_device *dev, char *err, size_t errlen)
 {
 	struct tl_wanaddr_ctl *c = calloc(1, sizeof(*c));
@@ -209,22 +226,15 @@ int tl_wanaddr_open(struct tl_device *dev, char *err, size_t errlen)
 		return -1;
 	}
 	c->ev_item.fd = -1;
-	c->ifindex = (int)if_nametoindex(iface);
-	if (!c->ifindex) {
-		snprintf(err, errlen, "wan addresses: no interface '%s'", iface);
-		return -1;
-	}
-	c->mon = tl_rtmon_open(&addr_ops, dev, TL_WA_RCVBUF);
-	rc = c->mon ? 0 : -errno;
-	if (!rc && dev->loop &&
-	    tl_evloop_add(dev->loop, &c->ev_item, tl_rtmon_fd(c->mon), EPOLLIN, wanaddr_event, dev) != 0)
-		rc = -errno;
-	if (!rc)
-		rc = dump_all(dev);
-	if (!rc)
+	c->ifindex = iface && iface[0] ? (int)if_nametoindex(iface) : 0;
+	if (!c->ifindex) {                /* a pmd port that names no kernel interface */
+		tl_log_info("wan: no kernel interface named '%s': no address to follow", iface ? iface : "");
 		rc = publish(dev);
+	} else {
+		rc = follow(dev, c);
+	}
 	if (rc) {
-		snprintf(err, errlen, "wan addresses of %s (rtnetlink): %s", iface, strerror(-rc));
+		snprintf(err, errlen, "wan addresses of %s (rtnetlink): %s", iface ? iface : "", strerror(-rc));
 		return -1;
 	}
 	return 0;
