@@ -19,6 +19,7 @@
 struct tl_nl;
 struct tl_aips;
 struct tl_lanfib_ctl;
+struct tl_wanaddr_ctl;
 struct tl_unix_server;
 struct tl_server;
 struct tl_parfor;
@@ -95,6 +96,7 @@ struct tl_device {
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
 	struct tl_lanfib_ctl *lanfib;      /* gateway mode: LAN routes and neighbours (lanfib.c) */
+	struct tl_wanaddr_ctl *wanaddr;    /* the WAN interface's addresses (wanaddr.c) */
 	struct tl_unix_server *uapi;       /* wg UAPI socket and its clients (uapi.c) */
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
 	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */

@@ -99,6 +99,12 @@ static void slot_set(struct tl_device *dev, uint32_t id, struct tl_peer *p)
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac)
 {
+	tl_peer_learn_endpoint(dev, pc, sa, mac, NULL);
+}
+
+void tl_peer_learn_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
+			    const uint8_t *mac, const uint8_t *local)
+{
 	struct tl_peer *p = pc->dp;
 
 	if (!mac && dev->dp.port[TL_PORT_WAN].fixed_peer_mac)
@@ -110,6 +116,10 @@ void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const 
 	p->ep.mac_valid = mac != NULL;
 	if (mac)
 		memcpy(p->ep.mac, mac, 6);
+	p->ep.has_local = local != NULL;
+	memset(p->ep.local, 0, sizeof(p->ep.local));
+	if (local)
+		memcpy(p->ep.local, local, sa->ip.family == AF_INET ? 4 : 16);
 	rte_seqlock_write_unlock(&p->ep_lock);
 	if (!mac)
 		pc->ep_resolve_ns = 0;   /* resolve at once */

@@ -309,8 +309,9 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 	return 0;
 }
 
-/* Source addresses of outer packets and ICMP errors: the interface's first of each
- * family (link-local IPv6 cannot carry them). */
+/* The LAN port's source of ICMP errors: the interface's first address of each family
+ * (link-local IPv6 cannot carry them). The WAN's addresses are followed as they change
+ * (wanaddr.c). */
 static void source_addr(void *arg, int family, const uint8_t *addr)
 {
 	struct tl_port_info *pi = arg;
@@ -400,7 +401,6 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
 	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
 	pi->fixed_peer_mac = true;
-	tl_iface_addrs(iface, source_addr, pi);
 	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
 				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
 				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools, .counters = cnts,
@@ -526,7 +526,7 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	rte_eth_macaddr_get(port_id, &mac);
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
-	if (!host_lan)
+	if (role == TL_PORT_LAN && !host_lan)
 		tl_iface_addrs(iface, source_addr, pi);
 	return 0;
 }
@@ -654,11 +654,8 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 			return -1;
 	tl_log_info("%u queue pair(s) per port (wan offers %u, lan %u): %u queue owner(s), %u worker(s) seal and open",
 		    q, offer[TL_PORT_WAN], offer[TL_PORT_LAN], q, dev->dp.n_workers);
-	if (xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0)
-		return -1;
-	if (!dev->dp.port[TL_PORT_WAN].has_ip4 && !dev->dp.port[TL_PORT_WAN].has_ip6)
-		tl_log_info("wan: %s has no address yet: peers cannot be reached until it has one", dev->cfg->wan.iface);
-	return 0;
+	return xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0
+		       ? -1 : 0;
 }
 
 void tl_ports_teardown(struct tl_device *dev)

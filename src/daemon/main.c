@@ -25,6 +25,7 @@
 #include "ctrl/handshake.h"
 #include "ctrl/hostmode.h"
 #include "ctrl/lanfib.h"
+#include "ctrl/wanaddr.h"
 #include "ctrl/log.h"
 #include "ctrl/neigh.h"
 #include "ctrl/peer.h"
@@ -163,6 +164,7 @@ static void device_down(struct tl_device *dev)
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
 	tl_lanfib_close(dev);
+	tl_wanaddr_close(dev);
 	tl_device_objects_free(dev);
 	tl_identity_clear(&dev->id);
 }
@@ -201,7 +203,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		snprintf(err, sizeof(err), "cannot allocate dataplane objects: %s", rte_strerror(rte_errno));
 		goto fail;
 	}
-	if (tl_ports_setup(dev, err, sizeof(err)) != 0)
+	if (tl_ports_setup(dev, err, sizeof(err)) != 0 || tl_wanaddr_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	if (tl_udpsock_open(dev, err, sizeof(err)) != 0)
 		goto fail;

@@ -60,14 +60,18 @@ struct tl_keypair {
 	struct tl_replay replay;
 };
 
-/* Where to send a peer's packets: outer address, port and next-hop MAC. Written by the
- * control plane (config, handshakes) and by workers (roaming), read under a seqlock. */
+/* Where to send a peer's packets: outer address, port and next-hop MAC, and our address the
+ * peer last wrote to (the source of what we send it, as the kernel's endpoint source cache).
+ * Written by the control plane (config, handshakes) and by workers (roaming), read under a
+ * seqlock. */
 struct tl_endpoint {
 	int family;                 /* 0 = unknown */
 	uint8_t ip[16];
 	uint16_t port;              /* host order */
 	uint8_t mac[6];             /* next hop on the WAN port */
 	bool mac_valid;
+	bool has_local;             /* local: known (learnt from an authenticated packet) */
+	uint8_t local[16];
 };
 
 struct tl_peer_stats {
@@ -131,6 +135,18 @@ struct tl_staged {
 	struct rte_mbuf *m;
 };
 
+/* The WAN interface's addresses (all but IPv6 link-local) as the control plane last saw them
+ * (ctrl/wanaddr.c): n4 IPv4 then n6 IPv6 addresses, each family sorted (memcmp order) for
+ * lookups, and each family's first as the kernel listed it, the source of frames to a peer
+ * whose packets named none of ours yet. Published whole; the old one is freed after an RCU
+ * grace period, so a worker reads it without a lock within its round. */
+struct tl_addrset {
+	uint32_t n4, n6;
+	uint8_t first4[4], first6[16];
+	uint8_t (*a4)[4];
+	uint8_t (*a6)[16];
+};
+
 /* Per port constants for building frames. */
 struct tl_udpport;
 struct tl_afp;
@@ -140,7 +156,10 @@ struct tl_port_info {
 	struct tl_udpport *udp;   /* the `udp` WAN port kind (udpport.h); NULL: a DPDK port */
 	struct tl_afp *afp;       /* the `packet` LAN port kind of host mode (afpacket.h) */
 	uint8_t mac[6];
-	uint8_t ip4[4];        /* source address for outer IPv4 (WAN) / ICMP errors (LAN) */
+	/* The WAN's addresses while the control plane follows them (tl_pkt_wan_local); NULL: the
+	 * fixed ip4/ip6 below are the port's. */
+	_Atomic(const struct tl_addrset *) addrs;
+	uint8_t ip4[4];        /* fixed source address for outer IPv4 (WAN) / ICMP errors (LAN) */
 	uint8_t ip6[16];
 	bool has_ip4, has_ip6;
 	uint8_t peer_mac[6];   /* host mode LAN: the host end of the veth */

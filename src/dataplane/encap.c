@@ -46,8 +46,7 @@ static enum tl_drop encap_frame(struct tl_dp *dp, struct tl_peer *peer, struct t
 	if (padded > dp->mtu)
 		padded = RTE_MAX(len, (uint32_t)dp->mtu);
 	tl_endpoint_read(peer, &ep);
-	if (!ep.family || (ep.family == AF_INET && !dp->port[TL_PORT_WAN].has_ip4) ||
-	    (ep.family == AF_INET6 && !dp->port[TL_PORT_WAN].has_ip6))
+	if (!ep.family || !tl_pkt_wan_has_family(&dp->port[TL_PORT_WAN], ep.family))
 		return TL_DROP_no_endpoint;
 	if (!ep.mac_valid)
 		return TL_DROP_no_neighbour;

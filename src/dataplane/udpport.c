@@ -556,10 +556,11 @@ uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 
 /* ---- send --------------------------------------------------------------------------------- */
 
-/* Where the frame m goes: family index, address, ECN/DSCP byte, payload. -1 if it is not
- * an IPv4 or IPv6 UDP frame in one segment. */
+/* Where the frame m goes: family index, address, ECN/DSCP byte, payload, and the source
+ * address it names (all zero: the kernel picks one). -1 if it is not an IPv4 or IPv6 UDP
+ * frame in one segment. */
 static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_t *dlen, int *tos,
-		      struct iovec *payload)
+		      struct iovec *payload, uint8_t src[16])
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	const struct rte_ether_hdr *eth = (const void *)p;
@@ -580,6 +581,8 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 		a->sin_family = AF_INET;
 		memcpy(&a->sin_addr, &ip->dst_addr, 4);
 		a->sin_port = udp->dst_port;
+		memset(src, 0, 16);
+		memcpy(src, &ip->src_addr, 4);
 		*dlen = sizeof(*a);
 		*tos = ip->type_of_service;
 	} else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
@@ -593,6 +596,7 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 		a->sin6_family = AF_INET6;
 		memcpy(&a->sin6_addr, ip->dst_addr, 16);
 		a->sin6_port = udp->dst_port;
+		memcpy(src, ip->src_addr, 16);
 		*dlen = sizeof(*a);
 		*tos = (int)(rte_be_to_cpu_32(ip->vtc_flow) >> 20 & 0xff);
 	} else {
@@ -608,19 +612,21 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 }
 
 /* One datagram, or with UDP_SEGMENT one run of equal-sized datagrams (the last may be
- * shorter) to one address with one ECN field: the kernel segments it after one pass
- * through its stack. */
+ * shorter) to one address from one address with one ECN field: the kernel segments it after
+ * one pass through its stack. A source (the address of ours the peer wrote to) goes as
+ * IP_PKTINFO / IPV6_PKTINFO, as a server socket replies from where it was reached. */
 struct tx_msg {
 	int f, tos;
+	uint8_t src[16];               /* all zero: the kernel picks */
 	struct sockaddr_storage dst;
 	socklen_t dlen;
 	unsigned first, segs;          /* frames pkts[first .. first + segs) */
 	size_t seg, bytes;             /* segment size, total */
 };
 
-static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, int f, int tos)
+static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, int f, int tos, const uint8_t src[16])
 {
-	if (a->f != f || a->tos != tos)
+	if (a->f != f || a->tos != tos || memcmp(a->src, src, 16))
 		return false;
 	if (f == 0) {
 		const struct sockaddr_in *x = (const void *)&a->dst, *y = (const void *)d;
@@ -695,13 +701,43 @@ static void gso_off_add(struct udpq *q, const struct sockaddr_storage *d, int f,
 	cnt_add(&q->gso_fallbacks, 1);
 }
 
+static bool src_given(const uint8_t src[16])
+{
+	static const uint8_t any[16];
+
+	return memcmp(src, any, 16) != 0;
+}
+
+/* The IP_PKTINFO / IPV6_PKTINFO of a source address, after c. */
+static void src_cmsg(struct msghdr *mh, struct cmsghdr *c, const struct tx_msg *x)
+{
+	c = CMSG_NXTHDR(mh, c);
+	if (x->f) {
+		struct in6_pktinfo pi = { .ipi6_ifindex = 0 };
+
+		memcpy(&pi.ipi6_addr, x->src, 16);
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	} else {
+		struct in_pktinfo pi = { .ipi_ifindex = 0 };
+
+		memcpy(&pi.ipi_spec_dst, x->src, 4);
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	}
+}
+
 /* Sends msgs[0..n) (all of one family) with one sendmmsg. Returns how many messages the
  * kernel took, or -errno for the first. */
 static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iovec *iov)
 {
 	struct mmsghdr h[UDPP_BURST];
 	union {
-		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
 	} ctl[UDPP_BURST];
 	int k;
@@ -709,8 +745,11 @@ static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iov
 	for (unsigned i = 0; i < n; i++) {
 		struct tx_msg *x = &msgs[i];
 		struct cmsghdr *c;
-		size_t clen = CMSG_SPACE(sizeof(int)) + (x->segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
+		bool src = src_given(x->src);
+		size_t clen = CMSG_SPACE(sizeof(int)) + (x->segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0) +
+			      (!src ? 0 : x->f ? CMSG_SPACE(sizeof(struct in6_pktinfo)) : CMSG_SPACE(sizeof(struct in_pktinfo)));
 
+		memset(ctl[i].buf, 0, clen);      /* CMSG_NXTHDR reads the next header's length */
 		h[i].msg_hdr = (struct msghdr){ .msg_name = &x->dst, .msg_namelen = x->dlen, .msg_iov = &iov[x->first],
 						.msg_iovlen = x->segs, .msg_control = ctl[i].buf, .msg_controllen = clen };
 		c = CMSG_FIRSTHDR(&h[i].msg_hdr);
@@ -727,6 +766,8 @@ static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iov
 			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 		}
+		if (src)
+			src_cmsg(&h[i].msg_hdr, c, x);
 	}
 	k = sendmmsg(q->fd[msgs[0].f], h, n, MSG_DONTWAIT);
 	return k < 0 ? -errno : k;
@@ -755,7 +796,8 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 		for (i = done; i < n; i++) {
 			struct sockaddr_storage dst;
 			socklen_t dlen = 0;
-			int tos = 0, ff = frame_read(pkts[i], &dst, &dlen, &tos, &iov[i]);
+			uint8_t src[16];
+			int tos = 0, ff = frame_read(pkts[i], &dst, &dlen, &tos, &iov[i], src);
 			struct tx_msg *last = nm ? &msgs[nm - 1] : NULL;
 
 			if (ff < 0 || q->fd[ff] < 0) {
@@ -769,15 +811,16 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			if (f >= 0 && ff != f)
 				break;
 			f = ff;
-			if (last && same_dst(last, &dst, ff, tos) && iov[i].iov_len <= last->seg &&
+			if (last && same_dst(last, &dst, ff, tos, src) && iov[i].iov_len <= last->seg &&
 			    last->bytes == last->seg * last->segs && last->segs < TL_UDPPORT_GSO_SEGS &&
 			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES && !gso_off(q, &dst, ff, now)) {
 				last->segs++;
 				last->bytes += iov[i].iov_len;
 				continue;
 			}
-			msgs[nm++] = (struct tx_msg){ .f = ff, .tos = tos, .dst = dst, .dlen = dlen, .first = i, .segs = 1,
-						      .seg = iov[i].iov_len, .bytes = iov[i].iov_len };
+			msgs[nm] = (struct tx_msg){ .f = ff, .tos = tos, .dst = dst, .dlen = dlen, .first = i, .segs = 1,
+						    .seg = iov[i].iov_len, .bytes = iov[i].iov_len };
+			memcpy(msgs[nm++].src, src, 16);
 		}
 		if (!nm)
 			continue;
