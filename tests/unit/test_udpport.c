@@ -586,13 +586,14 @@ static void test_rx_oversized(void)
 }
 
 /* After test_tx_full (its namespace): on a veth, a route of MTU 1000 to 10.7.0.0/24
- * and one of 1500 to 10.8.0.0/24. Four 1200-byte datagrams to each: the GSO send to the
+ * and one of 1500 to 10.8.0.0/24. Four 1200-byte datagrams to each, from the veth's own
+ * address (the port sends from the source a frame carries): the GSO send to the
  * first is refused (segments above its MTU) and its datagrams go one by one, every frame is
  * taken and none refused, and GSO to the second still goes (gso_sends 1); the refusal is
  * counted once, and a second burst to the first goes one by one without trying GSO again. */
 static void test_gso_per_destination(void)
 {
-	static const uint8_t small[4] = { 10, 7, 0, 5 }, big[4] = { 10, 8, 0, 5 };
+	static const uint8_t small[4] = { 10, 7, 0, 5 }, big[4] = { 10, 8, 0, 5 }, D0_4[4] = { 10, 6, 0, 1 };
 	struct tl_udpport_cfg c = { .iface = "d0", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
 				    .ip4 = LO4, .pools = pools };
 	struct rte_mbuf *m[8], *refused[8];
@@ -613,7 +614,7 @@ static void test_gso_per_destination(void)
 	if (!u)
 		return;
 	for (unsigned i = 0; i < 8; i++)
-		m[i] = frame_to(i < 4 ? small : big, PEER_PORT, 0, 1200);
+		m[i] = frame_from(D0_4, i < 4 ? small : big, PEER_PORT, 0, 1200);
 	took = tl_udpport_tx(u, 0, m, 8, refused, &nf);
 	CHECK(took == 8 && nf == 0, "gso per destination: all 8 taken, none refused (%u, %u)", took, nf);
 	CHECK(tl_udpport_gso_sends(u) == 1, "gso per destination: GSO to the other destination still goes (%lu sends)",
@@ -621,7 +622,7 @@ static void test_gso_per_destination(void)
 	CHECK(tl_udpport_gso_fallbacks(u) == 1, "gso per destination: one refusal counted (%lu)",
 	      (unsigned long)tl_udpport_gso_fallbacks(u));
 	for (unsigned i = 0; i < 4; i++)
-		m[i] = frame_to(small, PEER_PORT, 0, 1200);
+		m[i] = frame_from(D0_4, small, PEER_PORT, 0, 1200);
 	took = tl_udpport_tx(u, 0, m, 4, refused, &nf);
 	CHECK(took == 4 && nf == 0 && tl_udpport_gso_fallbacks(u) == 1,
 	      "gso per destination: the first again, one by one without a new refusal (%u, %lu)", took,
