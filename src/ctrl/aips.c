@@ -8,6 +8,7 @@
 #include "ctrl/hostmode.h"
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
+#include "ctrl/stats.h"
 
 /* One prefix that moved: from peer id `was` to peer id `now` (TL_ROUTE_NONE: nobody). */
 struct aips_change {
@@ -322,7 +323,7 @@ static bool family_differs(const struct tl_table_size *a, const struct tl_table_
 				 : a->rules6 != b->rules6 || a->tbl8_6 != b->tbl8_6;
 }
 
-int tl_aips_publish(struct tl_device *dev)
+static int table_publish(struct tl_device *dev)
 {
 	struct tl_aips *a = dev->aips;
 	struct tl_table *old;
@@ -356,6 +357,14 @@ int tl_aips_publish(struct tl_device *dev)
 	return 0;
 }
 
+int tl_aips_publish(struct tl_device *dev)
+{
+	int rc = table_publish(dev);
+
+	tl_stats_publish(dev);         /* what the observers read: what is now committed */
+	return rc;
+}
+
 void tl_aips_abort(struct tl_device *dev)
 {
 	struct tl_aips *a = dev->aips;
@@ -383,8 +392,10 @@ int tl_aips_init(struct tl_device *dev)
 	size_t n4 = 0, n6 = 0;
 	struct tl_table *t;
 
-	if (!a)
+	if (!a || tl_stats_init(dev) != 0) {
+		free(a);
 		return -1;
+	}
 	dev->aips = a;
 	for (size_t i = 0; i < dev->cfg->n_peers; i++)
 		for (size_t j = 0; j < dev->cfg->peers[i].n_allowed_ips; j++)
@@ -403,6 +414,7 @@ int tl_aips_init(struct tl_device *dev)
 
 void tl_aips_fini(struct tl_device *dev)
 {
+	tl_stats_fini(dev);
 	if (!dev->aips)
 		return;
 	tl_table_free(dev->aips->spare);

@@ -7,8 +7,42 @@
 
 #include <rte_ethdev.h>
 
+#include "common/key.h"
+#include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
+
+/* One peer's configuration as a publish saw it: immutable, shared by every view that shows it
+ * unchanged (a publish makes records for the peers that changed only). */
+struct rm_peer {
+	atomic_uint refs;
+	const struct tl_peer_ctrl *pc;     /* compared, never followed: the peer may be gone */
+	uint32_t id;
+	uint16_t keepalive;
+	uint8_t key[TL_KEY_LEN];
+	char name[32], public_key[45];
+	size_t n_aips;
+	struct tl_prefix *aips;            /* in the write model's order */
+	char aips_text[];                  /* "a/n,b/m" */
+};
+
+/* A published read model: the peers committed, in list order, and our public key. */
+struct tl_stats_view {
+	atomic_uint refs;
+	char public_key[45];
+	size_t n;
+	uint32_t n_ids;
+	uint32_t *pos;                     /* peer id -> index in peer[]; NO_POS: not in the view */
+	struct rm_peer **peer;
+};
+
+struct tl_readmodel {
+	pthread_mutex_t lock;              /* cur, and a reference taken on it */
+	struct tl_stats_view *cur;
+	uint64_t publishes, failures;
+};
+
+#define NO_POS UINT32_MAX
 
 #define TL_STATS_DESC(section, ...) TL_STATS_DESC_(section, __VA_ARGS__)
 #define TL_STATS_DESC_(section, id, kind, unit, prom, label, help) \
@@ -105,6 +139,7 @@ void tl_ctrl_balance(struct tl_device *dev, struct tl_flow_balance out[TL_FLOW_M
 
 void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s)
 {
+	struct tl_stats_view *v;
 	struct tl_peer_ctrl *pc;
 	struct tl_counters sum;
 
@@ -133,11 +168,14 @@ void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s)
 	s->handshakes_sent = dev->handshakes_sent;
 	s->handshakes_received = dev->handshakes_received;
 	s->cookies_sent = dev->cookies_sent;
-	pthread_mutex_lock(&dev->lock);     /* a UAPI set may change our key; peers come and go */
-	tl_key_to_base64(s->public_key, dev->id.pub);
-	s->peers = dev->n_peers;
+	if ((v = tl_stats_view_get(dev))) {  /* our key and the peers as last committed */
+		memcpy(s->public_key, v->public_key, sizeof(s->public_key));
+		s->peers = v->n;
+	}
+	tl_stats_view_put(v);
+	pthread_mutex_lock(&dev->lock);     /* peers come and go */
 	TAILQ_FOREACH(pc, &dev->peers, link)
-		s->handshakes_completed += pc->handshakes;
+		s->handshakes_completed += __atomic_load_n(&pc->handshakes, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -235,17 +273,193 @@ void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_wor
 	s->crypto_backpressure_decap = tl_cnt_read(&c->crypto_full[TL_DIR_DECAP]);
 }
 
-void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_stats_peer *s)
+/* ---- the published read model ---------------------------------------------------------------- */
+
+static void rec_put(struct rm_peer *r)
+{
+	if (r && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+		free(r->aips);
+		free(r);
+	}
+}
+
+void tl_stats_view_put(struct tl_stats_view *v)
+{
+	if (!v || atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		rec_put(v->peer[i]);
+	free(v->peer);
+	free(v->pos);
+	free(v);
+}
+
+struct tl_stats_view *tl_stats_view_get(struct tl_device *dev)
+{
+	struct tl_readmodel *rm = dev->rm;
+	struct tl_stats_view *v;
+
+	if (!rm)
+		return NULL;
+	pthread_mutex_lock(&rm->lock);
+	v = rm->cur;
+	if (v)
+		atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&rm->lock);
+	return v;
+}
+
+size_t tl_stats_view_peers(const struct tl_stats_view *v)
+{
+	return v ? v->n : 0;
+}
+
+size_t tl_stats_view_find(const struct tl_stats_view *v, const uint8_t key[TL_KEY_LEN])
+{
+	for (size_t i = 0; v && i < v->n; i++)
+		if (!memcmp(v->peer[i]->key, key, TL_KEY_LEN))
+			return i;
+	return SIZE_MAX;
+}
+
+static bool rec_is(const struct rm_peer *r, const struct tl_peer_ctrl *pc)
+{
+	if (r->pc != pc || r->id != pc->dp->id || r->keepalive != pc->cfg.persistent_keepalive ||
+	    r->n_aips != pc->cfg.n_allowed_ips || strcmp(r->name, pc->cfg.name) ||
+	    memcmp(r->key, pc->cfg.public_key, TL_KEY_LEN))
+		return false;
+	for (size_t i = 0; i < r->n_aips; i++)
+		if (!tl_prefix_eq(&r->aips[i], &pc->cfg.allowed_ips[i]))
+			return false;
+	return true;
+}
+
+/* A record of pc as it is now (control thread). NULL out of memory. */
+static struct rm_peer *rec_new(const struct tl_peer_ctrl *pc)
+{
+	size_t n = pc->cfg.n_allowed_ips, len = 1, off = 0;
+	struct rm_peer *r;
+	char p[64];
+
+	for (size_t i = 0; i < n; i++) {
+		tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[i]);
+		len += strlen(p) + 1;
+	}
+	r = calloc(1, sizeof(*r) + len);
+	if (!r || (n && !(r->aips = malloc(n * sizeof(*r->aips))))) {
+		free(r);
+		return NULL;
+	}
+	atomic_init(&r->refs, 1);
+	r->pc = pc;
+	r->id = pc->dp->id;
+	r->keepalive = pc->cfg.persistent_keepalive;
+	memcpy(r->key, pc->cfg.public_key, TL_KEY_LEN);
+	tl_key_to_base64(r->public_key, r->key);
+	snprintf(r->name, sizeof(r->name), "%s", pc->cfg.name);
+	r->n_aips = n;
+	if (n)
+		memcpy(r->aips, pc->cfg.allowed_ips, n * sizeof(*r->aips));
+	for (size_t i = 0; i < n; i++) {
+		tl_prefix_format(p, sizeof(p), &r->aips[i]);
+		off += (size_t)snprintf(r->aips_text + off, len - off, "%s%s", i ? "," : "", p);
+	}
+	return r;
+}
+
+/* pc's record in the view published before, if pc has not changed since. */
+static struct rm_peer *rec_reuse(const struct tl_stats_view *old, const struct tl_peer_ctrl *pc)
+{
+	uint32_t id = pc->dp->id;
+	struct rm_peer *r;
+
+	if (!old || id >= old->n_ids || old->pos[id] == NO_POS)
+		return NULL;
+	r = old->peer[old->pos[id]];
+	if (!rec_is(r, pc))
+		return NULL;
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+	return r;
+}
+
+int tl_stats_init(struct tl_device *dev)
+{
+	struct tl_readmodel *rm = calloc(1, sizeof(*rm));
+
+	if (!rm)
+		return -1;
+	pthread_mutex_init(&rm->lock, NULL);
+	dev->rm = rm;
+	return 0;
+}
+
+void tl_stats_fini(struct tl_device *dev)
+{
+	struct tl_readmodel *rm = dev->rm;
+
+	if (!rm)
+		return;
+	tl_stats_view_put(rm->cur);
+	pthread_mutex_destroy(&rm->lock);
+	free(rm);
+	dev->rm = NULL;
+}
+
+int tl_stats_publish(struct tl_device *dev)
+{
+	struct tl_readmodel *rm = dev->rm;
+	struct tl_stats_view *v, *old;
+	struct tl_peer_ctrl *pc;
+	size_t n = 0;
+
+	if (!rm)
+		return -1;
+	old = rm->cur;                     /* only this thread changes it */
+	TAILQ_FOREACH(pc, &dev->peers, link)
+		n += !pc->doomed;
+	v = calloc(1, sizeof(*v));
+	if (!v || !(v->peer = calloc(n ? n : 1, sizeof(*v->peer))) ||
+	    !(v->pos = malloc((dev->next_id ? dev->next_id : 1) * sizeof(*v->pos))))
+		goto fail;
+	atomic_init(&v->refs, 1);
+	v->n_ids = dev->next_id;
+	memset(v->pos, 0xff, v->n_ids * sizeof(*v->pos));
+	tl_key_to_base64(v->public_key, dev->id.pub);
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		struct rm_peer *r;
+
+		if (pc->doomed)
+			continue;
+		if (!(r = rec_reuse(old, pc)) && !(r = rec_new(pc)))
+			goto fail;
+		v->pos[r->id] = (uint32_t)v->n;
+		v->peer[v->n++] = r;
+	}
+	pthread_mutex_lock(&rm->lock);
+	rm->cur = v;
+	pthread_mutex_unlock(&rm->lock);
+	rm->publishes++;
+	tl_stats_view_put(old);
+	return 0;
+fail:
+	if (v && v->peer) {
+		atomic_init(&v->refs, 1);
+		tl_stats_view_put(v);
+	} else if (v) {
+		free(v);
+	}
+	if (!rm->failures++)
+		tl_log_err("read model: cannot be published (out of memory); observers see the last one");
+	return -1;
+}
+
+/* What the workers and the control thread update as they go, read as it is (dev->lock held:
+ * pc is on the list). */
+static void peer_live(struct tl_peer_ctrl *pc, struct tl_stats_peer *s)
 {
 	const struct tl_peer_stats *st = &pc->dp->stats;
 	struct tl_endpoint ep;
-	size_t off = 0, len = 1;
 
-	(void)dev;
-	memset(s, 0, sizeof(*s));
-	s->id = pc->dp->id;
-	snprintf(s->name, sizeof(s->name), "%s", pc->cfg.name);
-	tl_key_to_base64(s->public_key, pc->cfg.public_key);
 	tl_endpoint_read(pc->dp, &ep);
 	if (ep.family && ep.port) {
 		struct tl_sockaddr sa = { .ip.family = ep.family, .port = ep.port };
@@ -253,46 +467,77 @@ void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_sta
 		memcpy(sa.ip.addr, ep.ip, sizeof(sa.ip.addr));
 		tl_sockaddr_format(s->endpoint, sizeof(s->endpoint), &sa);
 	}
-	for (size_t i = 0; i < pc->cfg.n_allowed_ips; i++)
-		len += 64;                      /* "," and a prefix's text (at most 49 bytes) */
-	s->allowed_ips = malloc(len);
-	for (size_t i = 0; s->allowed_ips && i < pc->cfg.n_allowed_ips; i++) {
-		char p[64];
-
-		tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[i]);
-		off += (size_t)snprintf(s->allowed_ips + off, len - off, "%s%s", i ? "," : "", p);
-	}
-	if (s->allowed_ips && !off)
-		s->allowed_ips[0] = '\0';
-	s->handshakes = pc->handshakes;
-	s->last_handshake_ns = pc->last_handshake_unix_ns;
-	s->last_handshake = pc->last_handshake_unix_ns / TL_NS;
+	s->handshakes = __atomic_load_n(&pc->handshakes, __ATOMIC_RELAXED);
+	s->last_handshake_ns = __atomic_load_n(&pc->last_handshake_unix_ns, __ATOMIC_RELAXED);
+	s->last_handshake = s->last_handshake_ns / TL_NS;
 	s->session = atomic_load(&pc->dp->current) != NULL;
 	s->rx_bytes = atomic_load_explicit(&st->rx_bytes, memory_order_relaxed);
 	s->tx_bytes = atomic_load_explicit(&st->tx_bytes, memory_order_relaxed);
 	s->rx_packets = atomic_load_explicit(&st->rx_packets, memory_order_relaxed);
 	s->tx_packets = atomic_load_explicit(&st->tx_packets, memory_order_relaxed);
 	s->staged = atomic_load_explicit(&pc->dp->n_staged, memory_order_relaxed);
-	s->persistent_keepalive = pc->cfg.persistent_keepalive;
+}
+
+size_t tl_stats_view_read(struct tl_device *dev, const struct tl_stats_view *v, size_t first, size_t count,
+			  struct tl_stats_peer *out, bool *oom)
+{
+	struct tl_peer_ctrl *pc;
+	size_t k = 0;
+	bool *live;
+
+	if (!v || first >= v->n)
+		return 0;
+	count = RTE_MIN(count, v->n - first);
+	if (!(live = calloc(count ? count : 1, sizeof(*live)))) {
+		*oom = true;
+		return 0;
+	}
+	/* The configuration from the view; the counters of the peers still there (a peer the
+	 * view shows may be gone since: it is left out). The lock is held for the walk only. */
+	pthread_mutex_lock(&dev->lock);
+	TAILQ_FOREACH(pc, &dev->peers, link) {
+		uint32_t id = pc->dp->id, p = id < v->n_ids ? v->pos[id] : NO_POS;
+
+		if (p == NO_POS || p < first || p - first >= count || v->peer[p]->pc != pc ||
+		    memcmp(v->peer[p]->key, pc->cfg.public_key, TL_KEY_LEN))
+			continue;
+		memset(&out[p - first], 0, sizeof(out[0]));
+		peer_live(pc, &out[p - first]);
+		live[p - first] = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	for (size_t i = 0; i < count; i++) {
+		const struct rm_peer *r = v->peer[first + i];
+		struct tl_stats_peer *s = &out[k];
+
+		if (!live[i])
+			continue;
+		if (k != i)
+			*s = out[i];
+		s->id = r->id;
+		memcpy(s->name, r->name, sizeof(s->name));
+		memcpy(s->public_key, r->public_key, sizeof(s->public_key));
+		s->persistent_keepalive = r->keepalive;
+		s->allowed_ips = strdup(r->aips_text);
+		*oom |= !s->allowed_ips;
+		k++;
+	}
+	free(live);
+	return k;
 }
 
 struct tl_stats_peer *tl_stats_peers(struct tl_device *dev, size_t *n, bool *oom)
 {
-	struct tl_stats_peer *v = NULL;
-	struct tl_peer_ctrl *pc;
-	size_t i = 0;
+	struct tl_stats_view *v = tl_stats_view_get(dev);
+	struct tl_stats_peer *out = NULL;
 
-	pthread_mutex_lock(&dev->lock);
-	*n = dev->n_peers;
-	if (*n && !(v = calloc(*n, sizeof(*v)))) {
-		*n = 0;
+	*n = 0;
+	if (v && v->n && !(out = calloc(v->n, sizeof(*out))))
 		*oom = true;
-	}
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		if (i < *n)
-			tl_stats_peer(dev, pc, &v[i++]);
-	pthread_mutex_unlock(&dev->lock);
-	return v;
+	else if (v && v->n)
+		*n = tl_stats_view_read(dev, v, 0, v->n, out, oom);
+	tl_stats_view_put(v);
+	return out;
 }
 
 void tl_stats_peer_free(struct tl_stats_peer *s)
