@@ -14,10 +14,14 @@
 #include "check.h"
 #include "common/addr.h"
 #include "common/key.h"
+#include "ctrl/aips.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/stats.h"
 #include "ctrl_harness.h"
+#include "daemon/ctlapi.h"
+#include "daemon/metrics.h"
+#include "daemon/uapi.h"
 
 #define CHURN_CYCLES 1500
 #define BIG 256
@@ -127,12 +131,181 @@ static void test_reader_vs_writes(void)
 	tl_ch_teardown(&h);
 }
 
+/* The peer's allowed IPs as every observer lists them, each in its own form, to compare
+ * with want ("a/n,b/m"); the first that differs is described in why. */
+static bool lists_are(struct tl_ch *h, const uint8_t pub[TL_KEY_LEN], const char *want, char *why, size_t len)
+{
+	static const char show_req[] = "op: show\nargs: {section: peers}\n...\n";
+	struct tl_buf get = { 0 }, show = { 0 }, prom = { 0 }, seen = { 0 }, exp = { 0 };
+	char b64[45], *in = NULL, *p;
+	struct tl_stats_peer *v;
+	size_t n = 0, in_len = 0;
+	bool oom = false, ok = true;
+
+	tl_key_to_base64(b64, pub);
+	snprintf(why, len, "(all agree)");
+	v = tl_stats_peers(&h->dev, &n, &oom);            /* telemetry's /tunless/peers */
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].public_key, b64) && strcmp(v[i].allowed_ips ? v[i].allowed_ips : "", want)) {
+			snprintf(why, len, "read model: %s", v[i].allowed_ips ? v[i].allowed_ips : "(null)");
+			ok = false;
+		}
+	tl_stats_peers_free(v, n);
+	/* UAPI get: allowed_ip= lines after the peer's public_key= line */
+	tl_uapi_test_client(&h->dev, "get=1\n\n", 7, 0, &in, &in_len, &get);
+	free(in);
+	for (const char *w = want; *w;) {
+		size_t k = strcspn(w, ",");
+
+		tl_buf_printf(&exp, "allowed_ip=%.*s\n", (int)k, w);
+		w += k + (w[k] == ',');
+	}
+	tl_buf_printf(&exp, "%s", "");
+	if (ok && (!get.p || !exp.p || !strstr(get.p, exp.p))) {
+		snprintf(why, len, "UAPI get: %.300s", get.p ? get.p : "(no reply)");
+		ok = false;
+	}
+	/* show: the flow sequence after the peer's key, its items unquoted */
+	tl_ctlapi_request(&h->dev, show_req, strlen(show_req), &show);
+	tl_buf_printf(&seen, "public_key: %s", b64);
+	p = show.p && seen.p ? strstr(show.p, seen.p) : NULL;
+	p = p ? strstr(p, "allowed_ips: [") : NULL;
+	tl_buf_free(&seen);
+	for (p = p ? p + 14 : NULL; p && *p && *p != ']'; p++)
+		if (*p != '\'' && *p != ' ')
+			tl_buf_printf(&seen, "%c", *p);
+	if (ok && (!p || strcmp(seen.p ? seen.p : "", want))) {
+		snprintf(why, len, "show: %s", seen.p ? seen.p : "(no such peer)");
+		ok = false;
+	}
+	/* Prometheus: the mindflavor label */
+	tl_metrics_render(&h->dev, &prom);
+	tl_buf_free(&seen);
+	seen = (struct tl_buf){ 0 };
+	tl_buf_printf(&seen, "public_key=\"%s\",allowed_ips=\"%s\"", b64, want);
+	if (ok && (!prom.p || !strstr(prom.p, seen.p))) {
+		snprintf(why, len, "Prometheus: %.300s",
+			 prom.p ? (p = strstr(prom.p, "wireguard_sent_bytes_total{")) ? p : prom.p : "(no text)");
+		ok = false;
+	}
+	tl_buf_free(&get);
+	tl_buf_free(&show);
+	tl_buf_free(&prom);
+	tl_buf_free(&seen);
+	tl_buf_free(&exp);
+	return ok;
+}
+
+static int uapi_set(struct tl_ch *h, const char *fmt, const uint8_t pub[TL_KEY_LEN], const char *tail)
+{
+	char body[512], hex[65];
+
+	tl_key_to_hex(hex, pub);
+	snprintf(body, sizeof(body), fmt, hex, tail);
+	return tl_uapi_set(&h->dev, body);
+}
+
+/* Allowed IPs are listed in the order they were added, as kernel WireGuard lists them: `wg
+ * set ... allowed-ips A,B` (a replace) lists A then B; an add comes last; a prefix another
+ * peer took and gives back comes last; a replace in another order is that order. Through
+ * every observer: the read model, UAPI get, show, Prometheus. */
+static void test_order(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r, r2;
+	char why[400];
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	h.cfg.metrics.peer_series_max = 1000;
+	if (!tl_ch_peer_add(&h, &r, 9) || !tl_ch_peer_add(&h, &r2, 10))
+		goto out;
+	CHECK(lists_are(&h, r.id.pub, "10.9.0.0/16", why, sizeof(why)), "as added: %s", why);
+	CHECK(uapi_set(&h, "public_key=%s\nreplace_allowed_ips=true\n%s", r.id.pub,
+		       "allowed_ip=172.30.9.51/32\nallowed_ip=fd30::51/128\n") == 0, "wg set allowed-ips");
+	CHECK(lists_are(&h, r.id.pub, "172.30.9.51/32,fd30::51/128", why, sizeof(why)), "after wg set: %s", why);
+	CHECK(uapi_set(&h, "public_key=%s\n%s", r.id.pub, "allowed_ip=10.77.0.0/16\nallowed_ip=172.30.9.51/32\n") == 0,
+	      "an add");
+	CHECK(lists_are(&h, r.id.pub, "172.30.9.51/32,fd30::51/128,10.77.0.0/16", why, sizeof(why)),
+	      "an add comes last, one it has stays: %s", why);
+	CHECK(uapi_set(&h, "public_key=%s\n%s", r2.id.pub, "allowed_ip=fd30::51/128\n") == 0, "taken by another");
+	CHECK(lists_are(&h, r.id.pub, "172.30.9.51/32,10.77.0.0/16", why, sizeof(why)), "taken away: %s", why);
+	CHECK(lists_are(&h, r2.id.pub, "10.10.0.0/16,fd30::51/128", why, sizeof(why)), "the other's: %s", why);
+	CHECK(uapi_set(&h, "public_key=%s\n%s", r.id.pub, "allowed_ip=fd30::51/128\n") == 0, "taken back");
+	CHECK(lists_are(&h, r.id.pub, "172.30.9.51/32,10.77.0.0/16,fd30::51/128", why, sizeof(why)),
+	      "given back comes last: %s", why);
+	CHECK(uapi_set(&h, "public_key=%s\nreplace_allowed_ips=true\n%s", r.id.pub,
+		       "allowed_ip=fd30::51/128\nallowed_ip=10.77.0.0/16\nallowed_ip=172.30.9.51/32\n") == 0,
+	      "replaced in another order");
+	CHECK(lists_are(&h, r.id.pub, "fd30::51/128,10.77.0.0/16,172.30.9.51/32", why, sizeof(why)),
+	      "a replace's order: %s", why);
+out:
+	tl_ch_teardown(&h);
+}
+
+static bool list_is(const struct tl_peer_ctrl *pc, const char *want, char *got, size_t len)
+{
+	size_t off = 0;
+
+	got[0] = '\0';
+	for (size_t i = 0; i < pc->cfg.n_allowed_ips && off < len; i++) {
+		char p[64];
+
+		tl_prefix_format(p, sizeof(p), &pc->cfg.allowed_ips[i]);
+		off += (size_t)snprintf(got + off, len - off, "%s%s", i ? "," : "", p);
+	}
+	return !strcmp(got, want);
+}
+
+/* A request that fails is undone whole (tl_aips_abort, as the write model's rollback calls
+ * it): the lists are back in their order, not only with their prefixes. */
+static void test_abort_order(void)
+{
+	struct tl_prefix x, y, z, q, keep[2];
+	struct tl_ch h;
+	struct tl_ch_remote r, r2;
+	struct tl_peer_ctrl *a, *b;
+	char got[256], why[400];
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	h.cfg.metrics.peer_series_max = 1000;
+	a = tl_ch_peer_add(&h, &r, 11);
+	b = tl_ch_peer_add(&h, &r2, 12);
+	if (!a || !b)
+		goto out;
+	prefix24(&x, 11, 1);
+	prefix24(&y, 11, 2);
+	prefix24(&z, 11, 3);
+	prefix24(&q, 11, 4);
+	CHECK(tl_aips_take(&h.dev, a, &x) == 0 && tl_aips_take(&h.dev, a, &y) == 0 && tl_aips_take(&h.dev, a, &z) == 0,
+	      "three more");
+	tl_aips_publish(&h.dev);
+	CHECK(list_is(a, "10.11.0.0/16,10.11.1.0/24,10.11.2.0/24,10.11.3.0/24", got, sizeof(got)), "published: %s", got);
+	CHECK(tl_aips_take(&h.dev, b, &y) == 0, "the other takes the second");
+	keep[0] = z;
+	keep[1] = x;
+	CHECK(tl_aips_keep_only(&h.dev, a, keep, 2) == 0, "replaced, in another order");
+	CHECK(list_is(a, "10.11.3.0/24,10.11.1.0/24", got, sizeof(got)), "as asked: %s", got);
+	CHECK(tl_aips_take(&h.dev, a, &q) == 0 && tl_aips_clear(&h.dev, b) == 0, "more changes");
+	CHECK(lists_are(&h, r.id.pub, "10.11.0.0/16,10.11.1.0/24,10.11.2.0/24,10.11.3.0/24", why, sizeof(why)),
+	      "observers see the published lists meanwhile: %s", why);
+	tl_aips_abort(&h.dev);
+	CHECK(list_is(a, "10.11.0.0/16,10.11.1.0/24,10.11.2.0/24,10.11.3.0/24", got, sizeof(got)), "undone in order: %s", got);
+	CHECK(list_is(b, "10.12.0.0/16", got, sizeof(got)), "the other's undone: %s", got);
+	tl_aips_publish(&h.dev);
+	CHECK(lists_are(&h, r.id.pub, "10.11.0.0/16,10.11.1.0/24,10.11.2.0/24,10.11.3.0/24", why, sizeof(why)),
+	      "and so published: %s", why);
+out:
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	if (tl_ch_eal_init(argv[0]) != 0)
 		return 1;
 	test_reader_vs_writes();
+	test_order();
+	test_abort_order();
 	tl_ch_eal_fini();
 	return check_report();
 }
