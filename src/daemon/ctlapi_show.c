@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctrl/device.h"
 #include "ctrl/peer.h"
@@ -64,6 +65,13 @@ static void show_peer(struct tl_yaml_writer *w, const struct tl_stats_peer *v)
 	show_prefixes(w, v->allowed_ips ? v->allowed_ips : "");
 	w->failed |= !v->allowed_ips;
 	show_fields(w, v, tl_stats_peer_fields);
+	/* Deprecated, for one release: show's key before the read model renamed it last_handshake
+	 * (UNIX seconds); the seconds since it, absent before the first handshake, as it was. */
+	if (v->last_handshake) {
+		uint64_t now = (uint64_t)time(NULL);
+
+		tl_yaml_key_u64(w, "latest_handshake_age_s", now > v->last_handshake ? now - v->last_handshake : 0);
+	}
 	tl_yaml_end_map(w);
 }
 

@@ -5,18 +5,23 @@
  * another peer, a peer removed and added again). Every list the reader gets must parse as a
  * prefix list of one of the committed states. Run under ASan (and with MALLOC_PERTURB_ set)
  * in the sanitizer build. */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "api/spec.h"
+#include "api/yamlw.h"
 #include "check.h"
 #include "common/addr.h"
 #include "common/key.h"
 #include "ctrl/aips.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
+#include "ctrl/send.h"
 #include "ctrl/stats.h"
 #include "ctrl_harness.h"
 #include "daemon/ctlapi.h"
@@ -298,6 +303,82 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* The text of one peer's entry in a show reply (up to the next entry), or NULL. */
+static char *show_entry(const char *show, const uint8_t pub[TL_KEY_LEN])
+{
+	char b64[45], key[64];
+	const char *p, *end;
+
+	tl_key_to_base64(b64, pub);
+	snprintf(key, sizeof(key), "public_key: %s", b64);
+	if (!show || !(p = strstr(show, key)))
+		return NULL;
+	end = strstr(p + 1, "- public_key: ");
+	return strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+static bool key_u64(const char *text, const char *key, uint64_t *v)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\n    %s: ", key);
+	return text && (p = strstr(text, k)) && sscanf(p + strlen(k), "%" SCNu64, v) == 1;
+}
+
+/* Every reply of the control API carries api_version, the spec's version; show's peers have
+ * latest_handshake_age_s, the name show had before the read model renamed it, beside its
+ * new name last_handshake (deprecated, for a release): the seconds since the handshake,
+ * absent before the first one. */
+static void test_version_alias(void)
+{
+	static const char show_req[] = "op: show\nargs: {section: peers}\n...\n", bad_req[] = "op: nosuch\n...\n";
+	struct tl_buf show = { 0 }, bad = { 0 };
+	struct tl_msg_initiation ours;
+	struct tl_msg_response resp;
+	struct tl_ch h;
+	struct tl_ch_remote r, r2;
+	struct tl_peer_ctrl *pc;
+	char msg[256], *e1 = NULL, *e2 = NULL;
+	uint64_t t0, t1, last = 0, age = 0, unused;
+	const struct tl_api_spec *spec = tl_api_spec_builtin(msg, sizeof(msg));
+
+	CHECK(spec && spec->version == TL_API_VERSION, "the spec's version is the replies' (%u, %u)",
+	      spec ? spec->version : 0, TL_API_VERSION);
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	pc = tl_ch_peer_add(&h, &r, 21);
+	if (!pc || !tl_ch_peer_add(&h, &r2, 22))
+		goto out;
+	CHECK(tl_handshake_initiate(&h.dev, pc, h.now) == 0, "initiation sent");
+	CHECK(tl_ch_take(&h, &r, TL_MSG_INITIATION, &ours, sizeof(ours)) == (int)sizeof(ours), "on the wire");
+	CHECK(tl_ch_remote_respond(&h, &r, &ours, &resp) == 0, "peer responds");
+	h.now += 1000000;
+	tl_ch_deliver(&h, &r, &resp, sizeof(resp));
+	tl_ch_discard(&h);
+	CHECK(atomic_load(&pc->dp->current) != NULL, "a handshake completed");
+	t0 = (uint64_t)time(NULL);
+	tl_ctlapi_request(&h.dev, show_req, strlen(show_req), &show);
+	t1 = (uint64_t)time(NULL);
+	tl_ctlapi_request(&h.dev, bad_req, strlen(bad_req), &bad);
+	CHECK(show.p && !strncmp(show.p, "---\nstatus: ok\napi_version: 1\nop: show\n", 39), "show's reply: %.60s",
+	      show.p ? show.p : "(none)");
+	CHECK(bad.p && strstr(bad.p, "status: error\napi_version: 1\n"), "an error reply: %.80s", bad.p ? bad.p : "(none)");
+	e1 = show_entry(show.p, r.id.pub);
+	e2 = show_entry(show.p, r2.id.pub);
+	CHECK(key_u64(e1, "last_handshake", &last) && last, "the new name: %s", e1 ? e1 : "(no entry)");
+	CHECK(key_u64(e1, "latest_handshake_age_s", &age) && age + last >= t0 && age + last <= t1,
+	      "the old name beside it: the seconds since it (%" PRIu64 " at %" PRIu64 ", read in %" PRIu64 "..%" PRIu64 ")",
+	      age, last, t0, t1);
+	CHECK(key_u64(e2, "last_handshake", &unused) && !key_u64(e2, "latest_handshake_age_s", &unused),
+	      "absent before the first handshake: %s", e2 ? e2 : "(no entry)");
+out:
+	free(e1);
+	free(e2);
+	tl_buf_free(&show);
+	tl_buf_free(&bad);
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -306,6 +387,7 @@ int main(int argc, char **argv)
 	test_reader_vs_writes();
 	test_order();
 	test_abort_order();
+	test_version_alias();
 	tl_ch_eal_fini();
 	return check_report();
 }
