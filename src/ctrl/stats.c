@@ -168,12 +168,15 @@ void tl_stats_device(struct tl_device *dev, struct tl_stats_device *s)
 	s->handshakes_sent = dev->handshakes_sent;
 	s->handshakes_received = dev->handshakes_received;
 	s->cookies_sent = dev->cookies_sent;
-	if ((v = tl_stats_view_get(dev))) {  /* our key and the peers as last committed */
+	v = tl_stats_view_get(dev);          /* our key and the peers as last committed */
+	pthread_mutex_lock(&dev->lock);     /* peers come and go; before a view, our key */
+	if (v) {
 		memcpy(s->public_key, v->public_key, sizeof(s->public_key));
 		s->peers = v->n;
+	} else {
+		tl_key_to_base64(s->public_key, dev->id.pub);
 	}
 	tl_stats_view_put(v);
-	pthread_mutex_lock(&dev->lock);     /* peers come and go */
 	TAILQ_FOREACH(pc, &dev->peers, link)
 		s->handshakes_completed += __atomic_load_n(&pc->handshakes, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&dev->lock);
@@ -410,13 +413,12 @@ int tl_stats_publish(struct tl_device *dev)
 	struct tl_readmodel *rm = dev->rm;
 	struct tl_stats_view *v, *old;
 	struct tl_peer_ctrl *pc;
-	size_t n = 0;
+	size_t n;
 
 	if (!rm)
 		return -1;
 	old = rm->cur;                     /* only this thread changes it */
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		n += !pc->doomed;
+	n = dev->n_peers;                  /* at most: those being removed are left out */
 	v = calloc(1, sizeof(*v));
 	if (!v || !(v->peer = calloc(n ? n : 1, sizeof(*v->peer))) ||
 	    !(v->pos = malloc((dev->next_id ? dev->next_id : 1) * sizeof(*v->pos))))
