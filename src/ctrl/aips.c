@@ -225,8 +225,11 @@ int tl_aips_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl
 		r = tl_table_set(a->spare, p->ip.family, p->ip.addr, p->len, pc->dp->id);
 	if (r != 0)
 		return r == -EINVAL ? EINVAL : ENOMEM;
-	if (was != TL_ROUTE_NONE && (pos = list_find(peer_of(dev, was), p)) != SIZE_MAX)
+	if (was != TL_ROUTE_NONE && (pos = list_find(peer_of(dev, was), p)) != SIZE_MAX) {
 		list_del_at(peer_of(dev, was), pos);
+		tl_stats_touch(dev, peer_of(dev, was));
+	}
+	tl_stats_touch(dev, pc);
 	list_insert(pc, p, pc->cfg.n_allowed_ips);
 	a->log[a->n_log++] = (struct aips_change){ .p = *p, .was = was, .now = pc->dp->id, .pos = (uint32_t)pos };
 	return 0;
@@ -246,6 +249,7 @@ int tl_aips_clear(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
 	struct tl_aips *a = dev->aips;
 
+	tl_stats_touch(dev, pc);                /* a peer being removed is cleared first */
 	if (!pc->cfg.n_allowed_ips)
 		return 0;
 	if (test_failure() || spare_ready(dev) != 0 || log_reserve(a, pc->cfg.n_allowed_ips) != 0)
@@ -332,6 +336,7 @@ int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const stru
 							   .n_saved = (uint32_t)w };
 		saved = NULL;
 	}
+	tl_stats_touch(dev, pc);
 	free(sorted);
 	free(order);
 	free(saved);

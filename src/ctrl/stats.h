@@ -9,7 +9,8 @@
  * as it changes them: tl_stats_publish (the control thread, after each committed change:
  * tl_aips_publish calls it) builds a new immutable view, swaps it in and lets go of the old
  * one, which is freed by the last reader holding it. A publish makes new records for the
- * peers that changed only; the others are shared with the view before. A reader takes a
+ * peers that changed only; the others are shared with the view before, and a record no view
+ * holds any more is freed by a later publish once no older view is left. A reader takes a
  * reference on the current view (a pointer read under a mutex held for that alone) and reads
  * the counters of its peers live: one walk of the peer list under dev->lock, copying
  * counters only, which is as long as a reader ever holds the control thread up. */
@@ -97,9 +98,17 @@ struct tl_stats_view;
 /* With the device's objects (tl_aips_init, tl_aips_fini). 0 or -1. */
 int tl_stats_init(struct tl_device *dev);
 void tl_stats_fini(struct tl_device *dev);
+/* Control thread: the write model changed pc's configuration (its allowed IPs, name,
+ * keepalive; its creation or removal): the next publish looks at it. */
+void tl_stats_touch(struct tl_device *dev, const struct tl_peer_ctrl *pc);
 /* Control thread: the peers on the list (but those being removed, pc->doomed) and our key
- * published. 0, or -1 out of memory (the last view stays; the next publish tries again). */
+ * published. The view before is taken with the peers touched and those added since (at the
+ * list's end) made anew: a change costs the peers it changed, not the device's. Every peer is
+ * looked at only when that cannot tell (a peer went without a touch, out of memory before):
+ * tl_stats_full_builds counts those. 0, or -1 out of memory (the last view stays; the next
+ * publish tries again). */
 int tl_stats_publish(struct tl_device *dev);
+uint64_t tl_stats_full_builds(struct tl_device *dev);
 /* Any thread: a reference on the current view (NULL before the first publish), and its
  * release (NULL is fine). */
 struct tl_stats_view *tl_stats_view_get(struct tl_device *dev);

@@ -91,6 +91,8 @@ static void key_of(uint8_t key[TL_KEY_LEN], uint8_t tag)
 	key[0] = 0x40;
 }
 
+static bool lists_are(struct tl_ch *h, const uint8_t pub[TL_KEY_LEN], const char *want, char *why, size_t len);
+
 /* T2 of the review: the telemetry thread against the write model. */
 static void test_reader_vs_writes(void)
 {
@@ -101,8 +103,13 @@ static void test_reader_vs_writes(void)
 	pthread_t t;
 	uint8_t a[TL_KEY_LEN], b[TL_KEY_LEN];
 	unsigned cycles = 0, refused = 0;
+	char why[400];
+	struct tl_stats_peer *v = NULL;
+	bool oom = false;
+	size_t n = 0;
 
 	CHECK(tl_ch_setup(&h) == 0, "setup");
+	h.cfg.metrics.peer_series_max = 1000;
 	key_of(a, 0xa1);
 	key_of(b, 0xb2);
 	for (unsigned i = 0; i < BIG; i++)
@@ -133,6 +140,10 @@ static void test_reader_vs_writes(void)
 	CHECK(!refused, "%u changes applied (%u refused)", cycles * 4, refused);
 	CHECK(rd.reads > 0 && rd.lists > 0, "the reader read %lu times, %lu lists", rd.reads, rd.lists);
 	CHECK(!rd.bad, "every list the reader got parses: %lu did not, the first \"%s\"", rd.bad, rd.first_bad);
+	/* and what is left is what the last changes made: B took every prefix of A's, then went */
+	CHECK(lists_are(&h, a, "", why, sizeof(why)), "A's list at the end: %s", why);
+	CHECK(h.dev.n_peers == 1 && (v = tl_stats_peers(&h.dev, &n, &oom)) && n == 1, "B is gone from the view");
+	tl_stats_peers_free(v, n);
 	tl_ch_teardown(&h);
 }
 
@@ -218,6 +229,7 @@ static void test_order(void)
 {
 	struct tl_ch h;
 	struct tl_ch_remote r, r2;
+	uint64_t builds;
 	char why[400];
 
 	CHECK(tl_ch_setup(&h) == 0, "setup");
@@ -225,6 +237,7 @@ static void test_order(void)
 	if (!tl_ch_peer_add(&h, &r, 9) || !tl_ch_peer_add(&h, &r2, 10))
 		goto out;
 	CHECK(lists_are(&h, r.id.pub, "10.9.0.0/16", why, sizeof(why)), "as added: %s", why);
+	builds = tl_stats_full_builds(&h.dev);
 	CHECK(uapi_set(&h, "public_key=%s\nreplace_allowed_ips=true\n%s", r.id.pub,
 		       "allowed_ip=172.30.9.51/32\nallowed_ip=fd30::51/128\n") == 0, "wg set allowed-ips");
 	CHECK(lists_are(&h, r.id.pub, "172.30.9.51/32,fd30::51/128", why, sizeof(why)), "after wg set: %s", why);
@@ -243,6 +256,8 @@ static void test_order(void)
 	      "replaced in another order");
 	CHECK(lists_are(&h, r.id.pub, "fd30::51/128,10.77.0.0/16,172.30.9.51/32", why, sizeof(why)),
 	      "a replace's order: %s", why);
+	CHECK(tl_stats_full_builds(&h.dev) == builds, "each change published from the view before and the peers "
+	      "it touched (%" PRIu64 " publishes looked at every peer)", tl_stats_full_builds(&h.dev) - builds);
 out:
 	tl_ch_teardown(&h);
 }
