@@ -18,6 +18,7 @@
 
 struct tl_nl;
 struct tl_aips;
+struct tl_readmodel;
 struct tl_lanfib_ctl;
 struct tl_wanaddr_ctl;
 struct tl_unix_server;
@@ -82,6 +83,7 @@ struct tl_device {
 	uint32_t peer_keys_cap;
 	uint32_t *free_ids, n_free_ids, cap_free_ids, next_id;
 	struct tl_aips *aips;              /* the routing table's two copies, changes in progress (aips.c) */
+	struct tl_readmodel *rm;           /* the read model's published view (stats.c) */
 	struct tl_peer_list active;        /* peers whose timers run (timers.c) */
 	uint32_t n_active, sweep_id;
 	uint64_t staged_queued;            /* staged packets in the peers' control-plane queues */

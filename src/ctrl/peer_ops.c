@@ -12,6 +12,7 @@
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/session.h"
+#include "ctrl/stats.h"
 #include "ctrl/timers.h"
 
 /* A new handshake state for the peer (new identity): sessions are gone, the greatest
@@ -197,8 +198,10 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	if (priv)
 		apply_private_key(dev, priv);
 	for (size_t i = 0; i < n; i++)
-		if (t->op_pc[i] && !t->op_pc[i]->doomed)
+		if (t->op_pc[i] && !t->op_pc[i]->doomed) {
 			peer_update(dev, t->op_pc[i], &ops[i]);
+			tl_stats_touch(dev, t->op_pc[i]);   /* the read model's next publish */
+		}
 	tl_aips_publish(dev);
 	n_old = doomed_old(t);
 	for (size_t i = 0; i < t->n_fresh; i++) {

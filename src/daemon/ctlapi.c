@@ -283,8 +283,7 @@ static int op_run(struct tl_device *dev, const struct tl_api_request *req, struc
 		return tl_api_fail(e, "op", "'%s' is in the spec but not implemented by this daemon", req->op->name);
 	tl_yaml_begin(&w, out);
 	tl_yaml_map(&w);
-	tl_yaml_key_str(&w, "status", "ok");
-	tl_yaml_key_str(&w, "op", req->op->name);
+	tl_api_reply_head(&w, "ok", req->op->name);
 	tl_yaml_key(&w, "result");
 	if (fn(dev, req, &w, e) < 0) {
 		tl_yaml_finish(&w);
