@@ -270,7 +270,7 @@ void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_
 	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
 		return stage(w, peer, m);
 	/* behind packets already staged: they leave first, in their order */
-	if (atomic_load_explicit(&peer->n_staged, memory_order_relaxed) || endpoint_resolving(peer))
+	if (atomic_load_explicit(&peer->n_staged, memory_order_acquire) || endpoint_resolving(peer))
 		return stage_for(w, peer, m, false);
 	r = encap_frame(w->dp, peer, kp, m, in.ecn, w->now_ns, &s);
 	if (r == TL_DROP_key_expired)
