@@ -21,8 +21,6 @@
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
-#include "ctrl/peer_ops.h"
-#include "ctrl/ports.h"
 #include "ctrl/stats.h"
 #include "daemon/uapi.h"
 

@@ -322,7 +322,7 @@ static inline void tl_peer_want_handshake(struct tl_dp *dp, struct tl_peer *peer
 }
 
 /* The UDP port of the WAN (host order): read by the workers for every frame, written only by
- * the control plane (tl_listen_port_set), so a relaxed load is enough. */
+ * the control plane (the device change, ctrl/devchange.c), so a relaxed load is enough. */
 static inline uint16_t tl_dp_listen_port(const struct tl_dp *dp)
 {
 	return atomic_load_explicit(&dp->listen_port, memory_order_relaxed);
