@@ -133,6 +133,7 @@ static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl
 }
 
 void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
+void (*tl_keypair_retire_test_hook)(uint32_t index);
 
 /* Called after the keypair's grace period (tl_dp.index_reclaim). */
 void tl_keypair_reclaim(void *arg, void *key_data)
@@ -147,8 +148,10 @@ void tl_keypair_reclaim(void *arg, void *key_data)
 }
 
 /* The keypair is already out of the peer's slots: its index is unpublished, and it is wiped
- * and freed after the grace period of the batch it joins. The AEAD contexts drop their
- * copies of its keys (ours now, each worker's at its next round). */
+ * and freed after the grace period of the batch it joins. key_gen is bumped after the index
+ * left the table: a worker that sees the new generation can no longer find the keypair, so
+ * the AEAD contexts drop their copies of its keys for good (ours now, each worker's at its
+ * next round). */
 static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 {
 	uint32_t index;
@@ -156,9 +159,11 @@ static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 	if (!kp)
 		return;
 	index = kp->local_index;
-	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
 	tl_index_free(dev, index);
 	tl_dp_index_retire(&dev->dp, index, kp);
+	if (tl_keypair_retire_test_hook)
+		tl_keypair_retire_test_hook(index);
+	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
 	tl_dp_aead_forget(dev->aead);
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)
