@@ -193,6 +193,7 @@ void tl_peers_destroy(struct tl_device *dev, struct tl_peer_ctrl *const *pcs, si
 		slot_set(dev, pc->dp->id, NULL);
 		tl_session_clear_all(dev, pc);
 		tl_index_drop_peer(dev, pc);
+		tl_device_progress(dev);
 	}
 	if (!n)
 		return;
@@ -204,6 +205,7 @@ void tl_peers_destroy(struct tl_device *dev, struct tl_peer_ctrl *const *pcs, si
 	for (size_t i = 0; i < n; i++) {
 		tl_staged_drop(dev, pcs[i], TL_DROP_peer_removed);
 		peer_free(dev, pcs[i]);
+		tl_device_progress(dev);
 	}
 }
 
