@@ -103,6 +103,9 @@ struct tl_device {
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
 	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */
 	struct tl_evloop *loop;            /* the control loop's epoll set (loop.c) */
+	/* Called at the points a long step of the control thread passes (a request over many
+	 * peers): the daemon feeds the watchdog there (daemon/notify.c). NULL: nothing. */
+	void (*progress)(struct tl_device *dev);
 	struct tl_server *servers[TL_SERVER_MAX];   /* the request servers running, for the loop's ticks */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
@@ -121,6 +124,13 @@ struct tl_device {
 };
 
 #define TL_NS 1000000000ull
+
+/* A point a long step of the control thread passes: the watchdog's (tl_device.progress). */
+static inline void tl_device_progress(struct tl_device *dev)
+{
+	if (dev->progress)
+		dev->progress(dev);
+}
 
 /* device.c: the shared objects of the dataplane and the control plane (dp.n_workers set);
  * free is safe on a half-made device. */

@@ -203,16 +203,19 @@ void tl_peers_destroy(struct tl_device *dev, struct tl_peer_ctrl *const *pcs, si
 		slot_set(dev, pc->dp->id, NULL);
 		tl_session_clear_all(dev, pc);
 		tl_index_drop_peer(dev, pc);
+		tl_device_progress(dev);
 	}
 	if (!n)
 		return;
 	/* After this no worker holds them: the routing table without them is published, their
-	 * slots and keypairs are gone. What they staged meanwhile is in the stage ring. */
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	 * slots and keypairs are gone (one grace period for all of them, which wipes and frees
+	 * their keypairs). What they staged meanwhile is in the stage ring. */
+	tl_dp_synchronize(&dev->dp);
 	tl_staged_poll(dev);
 	for (size_t i = 0; i < n; i++) {
 		tl_staged_drop(dev, pcs[i], TL_DROP_peer_removed);
 		peer_free(dev, pcs[i]);
+		tl_device_progress(dev);
 	}
 }
 
@@ -229,6 +232,7 @@ void tl_peers_destroy_all(struct tl_device *dev)
 		rte_hash_del_key(dev->peer_keys, pc->cfg.public_key);
 		peer_free(dev, pc);
 	}
+	tl_dp_synchronize(&dev->dp);       /* their keypairs wiped and freed */
 }
 
 /* ---- the simple forms: one peer at a time -------------------------------------------------- */

@@ -39,9 +39,11 @@ static void apply_private_key(struct tl_device *dev, const uint8_t priv[TL_KEY_L
 	tl_identity_set(&dev->id, priv);
 	pthread_mutex_unlock(&dev->lock);
 	memcpy(dev->cfg->private_key, priv, TL_KEY_LEN);
-	TAILQ_FOREACH(pc, &dev->peers, link)
+	TAILQ_FOREACH(pc, &dev->peers, link) {
 		if (!pc->fresh)             /* made for the new key already */
 			peer_reinit(dev, pc);
+		tl_device_progress(dev);    /* an X25519 each: seconds on a hub */
+	}
 	tl_log_info("private key changed, every peer needs a new handshake");
 }
 
@@ -109,6 +111,8 @@ static int doom(struct txn *t, struct tl_peer_ctrl *pc)
 {
 	int err = push(&t->doomed, &t->n_doomed, &t->cap_doomed, pc);
 
+	tl_device_progress(t->dev);
+
 	if (!err)
 		err = tl_aips_clear(t->dev, pc);
 	if (err) {
@@ -127,6 +131,7 @@ static int prepare_op(struct txn *t, size_t i, const struct tl_peer_op *op)
 	struct tl_peer_ctrl *pc = tl_peer_find(dev, op->pub);
 	int err = 0;
 
+	tl_device_progress(dev);
 	if (!memcmp(op->pub, t->id.pub, TL_KEY_LEN))
 		return 0;
 	if (op->remove)
@@ -181,12 +186,21 @@ static void rollback(struct txn *t)
 /* The handshake state of every peer the request created: an X25519 each (DH of our key and
  * theirs, precomputed as the kernel does), 45 us on this machine, so a hub's 100 000 new peers
  * share it out over the handshake threads. Nothing else runs meanwhile: the control thread
- * takes its share and waits, and no worker can reach a peer that is not published. */
+ * takes its share and waits, and no worker can reach a peer that is not published. It goes
+ * in slices of HS_SLICE peers, with a progress point (the watchdog) after each. */
+#define HS_SLICE 1024
+
+struct hs_slice {
+	struct txn *t;
+	size_t base;
+};
+
 static void hs_init_one(void *arg, size_t i)
 {
-	struct txn *t = arg;
+	const struct hs_slice *s = arg;
+	struct tl_peer_ctrl *pc = s->t->fresh[s->base + i];
 
-	tl_handshake_init(&t->fresh[i]->hs, &t->id, t->fresh[i]->cfg.public_key, NULL);
+	tl_handshake_init(&pc->hs, &s->t->id, pc->cfg.public_key, NULL);
 }
 
 static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const uint8_t *priv)
@@ -194,14 +208,21 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	struct tl_device *dev = t->dev;
 	size_t n_old;
 
-	tl_parfor_run(dev->hs_pool, t->n_fresh, hs_init_one, t);
+	for (size_t at = 0; at < t->n_fresh; at += HS_SLICE) {
+		struct hs_slice s = { .t = t, .base = at };
+
+		tl_parfor_run(dev->hs_pool, t->n_fresh - at < HS_SLICE ? t->n_fresh - at : HS_SLICE, hs_init_one, &s);
+		tl_device_progress(dev);
+	}
 	if (priv)
 		apply_private_key(dev, priv);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (t->op_pc[i] && !t->op_pc[i]->doomed) {
 			peer_update(dev, t->op_pc[i], &ops[i]);
 			tl_stats_touch(dev, t->op_pc[i]);   /* the read model's next publish */
 		}
+		tl_device_progress(dev);
+	}
 	tl_aips_publish(dev);
 	n_old = doomed_old(t);
 	for (size_t i = 0; i < t->n_fresh; i++) {

@@ -129,6 +129,14 @@ struct tl_peer_map {
 	_Atomic(struct tl_peer *) slot[];
 };
 
+/* An index-table entry out of the table, waiting for its grace period: its data (a keypair,
+ * wiped and freed by tl_dp.index_reclaim) and its key slot in the table (< 0: none), which the
+ * table keeps until then (a lock-free table frees no slot on delete). */
+struct tl_dp_retired {
+	void *data;
+	int32_t pos;
+};
+
 /* A packet a worker staged for a peer, on its way to the control plane. */
 struct tl_staged {
 	struct tl_peer *peer;
@@ -291,9 +299,16 @@ struct tl_dp {
 	struct tl_aqm_params aqm_init[TL_PORT_MAX];
 	struct tl_shaper_params shaper_init[TL_PORT_MAX];
 	uint32_t queue_cap[TL_PORT_MAX];
-	/* Bumped by the control plane whenever a keypair retires: a worker that sees it change
-	 * drops the key copies of its AEAD context before its next burst. */
+	/* Bumped by the control plane whenever a keypair retires, after it left the index table:
+	 * a worker that sees it change drops the key copies of its AEAD context before its next
+	 * burst (and can no longer find the keypair). */
 	_Atomic uint64_t key_gen;
+	/* Entries taken out of the index table whose grace period has not ended (control plane,
+	 * tl_dp_index_retire): [0, n_sealed) wait for the one that began at retire_token, the rest
+	 * for the next. */
+	struct tl_dp_retired *retired;
+	uint32_t n_retired, n_sealed, cap_retired;
+	uint64_t retire_token;
 	volatile bool stop;
 };
 
@@ -342,13 +357,26 @@ static inline struct rte_hash *tl_dp_index(struct tl_dp *dp)
 }
 
 /* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
- * frees a keypair deleted from the index table, within the delete, once the RCU grace
- * period is over (the control plane, which deletes, is not an RCU reader). */
+ * frees a keypair taken out of the index table once its RCU grace period is over (below);
+ * tl_dp_free reclaims the ones still waiting (the workers have stopped). */
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
 /* Buffers of the control plane's pools tl_dp_create makes (their data room follows dp->mtu,
  * as the ports' do): the EAL memory counts them. */
 unsigned tl_dp_pool_bufs(void);
 void tl_dp_free(struct tl_dp *dp);
+/* Control plane (the control thread is not an RCU reader): retirement in batches, one grace
+ * period for every entry retired meanwhile, however many.
+ *
+ * tl_dp_index_retire takes index's entry (data) out of the index table at once; workers that
+ * found it before may still use it, so its key slot and data wait for the grace period.
+ * Without memory to queue it, the grace period is waited for here.
+ * tl_dp_retire_poll never blocks: reclaims the entries whose grace period ended and starts
+ * one (rte_rcu_qsbr_start) for those retired since. True while some still wait: poll again.
+ * tl_dp_synchronize waits for a grace period (rte_rcu_qsbr_synchronize): afterwards no worker
+ * holds anything unpublished before it, and every entry retired so far is reclaimed. */
+void tl_dp_index_retire(struct tl_dp *dp, uint32_t index, void *data);
+bool tl_dp_retire_poll(struct tl_dp *dp);
+void tl_dp_synchronize(struct tl_dp *dp);
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);
 /* A hash like h with room for entries, holding what h holds (h is left as it was). */
 struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t entries, uint32_t key_len,
@@ -359,7 +387,8 @@ struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t 
  * (it stays). */
 bool tl_dp_hash_crowded(struct rte_hash *h, uint32_t cap);
 int tl_dp_hash_double(struct rte_hash **h, uint32_t *cap, const char *prefix, uint64_t *gen, uint32_t key_len);
-/* Control plane: the peer map has a slot for id (a larger one published if needed). 0 or -1. */
+/* Control plane: the peer map has a slot for id (a larger one published if needed, after a
+ * grace period: tl_dp_synchronize). 0 or -1. */
 int tl_dp_peers_reserve(struct tl_dp *dp, uint32_t id);
 /* Control plane: the index table replaced by one twice its size when it is more than about
  * three quarters full. 0 (room enough, or grown) or -1 (out of memory: the old one stays). */
