@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Host-to-host TCP throughput: tunless vs the kernel-TUN baselines (wireguard-go, boringtun).
+# Host-to-host TCP throughput: tunless vs the kernel-TUN baselines (wireguard-go, Tailscale's fork
+# of it, boringtun).
 #
 #   ${P}-a  tunnel 10.77.0.1/24                        tunnel 10.77.0.2/24  ${P}-b
 #           wg0 (TUN) / tunless host mode              wg0 (TUN) / tunless host mode
@@ -11,8 +12,9 @@
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
 # Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
-#   impl: wggo, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet, tunless-udp-packet
-#         (default: wggo, boringtun, tunless; tunless is skipped if not built). tunless: host
+#   impl: wggo, wggo-ts, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet,
+#         tunless-udp-packet (default: wggo, wggo-ts, boringtun, tunless; tunless is skipped if not
+#         built). wggo: stock wireguard-go; wggo-ts: Tailscale's fork (bench/tunvpn.sh). tunless: host
 #         mode's default port kinds (on a veth: udp WAN, packet LAN); tunless-xdp: AF_XDP on both
 #         veths; tunless-udp / tunless-packet / tunless-udp-packet: that WAN / LAN kind named in
 #         the configuration, the other one left to the default
@@ -27,11 +29,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/env.sh"
 # shellcheck source=../tests/integration/lab.sh
 . "$ROOT/tests/integration/lab.sh"
+# shellcheck source=tunvpn.sh
+. "$ROOT/bench/tunvpn.sh"
 
 DURATION=10
 STREAMS=1
 REVERSE=
-IMPLS=wggo,boringtun,tunless
+IMPLS=wggo,wggo-ts,boringtun,tunless
 WORKERS=1
 RUNS=1
 OUT=
@@ -44,7 +48,7 @@ while getopts "t:P:Rw:n:o:i:h" o; do
 	n) RUNS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
-	*) sed -n '2,17p' "$0"; exit 2 ;;
+	*) sed -n '2,18p' "$0"; exit 2 ;;
 	esac
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/throughput.sh: -n: '$RUNS' is not a number of runs" >&2; exit 2; }
@@ -193,20 +197,12 @@ run_kernel_tun() {
 	lab_cleanup
 }
 
-run_wggo() {
-	local v
-	[ -x "$WG_GO" ] || { record_error wggo "" "$WG_GO missing: run scripts/setup.sh"; return; }
-	v=$("$WG_GO" --version | awk 'NR == 1 { print $2 }')
-	run_kernel_tun wggo "wireguard-go $v" env WG_PROCESS_FOREGROUND=1 LOG_LEVEL=error "$WG_GO" wg0
-}
-
-run_boringtun() {
-	local v
-	[ -x "$BORINGTUN" ] || { record_error boringtun "" "$BORINGTUN missing: run scripts/setup.sh"; return; }
-	v=$("$BORINGTUN" --version)
-	# --disable-drop-privileges (WG_SUDO=1): stay root so it can keep using the TUN device.
-	run_kernel_tun boringtun "$v" env WG_SUDO=1 "$BORINGTUN" --foreground \
-		--disable-drop-privileges --log /dev/stderr wg0
+# run_tunvpn <id>: wggo, wggo-ts or boringtun (bench/tunvpn.sh), named by its version line.
+run_tunvpn() {
+	local why
+	why=$(tunvpn_available "$1") || { record_error "$1" "" "$why"; return; }
+	tunvpn_argv "$1" /dev/stderr
+	run_kernel_tun "$1" "$(tunvpn_version "$1")" "${TUNVPN_ARGV[@]}"
 }
 
 # ---- tunless hook ---------------------------------------------------------------------------
@@ -258,7 +254,8 @@ ok = [r for r in rows if "gbit_s" in r]
 summary = {i: {"gbit_s": med(r["gbit_s"] for r in ok if r["impl"] == i),
                "vpn_cpu_percent": med(r["vpn_cpu_percent"] for r in ok if r["impl"] == i),
                "vpn_cores_per_gbit_s": med(cores_per_gbit(r) for r in ok if r["impl"] == i),
-               "runs_ok": sum(1 for r in ok if r["impl"] == i)} for i in impls}
+               "runs_ok": sum(1 for r in ok if r["impl"] == i),
+               "version": next((r["version"] for r in rows if r["impl"] == i and r["version"]), None)} for i in impls}
 def ratio(a, b):
     x, y = summary.get(a, {}).get("gbit_s"), summary.get(b, {}).get("gbit_s")
     return round(x / y, 2) if x and y else None
@@ -270,9 +267,10 @@ def paired(a, b):        # the ratio within each run
         if x and y:
             out.append(round(x / y, 2))
     return out
-pairs = [("tunless", "wggo"), ("tunless", "boringtun"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
+pairs = [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"), ("wggo-ts", "wggo"),
+         ("tunless-xdp", "wggo-ts"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
-    pairs += [(v, "wggo"), (v, "tunless")]
+    pairs += [(v, "wggo-ts"), (v, "wggo"), (v, "tunless")]
 name = lambda a, b: "%s/%s" % (a, "wireguard-go" if b == "wggo" else b)
 ratios = {name(a, b): ratio(a, b) for a, b in pairs}
 run_ratios = {name(a, b): paired(a, b) for a, b in pairs}
@@ -291,18 +289,19 @@ doc = {
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
 print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
-print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % ("run", "impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
+vw = max([26] + [len(r["version"]) for r in rows])  # wggo-ts's version line is a module and pseudo-version
+print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % ("run", "impl", vw, "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
     if "error" in r:
-        print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % (r["run"], r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
+        print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % (r["run"], r["impl"], vw, r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
     else:
-        print("%-3s %-18s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["run"], r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+        print("%-3s %-18s %-*s %9.3f %8s %7.0f%% %5.0f%%" % (r["run"], r["impl"], vw, r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
 if runs > 1:
     print("medians over %d runs:" % runs)
-    print("    %-18s %9s %8s %14s" % ("impl", "Gbit/s", "vpn CPU", "cores/(Gbit/s)"))
+    print("    %-18s %9s %8s %14s  %s" % ("impl", "Gbit/s", "vpn CPU", "cores/(Gbit/s)", "version"))
     for i, s in summary.items():
         if s["gbit_s"] is not None:
-            print("    %-18s %9.3f %7.0f%% %14.3f" % (i, s["gbit_s"], s["vpn_cpu_percent"], s["vpn_cores_per_gbit_s"]))
+            print("    %-18s %9.3f %7.0f%% %14.3f  %s" % (i, s["gbit_s"], s["vpn_cpu_percent"], s["vpn_cores_per_gbit_s"], s["version"]))
 for k, v in ratios.items():
     if v is not None:
         print("%-32s %.2f%s" % (k, v, ("   per run: " + " ".join("%.2f" % x for x in run_ratios[k])) if runs > 1 else ""))
@@ -317,8 +316,8 @@ for RUN_NO in $(seq 1 "$RUNS"); do
 	[ "$RUNS" = 1 ] || say "run $RUN_NO of $RUNS"
 	for impl in "${LIST[@]}"; do
 		case $impl in
-		wggo | wireguard-go) run_wggo ;;
-		boringtun) run_boringtun ;;
+		wggo | wireguard-go) run_tunvpn wggo ;;
+		wggo-ts | boringtun) run_tunvpn "$impl" ;;
 		tunless) run_tunless ;;
 		tunless-udp) run_tunless tunless-udp udp ;;
 		tunless-packet) run_tunless tunless-packet "" packet ;;
