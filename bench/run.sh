@@ -125,18 +125,7 @@ bench_lab() {
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
 	trap 'lab_cleanup; rm -rf "$WORK"; trap - INT; kill -INT $$' INT
 	trap 'lab_cleanup; rm -rf "$WORK"; trap - TERM; kill -TERM $$' TERM
-	lab_gateway
-	local x
-	# Frames into AF_XDP ports and the delay line must carry complete checksums.
-	for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b gwa:lan-a gwb:lan-b; do
-		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null
-	done
-	# Static neighbours on the LANs: no ARP in the packet counts of the no-drop matrix.
-	lab_nsexec client ip neigh replace 10.1.0.1 lladdr "$(mac gwa lan-a)" dev eth0 nud permanent
-	lab_nsexec gwa ip neigh replace 10.1.0.2 lladdr "$(mac client eth0)" dev lan-a nud permanent
-	lab_nsexec server ip neigh replace 10.2.0.1 lladdr "$(mac gwb lan-b)" dev eth0 nud permanent
-	lab_nsexec gwb ip neigh replace 10.2.0.2 lladdr "$(mac server eth0)" dev lan-b nud permanent
-	lab_wait_ping gwa 10.99.0.2 5
+	impl_lab_gateway
 }
 bench_lab_done() {
 	lab_cleanup
@@ -145,7 +134,6 @@ bench_lab_done() {
 	trap 'rm -rf "$WORK"; trap - TERM; kill -TERM $$' TERM
 	[ $LOCKED = 0 ] || { flock -u 9; LOCKED=0; }
 }
-mac() { lab_nsexec "$1" cat "/sys/class/net/$2/address"; }
 
 # Kill the processes named <comm> in namespace <ns> (lab_bg's pid is only their wrapper).
 ns_kill() {

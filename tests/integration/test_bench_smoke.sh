@@ -10,6 +10,7 @@
 #     of port kinds (AF_XDP on both; udp WAN with AF_XDP LAN), each ok, with its ratios to wggo-ts
 #     and wireguard-go from the same run and its cores per Gbit/s;
 #   * wggo-ts is named by its module and pseudo-version in results.json and both reports;
+#   * bench/throughput.sh -m gateway measures wggo-ts and tunless and writes their ratio;
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
 #   * results.json and the report name tunless's port kinds in host and gateway mode;
 #   * the counter snapshots carry Ip FragFails and the loss accounting counts them;
@@ -79,6 +80,25 @@ if [[ $int_comms == *tunlessd* && $int_comms == *tl-delayline* && $int_comms == 
 else
 	F=$((F + 1)); echo "not ok Ctrl-C in a no-drop cell (rc $irc; running then: $int_comms; left: namespaces '$left_ns' processes '$left_pids' dirs '$left_dirs')"
 	tail -n 20 "$OUT/run-int.log" | sed 's/^/#   /'
+fi
+
+# bench/throughput.sh -m gateway (the same gateway forwarding, paired runs): one short run of
+# wggo-ts and tunless writes its JSON with both measured and their ratio.
+env -u TL_LAB_LOCK timeout 300 "$TUNLESS_ROOT/bench/throughput.sh" -m gateway -t 1 -i wggo-ts,tunless \
+	-o "$OUT/tp-gateway/throughput.json" >"$OUT/tp-gateway.log" 2>&1
+trc=$?
+if $PY - "$OUT/tp-gateway/throughput.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = {r["impl"]: r for r in d["results"]}
+ok = (d["mode"] == "gateway" and all((res.get(i) or {}).get("gbit_s", 0) > 0 for i in ("wggo-ts", "tunless"))
+      and res["wggo-ts"]["version"].startswith("github.com/tailscale/wireguard-go v0.0.0-")
+      and "tunless/wggo-ts" in d["ratios"] and d["summary"]["tunless"]["vpn_cores_per_gbit_s"] is not None)
+sys.exit(0 if ok else 1)
+EOF
+then P=$((P + 1)); echo "ok bench/throughput.sh -m gateway: wggo-ts and tunless measured, their ratio and cores per Gbit/s (rc $trc)"; else
+	F=$((F + 1)); echo "not ok bench/throughput.sh -m gateway (rc $trc)"
+	tail -n 15 "$OUT/tp-gateway.log" | sed 's/^/#   /'
 fi
 
 $PY - "$OUT" "$P" "$F" "$TUNLESS_ROOT" <<'EOF'
