@@ -178,24 +178,6 @@ tunless_up() { # <mode>: host, gateway (the shaper on gwa's WAN) or fwd-<wan>-<l
 	*) bench_say "tunless: unknown mode '$1'"; return 1 ;;
 	esac
 	IMPL_TUNLESS=()
-
-mac() { lab_nsexec "$1" cat "/sys/class/net/$2/address"; }
-
-# tests/integration/lab.sh's lab_gateway, and: frames into AF_XDP ports and the delay line must
-# carry complete checksums (TX checksum offload off on every veth of the path); static
-# neighbours on the LANs (no ARP in the packet counts of the no-drop matrix).
-impl_lab_gateway() {
-	local x
-	lab_gateway
-	for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b gwa:lan-a gwb:lan-b; do
-		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null
-	done
-	lab_nsexec client ip neigh replace 10.1.0.1 lladdr "$(mac gwa lan-a)" dev eth0 nud permanent
-	lab_nsexec gwa ip neigh replace 10.1.0.2 lladdr "$(mac client eth0)" dev lan-a nud permanent
-	lab_nsexec server ip neigh replace 10.2.0.1 lladdr "$(mac gwb lan-b)" dev eth0 nud permanent
-	lab_nsexec gwb ip neigh replace 10.2.0.2 lladdr "$(mac server eth0)" dev lan-b nud permanent
-	lab_wait_ping gwa 10.99.0.2 5
-}
 	for x in a b; do
 		name=tb$(($$ % 10000))$RUN$x
 		cfg=$LAB_DIR/tunless-$x.yaml
