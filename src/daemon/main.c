@@ -68,6 +68,7 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   configuration (see tunless.yaml(5))\n"
 		   "  -v, --verbose       debug logging\n"
 		   "  -t, --check         validate the configuration and exit\n"
+		   "  -V, --version       print the version and exit\n"
 		   "  -h, --help          this text\n");
 }
 
@@ -282,6 +283,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check", no_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -291,11 +293,12 @@ int main(int argc, char **argv)
 	bool check = false;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:vth", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:vtVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;
 		case 'v': tl_log_verbose = 1; break;
 		case 't': check = true; break;
+		case 'V': printf("tunlessd %s\n", TL_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
