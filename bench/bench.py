@@ -5,6 +5,7 @@ record (one line); `assemble` makes results.json (schema in bench/README.md). St
   bench.py record --impl I --mode M --scenario S --params JSON --status skipped|error --message M
   bench.py udp-probe IPERF.json           "ok" if loss < 1 %, else "more <next offered bit/s>"
   bench.py throughput DIR --impl --mode --txq --test tcp|udp [--streams N --direction f|r | --size B]
+  bench.py gateway DIR ...               the same, for the gateway scenario (client -> server)
   bench.py latency DIR --impl --mode --txq --rate MBIT
   bench.py overload DIR --impl --mode --txq --rate MBIT --x X
   bench.py nodrop DIR --impl --mode --queue Q|none --rtt MS --rate MBIT
@@ -12,6 +13,7 @@ record (one line); `assemble` makes results.json (schema in bench/README.md). St
   bench.py assemble RECORDS.jsonl OUTDIR --profile P --command C --rate R ... --version impl=text
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -88,6 +90,11 @@ def cpu(d, gbit):
     return round(pct, 1), (round(pct / gbit, 1) if gbit else None)
 
 
+def cores(per):
+    """CPU % per Gbit/s as cores per Gbit/s (100 % = one core)."""
+    return round(per / 100, 3) if per is not None else None
+
+
 def udp_result(path):
     """iperf3 UDP: packets sent/received, loss, received rate, seconds."""
     r = load(path)
@@ -111,8 +118,9 @@ def cmd_udp_probe(argv):
 
 
 def cmd_throughput(a):
+    """Scenario throughput (host to host) or gateway (client -> server): the same record."""
     if a.test == "tcp":
-        rec = base(a, "throughput", {"test": "tcp", "streams": a.streams,
+        rec = base(a, a.cmd, {"test": "tcp", "streams": a.streams,
                                      "direction": "reverse" if a.direction == "r" else "forward",
                                      "txqueuelen": a.txq})
         r = load(os.path.join(a.dir, "iperf.json"))
@@ -123,11 +131,11 @@ def cmd_throughput(a):
         g = e["sum_received"]["bits_per_second"] / 1e9
         pct, per = cpu(a.dir, g)
         rec["metrics"] = {"gbit_s": round(g, 3), "retransmits": e["sum_sent"].get("retransmits"),
-                          "vpn_cpu_percent": pct, "cpu_percent_per_gbit_s": per}
+                          "vpn_cpu_percent": pct, "cpu_percent_per_gbit_s": per, "cores_per_gbit_s": cores(per)}
         rec["samples"]["interval_gbit_s"] = [round(i["sum"]["bits_per_second"] / 1e9, 3)
                                              for i in r.get("intervals", [])]
         return emit(rec)
-    rec = base(a, "throughput", {"test": "udp", "payload": a.size, "txqueuelen": a.txq})
+    rec = base(a, a.cmd, {"test": "udp", "payload": a.size, "txqueuelen": a.txq})
     probes, best = [], None
     for n in sorted(os.listdir(a.dir)) if os.path.isdir(a.dir) else []:
         st = udp_result(os.path.join(a.dir, n, "iperf.json"))
@@ -146,13 +154,15 @@ def cmd_throughput(a):
     elif best is None:
         low = min(probes, key=lambda p: p["loss_percent"] or 0)
         rec["metrics"] = {"pps": None, "gbit_s": None, "loss_percent": None, "vpn_cpu_percent": None,
-                          "cpu_percent_per_gbit_s": None, "lowest_loss_percent": low["loss_percent"],
+                          "cpu_percent_per_gbit_s": None, "cores_per_gbit_s": None,
+                          "lowest_loss_percent": low["loss_percent"],
                           "note": "no rate step below 1 % loss"}
     else:
         g = best["received_pps"] * a.size * 8 / 1e9
         rec["metrics"] = {"pps": best["received_pps"], "gbit_s": round(g, 4),
                           "loss_percent": best["loss_percent"], "vpn_cpu_percent": best["cpu_percent"],
-                          "cpu_percent_per_gbit_s": best["cpu_percent_per_gbit_s"]}
+                          "cpu_percent_per_gbit_s": best["cpu_percent_per_gbit_s"],
+                          "cores_per_gbit_s": cores(best["cpu_percent_per_gbit_s"])}
     emit(rec)
 
 
@@ -396,17 +406,28 @@ def summarize(recs, rate):
             grades[k] = {"grade": r["metrics"]["grade"], "added_p50_ms": r["metrics"]["added_p50_ms"],
                          "added_p99_ms": r["metrics"]["added_p99_ms"], "grade_p99": r["metrics"]["grade_p99"]}
     s["latency_grades"] = grades
+    s["throughput_ratios"] = throughput_ratios(recs, "throughput")
+    s["gateway_ratios"] = throughput_ratios(recs, "gateway")
+    return s
+
+
+OTHERS = ("wggo-ts", "wireguard-go", "boringtun", "openvpn", "kernel-wg")
+
+
+def throughput_ratios(recs, scenario):
+    """{test: {"tunless/<impl>": ratio}} of one run's records (host mode: one tunless mode), or
+    for the gateway scenario {test: {"tunless <mode>/<impl>": ratio}}, one per pair of port kinds."""
     tp = {}
-    for impl in ("wireguard-go", "boringtun", "openvpn", "kernel-wg"):
-        for r in pick(recs, "tunless", "throughput"):
+    for impl in OTHERS:
+        for r in pick(recs, "tunless", scenario):
             p = dict(r["params"])
             p.pop("txqueuelen", None)
-            o = [x for x in pick(recs, impl, "throughput", txqueuelen=500, **p)]
+            o = [x for x in pick(recs, impl, scenario, txqueuelen=500, **p)]
             if o:
                 label = "%s %s" % (p["test"], "%s stream(s) %s" % (p["streams"], p["direction"]) if p["test"] == "tcp" else "%d B" % p["payload"])
-                tp.setdefault(label, {})["tunless/" + impl] = ratio(r["metrics"].get("gbit_s"), o[0]["metrics"].get("gbit_s"))
-    s["throughput_ratios"] = tp
-    return s
+                who = "tunless" if scenario == "throughput" else "tunless " + r["mode"]
+                tp.setdefault(label, {})[who + "/" + impl] = ratio(r["metrics"].get("gbit_s"), o[0]["metrics"].get("gbit_s"))
+    return tp
 
 
 PORT_LINE = re.compile(r"^  (wan|lan): \{(.*)\}\s*$")
@@ -414,9 +435,12 @@ PORT_LINE = re.compile(r"^  (wan|lan): \{(.*)\}\s*$")
 
 def tunless_ports(outdir):
     """The port kinds of the tunless configs a run wrote (DIR/raw/tunless-<mode>/tunless-a.yaml):
-    {mode: {"wan": kind, "lan": kind, "config": path}}."""
+    {mode: {"wan": kind, "lan": kind, "config": path}}; modes host, gateway and the gateway
+    scenario's fwd-<wan>-<lan>."""
     res = {}
-    for mode in ("host", "gateway"):
+    found = sorted(os.path.basename(os.path.dirname(f))[len("tunless-"):]
+                   for f in glob.glob(os.path.join(outdir, "raw", "tunless-*", "tunless-a.yaml")))
+    for mode in [m for m in ("host", "gateway") if m in found] + [m for m in found if m not in ("host", "gateway")]:
         rel = os.path.join("raw", "tunless-" + mode, "tunless-a.yaml")
         try:
             lines = open(os.path.join(outdir, rel)).read().splitlines()
@@ -530,12 +554,12 @@ def main():
     r.add_argument("--params", default="{}")
     r.add_argument("--status", required=True, choices=("skipped", "error"))
     r.add_argument("--message", default="")
-    for name in ("throughput", "latency", "overload", "nodrop"):
+    for name in ("throughput", "gateway", "latency", "overload", "nodrop"):
         s = sub.add_parser(name, parents=[common])
         s.add_argument("dir")
         s.add_argument("--txq", type=int, default=None)
         s.add_argument("--rate", type=int, default=None)
-        if name == "throughput":
+        if name in ("throughput", "gateway"):
             s.add_argument("--test", choices=("tcp", "udp"), required=True)
             s.add_argument("--streams", type=int, default=1)
             s.add_argument("--direction", default="f")
@@ -557,7 +581,7 @@ def main():
     s.add_argument("--version", action="append", default=[])
     s.add_argument("--append", action="store_true")
     a = p.parse_args()
-    return {"record": cmd_record, "throughput": cmd_throughput, "latency": cmd_latency,
+    return {"record": cmd_record, "throughput": cmd_throughput, "gateway": cmd_throughput, "latency": cmd_latency,
             "overload": cmd_overload, "nodrop": cmd_nodrop, "assemble": cmd_assemble}[a.cmd](a)
 
 

@@ -3,14 +3,19 @@
  *
  *   tl-ctrl-peers-bench load N [AIPS]   N peers with AIPS /32 each (default 1) in 10.128.0.0/9
  *                                       by one request; one more added and removed; all
- *                                       replaced (replace_peers); 200 timer ticks; teardown
+ *                                       replaced (replace_peers); a session each; all
+ *                                       replaced again; 200 timer ticks; teardown. Worker 0
+ *                                       runs on a thread, online in the RCU state and
+ *                                       reporting once a millisecond (tl_ch_worker_start), so
+ *                                       that grace periods cost what they do under load
  *   tl-ctrl-peers-bench handshakes N [T]  N distinct initiators' initiations through the
  *                                       handshake ring, consumed and answered by the control
  *                                       thread's poll (tl_handshake_poll, batches of up to 32)
  *                                       with T handshake threads beside it (default as the
  *                                       daemon's auto: every CPU but one)
  *
- * Prints one line per step: seconds (or ms), the routing table's whole builds, RSS. */
+ * Prints one line per step: seconds (or ms), the routing table's whole builds, RSS, the RCU
+ * grace periods a replace began. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 #include "ctrl/aips.h"
 #include "ctrl/handshake.h"
 #include "ctrl/peer_ops.h"
+#include "ctrl/session.h"
 #include "ctrl_harness.h"
 #include "dataplane/runtime.h"
 
@@ -47,6 +53,26 @@ static long rss_kb(void)
 	if (f)
 		fclose(f);
 	return kb;
+}
+
+/* A session on every peer, as a completed handshake installs it. */
+static int sessions(struct tl_ch *h)
+{
+	struct tl_peer_ctrl *pc;
+
+	TAILQ_FOREACH(pc, &h->dev.peers, link) {
+		struct tl_session_keys k = { .initiator = true, .remote_index = tl_random_u32() };
+		int r;
+
+		tl_random(k.send, sizeof(k.send));
+		tl_random(k.recv, sizeof(k.recv));
+		k.local_index = tl_index_new(&h->dev, pc, true);
+		r = k.local_index ? tl_session_install(&h->dev, pc, &k, h->now) : -1;
+		tl_wipe(&k, sizeof(k));
+		if (r)
+			return 1;
+	}
+	return 0;
 }
 
 static int load(struct tl_ch *h, uint32_t n, uint32_t per)
@@ -92,9 +118,23 @@ static int load(struct tl_ch *h, uint32_t n, uint32_t per)
 	printf("routing table copies built whole by the add and the remove: %llu\n",
 	       (unsigned long long)(tl_aips_builds(&h->dev) - builds));
 	ops[n].remove = false;
+	uint64_t gp = tl_ch_grace_periods(h);
 	t0 = now();
 	r = tl_peer_ops_apply(&h->dev, ops, n + 1, NULL, true);
-	printf("replace all %u: %s, %.3f s\n", n + 1, r ? "failed" : "ok", now() - t0);
+	printf("replace all %u: %s, %.3f s, %llu grace periods\n", n + 1, r ? "failed" : "ok", now() - t0,
+	       (unsigned long long)(tl_ch_grace_periods(h) - gp));
+	t0 = now();
+	if (!r)
+		r = sessions(h);
+	printf("a session each: %s, %.3f s\n", r ? "failed" : "ok", now() - t0);
+	for (uint32_t i = 0; i <= n; i++)
+		ops[i].pub[TL_KEY_LEN - 1] ^= 1;         /* other keys */
+	gp = tl_ch_grace_periods(h);
+	t0 = now();
+	if (!r)
+		r = tl_peer_ops_apply(&h->dev, ops, n + 1, NULL, true);
+	printf("replace all %u with a session each: %s, %.3f s, %llu grace periods\n", n + 1, r ? "failed" : "ok",
+	       now() - t0, (unsigned long long)(tl_ch_grace_periods(h) - gp));
 	t0 = now();
 	for (int k = 0; k < 200; k++)
 		tl_ch_tick(h);
@@ -164,9 +204,11 @@ int main(int argc, char **argv)
 	tl_runtime_dir_save(dir, sizeof(dir));
 	if (tl_ch_setup(&h) != 0)
 		return 1;
-	if (!strcmp(argv[1], "load"))
-		rc = load(&h, (uint32_t)atoi(argv[2]), argc > 3 ? (uint32_t)atoi(argv[3]) : 1);
-	else
+	if (!strcmp(argv[1], "load")) {
+		rc = tl_ch_worker_start(&h, NULL, 0) ? 1
+						      : load(&h, (uint32_t)atoi(argv[2]), argc > 3 ? (uint32_t)atoi(argv[3]) : 1);
+		tl_ch_worker_stop(&h);
+	} else
 		rc = handshakes(&h, (uint32_t)atoi(argv[2]),
 				argc > 3 ? (unsigned)atoi(argv[3]) : (unsigned)CPU_COUNT(&h.dev.cpus) - 1);
 	t0 = now();

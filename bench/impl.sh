@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # bench/run.sh's implementations: how each VPN is brought up in the gateway lab
 # (tests/integration/lab.sh lab_gateway), each in fresh namespaces. Sourced by bench/run.sh.
+# The userspace WireGuard VPNs over TUN (wireguard-go, wggo-ts: Tailscale's fork of it, boringtun)
+# are started and named as bench/tunvpn.sh says.
 #
 #   client 10.1.0.2 ── lan-a [gwa] wan-a 10.99.0.1 ── wan (br-wan or tl-delayline) ── wan-b 10.99.0.2 [gwb] lan-b ── 10.2.0.2 server
 #   tunnel addresses 10.77.0.1 (gwa) <-> 10.77.0.2 (gwb); LAN routes 10.1.0.0/24 <-> 10.2.0.0/24
@@ -11,6 +13,9 @@
 #                           VPNs route them into their TUN device, which also has 10.77.0.x;
 #                           tunless runs configs/gateway-{a,b}.yaml with the WAN shaper at
 #                           $RATE Mbit/s on gwa)
+#                           mode fwd-<wan>-<lan> (tunless): configs/gateway-{a,b}.yaml with those
+#                           port kinds and no shaper (the gateway scenario)
+#   impl_lab_gateway             the gateway lab as the bench runs it (after lab_init)
 #   impl_txqueuelen <impl> <n>   set the TUN device's txqueuelen on both gateways
 #   impl_tun_dev <impl>          the TUN device name (wg0, tun0), empty for tunless
 #   impl_version <impl>          one line
@@ -18,6 +23,24 @@
 #   IMPL_TUNLESS                 the two tunless instance names (for telemetry), when up
 
 IMPL_TUNLESS=()
+
+mac() { lab_nsexec "$1" cat "/sys/class/net/$2/address"; }
+
+# tests/integration/lab.sh's lab_gateway, and: frames into AF_XDP ports and the delay line must
+# carry complete checksums (TX checksum offload off on every veth of the path); static
+# neighbours on the LANs (no ARP in the packet counts of the no-drop matrix).
+impl_lab_gateway() {
+	local x
+	lab_gateway
+	for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b gwa:lan-a gwb:lan-b; do
+		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null
+	done
+	lab_nsexec client ip neigh replace 10.1.0.1 lladdr "$(mac gwa lan-a)" dev eth0 nud permanent
+	lab_nsexec gwa ip neigh replace 10.1.0.2 lladdr "$(mac client eth0)" dev lan-a nud permanent
+	lab_nsexec server ip neigh replace 10.2.0.1 lladdr "$(mac gwb lan-b)" dev eth0 nud permanent
+	lab_nsexec gwb ip neigh replace 10.2.0.2 lladdr "$(mac server eth0)" dev lan-b nud permanent
+	lab_wait_ping gwa 10.99.0.2 5
+}
 
 impl_tun_dev() {
 	case $1 in
@@ -30,8 +53,7 @@ impl_tun_dev() {
 impl_version() {
 	case $1 in
 	tunless) echo "tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" ;;
-	wireguard-go) "$WG_GO" --version 2>/dev/null | head -n 1 ;;
-	boringtun) "$BORINGTUN" --version 2>/dev/null | head -n 1 ;;
+	wireguard-go | wggo-ts | boringtun) tunvpn_version "$1" ;;
 	openvpn) openvpn --version 2>/dev/null | head -n 1 | cut -d' ' -f1-2 ;;
 	kernel-wg) echo "kernel $(uname -r) wireguard module" ;;
 	esac
@@ -41,8 +63,7 @@ impl_available() {
 	local ns e
 	case $1 in
 	tunless) [ -x "$TUNLESSD" ] || { echo "$TUNLESSD not built (meson setup build && ninja -C build)"; return 1; } ;;
-	wireguard-go) [ -x "$WG_GO" ] || { echo "$WG_GO missing (scripts/setup.sh)"; return 1; } ;;
-	boringtun) [ -x "$BORINGTUN" ] || { echo "$BORINGTUN missing (scripts/setup.sh)"; return 1; } ;;
+	wireguard-go | wggo-ts | boringtun) tunvpn_available "$1" ;;
 	openvpn) command -v openvpn >/dev/null && command -v openssl >/dev/null ||
 		{ echo "openvpn/openssl not installed (scripts/setup.sh)"; return 1; } ;;
 	kernel-wg)
@@ -64,7 +85,7 @@ impl_txqueuelen() {
 	for ns in gwa gwb; do lab_exec "$ns" ip link set "$dev" txqueuelen "$2" || return 1; done
 }
 
-# ---- WireGuard over TUN (wireguard-go, boringtun) and kernel WireGuard --------------------------
+# ---- WireGuard over TUN (wireguard-go, wggo-ts, boringtun) and kernel WireGuard ----------------
 wg_keys() {
 	[ -s "$LAB_DIR/gwa.key" ] && return 0
 	(umask 077 && wg genkey >"$LAB_DIR/gwa.key" && wg genkey >"$LAB_DIR/gwb.key")
@@ -72,13 +93,10 @@ wg_keys() {
 
 wg_dev_up() { # <impl> <ns>
 	case $1 in
-	wireguard-go)
-		lab_bg "$2" "$LAB_DIR/$1-$2.log" env WG_PROCESS_FOREGROUND=1 LOG_LEVEL=error "$WG_GO" wg0 ;;
-	boringtun)
-		# --disable-drop-privileges: stay root so it can keep using the TUN device.
-		lab_bg "$2" "$LAB_DIR/$1-$2.log" env WG_SUDO=1 "$BORINGTUN" --foreground \
-			--disable-drop-privileges --log "$LAB_DIR/$1-$2.out" wg0 ;;
 	kernel-wg) lab_exec "$2" ip link add wg0 type wireguard || return 1 ;;
+	*)
+		tunvpn_argv "$1" "$LAB_DIR/$1-$2.out" || return 1
+		lab_bg "$2" "$LAB_DIR/$1-$2.log" "${TUNVPN_ARGV[@]}" ;;
 	esac
 	lab_wait_for 10 lab_exec "$2" wg show wg0
 }
@@ -142,14 +160,23 @@ ovpn_up() { # <mode>
 # veth, which has no zero-copy AF_XDP), the LAN (the veth tunless creates) an AF_PACKET socket
 # with TSO/GRO (`packet`, the default); gateway mode (the LAN scenarios): AF_XDP on both veths
 # (copy mode). Each can be changed for a comparison; the configs are kept in DIR/raw/ and
-# results.json's settings.tunless_ports names the kinds they gave.
+# results.json's settings.tunless_ports names the kinds they gave. The gateway scenario runs
+# gateway mode without the shaper once per WAN:LAN pair of TL_FWD_PORTS, every pair gateway
+# mode takes on a veth (`packet` is host mode's LAN only): AF_XDP on both, and the kernel's UDP
+# sockets on the WAN with AF_XDP on the LAN.
 TL_HOST_WAN=${BENCH_TUNLESS_HOST_WAN:-udp}
 TL_HOST_LAN=${BENCH_TUNLESS_HOST_LAN:-packet}
 TL_GW_WAN=${BENCH_TUNLESS_GW_WAN:-af_xdp}
 TL_GW_LAN=${BENCH_TUNLESS_GW_LAN:-af_xdp}
+TL_FWD_PORTS=${BENCH_TUNLESS_FWD_PORTS:-af_xdp:af_xdp udp:af_xdp}
 
-tunless_up() { # <mode>
-	local x cfg name
+tunless_up() { # <mode>: host, gateway (the shaper on gwa's WAN) or fwd-<wan>-<lan> (no shaper)
+	local x cfg name wan=$TL_GW_WAN lan=$TL_GW_LAN
+	case $1 in
+	fwd-*-*) wan=${1#fwd-} && lan=${wan#*-} && wan=${wan%%-*} ;;
+	host | gateway) ;;
+	*) bench_say "tunless: unknown mode '$1'"; return 1 ;;
+	esac
 	IMPL_TUNLESS=()
 	for x in a b; do
 		name=tb$(($$ % 10000))$RUN$x
@@ -160,16 +187,18 @@ tunless_up() { # <mode>
 				"$ROOT/configs/host-$x.yaml" >"$cfg"
 		else
 			sed -e "s/^name: .*/name: $name/" \
-				-e "s/^  wan: {iface: wan-$x}$/  wan: {iface: wan-$x, driver: $TL_GW_WAN}/" \
-				-e "s/^  lan: {iface: lan-$x}$/  lan: {iface: lan-$x, driver: $TL_GW_LAN}/" \
+				-e "s/^  wan: {iface: wan-$x}$/  wan: {iface: wan-$x, driver: $wan}/" \
+				-e "s/^  lan: {iface: lan-$x}$/  lan: {iface: lan-$x, driver: $lan}/" \
 				"$ROOT/configs/gateway-$x.yaml" >"$cfg"
 		fi
 		[ "$(grep -c '^  \(wan\|lan\): {.*driver: ' "$cfg")" = 2 ] ||
 			{ bench_say "tunless: could not set the port kinds in $cfg"; return 1; }
+		# TL_WORKERS (bench/throughput.sh -w): the workers of each instance
+		[ -z "${TL_WORKERS:-}" ] || { sed -i '/^workers:/d' "$cfg" && echo "workers: $TL_WORKERS" >>"$cfg"; }
 		IMPL_TUNLESS+=("$name")
 		lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$name"
 	done
-	if [ "$1" != host ]; then
+	if [ "$1" = gateway ]; then
 		# BENCH_TUNLESS_SHAPER_BURST: the shaper's bucket in bytes (default: 1 ms at R, as tbf's)
 		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))${BENCH_TUNLESS_SHAPER_BURST:+, burst_bytes: $BENCH_TUNLESS_SHAPER_BURST}}}/" "$LAB_DIR/tunless-a.yaml"
 		grep -q "shaper: {rate_bps: $((RATE * 1000000))[,}]" "$LAB_DIR/tunless-a.yaml" ||

@@ -14,8 +14,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"tunless": "#1b9e77", "wireguard-go": "#d95f02", "boringtun": "#7570b3",
+COLORS = {"tunless": "#1b9e77", "wireguard-go": "#d95f02", "wggo-ts": "#e6ab02", "boringtun": "#7570b3",
           "openvpn": "#e7298a", "kernel-wg": "#66a61e"}
+# Implementations whose id does not say what was measured: their version line (for wggo-ts,
+# Tailscale's fork of wireguard-go, the module and pseudo-version) goes into every label.
+VERSIONED = ("wggo-ts",)
+VERSIONS = {}
 
 
 def label(r):
@@ -23,12 +27,24 @@ def label(r):
     s = r["impl"]
     if r["impl"] == "tunless" and r["mode"] not in ("-", None):
         s += " " + r["mode"]
+    if r["impl"] in VERSIONED and VERSIONS.get(r["impl"]):
+        s += " (%s)" % VERSIONS[r["impl"]]
     if q is not None and q != 500:
         s += " txq%d" % q
     return s
 
 
+def vname(key):
+    """'tunless/wggo-ts' -> 'tunless/wggo-ts (<its version>)' for the VERSIONED ids."""
+    for v in VERSIONED:
+        if key.endswith("/" + v) and VERSIONS.get(v):
+            return "%s (%s)" % (key, VERSIONS[v])
+    return key
+
+
 def color(lbl):
+    if lbl.startswith("tunless fwd-udp"):  # the gateway scenario's second pair of port kinds
+        return "#66c2a5"
     for k, c in COLORS.items():
         if lbl.startswith(k):
             return c if "txq" not in lbl else "#a6761d"
@@ -65,8 +81,8 @@ def test_name(p):
 
 
 # ---- plots -------------------------------------------------------------------------------------
-def plot_throughput(recs, out):
-    rs = ok(recs, "throughput")
+def plot_throughput(recs, out, scenario="throughput"):
+    rs = ok(recs, scenario)
     tests = list(dict.fromkeys(test_name(r["params"]) for r in rs))
     labels = list(dict.fromkeys(label(r) for r in rs))
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
@@ -88,11 +104,12 @@ def plot_throughput(recs, out):
     ax2.set_xticklabels(tests)
     if ax1.get_legend_handles_labels()[0]:
         ax1.legend(fontsize=8, ncol=3)
-    ax1.set_title("Throughput host to host (gwa -> gwb) and the VPN's CPU per Gbit/s")
+    ax1.set_title("Throughput host to host (gwa -> gwb) and the VPN's CPU per Gbit/s" if scenario == "throughput" else
+                  "Gateway forwarding client -> gwa -> gwb -> server (LAN and WAN ports) and the VPN's CPU per Gbit/s")
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "throughput.png"), dpi=90)
+    fig.savefig(os.path.join(out, scenario + ".png"), dpi=90)
     plt.close(fig)
-    return "throughput.png"
+    return scenario + ".png"
 
 
 def plot_heatmaps(recs, out, metric, title, fname, cmap):
@@ -121,7 +138,7 @@ def plot_heatmaps(recs, out, metric, title, fname, cmap):
         ax.set_yticklabels(["none" if q is None else str(q) for q in qs])
         ax.set_xlabel("added RTT (ms)")
         ax.set_ylabel("TUN queue (txqueuelen)")
-        ax.set_title(impl, fontsize=10)
+        ax.set_title(impl + ("\n" + VERSIONS[impl] if impl in VERSIONED and VERSIONS.get(impl) else ""), fontsize=10 if impl not in VERSIONED else 7)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(os.path.join(out, fname), dpi=90)
@@ -173,6 +190,22 @@ def table(head, rows):
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return out
+
+
+def ratio_table(tr):
+    """{test: {"tunless.../<impl>": ratio}} as a table, one column per pair."""
+    others = sorted({k for v in tr.values() for k in v})
+    return table(["test"] + [vname(o) for o in others],
+                 [[t] + [fmt(v.get(o), "%.2f") for o in others] for t, v in tr.items()]) if tr else ["(no pair ran)"]
+
+
+def throughput_table(rs):
+    return table(["implementation", "test", "Gbit/s", "packets/s", "retransmits", "VPN CPU %", "CPU % per Gbit/s",
+                  "cores per Gbit/s"],
+                 [[label(r), test_name(r["params"]), fmt(r["metrics"].get("gbit_s"), "%.3f"), fmt(r["metrics"].get("pps"), "%.0f"),
+                   fmt(r["metrics"].get("retransmits"), "%s"), fmt(r["metrics"].get("vpn_cpu_percent")),
+                   fmt(r["metrics"].get("cpu_percent_per_gbit_s")), fmt(r["metrics"].get("cores_per_gbit_s"), "%.3f")]
+                  for r in rs])
 
 
 def statements(doc):
@@ -239,15 +272,20 @@ def report_lines(doc, pngs):
                [[i["id"], i["version"] or "-", "yes" if i["available"] else "no", i["reason"] or ""] for i in doc["implementations"]])
     L += ["", "versions: " + "; ".join("%s: %s" % kv for kv in doc["versions"].items()), ""]
     L += ["## Throughput ratios (tunless / other, same run)", ""]
-    tr = doc["summary"].get("throughput_ratios") or {}
-    others = sorted({k for v in tr.values() for k in v})
-    L += table(["test"] + others, [[t] + [fmt(v.get(o), "%.2f") for o in others] for t, v in tr.items()]) if tr else ["(no pair ran)"]
+    L += ratio_table(doc["summary"].get("throughput_ratios") or {})
     L += ["", "![throughput](%s)" % pngs[0], "", "## Throughput", "",
           "Host to host, gwa -> gwb (reverse: gwb -> gwa), no shaper. tunless in %s." % ports(doc, "host"), ""]
-    L += table(["implementation", "test", "Gbit/s", "packets/s", "retransmits", "VPN CPU %", "CPU % per Gbit/s"],
-               [[label(r), test_name(r["params"]), fmt(r["metrics"].get("gbit_s"), "%.3f"), fmt(r["metrics"].get("pps"), "%.0f"),
-                 fmt(r["metrics"].get("retransmits"), "%s"), fmt(r["metrics"].get("vpn_cpu_percent")),
-                 fmt(r["metrics"].get("cpu_percent_per_gbit_s"))] for r in ok(recs, "throughput")])
+    L += throughput_table(ok(recs, "throughput"))
+    fwd = sorted({r["mode"] for r in ok(recs, "gateway") if r["impl"] == "tunless"})
+    L += ["", "## Gateway forwarding", "",
+          "client -> gwa -> gwb -> server (reverse: server -> client), no shaper: each gateway takes the "
+          "LAN's packets at its LAN port and sends them through the tunnel at its WAN port, and the other "
+          "way round; the TUN VPNs route the same LANs into their TUN device. tunless in " +
+          ("; ".join(ports(doc, m) for m in fwd) if fwd else "no gateway-scenario mode") + ".", "",
+          "### Gateway ratios (tunless / other, same run)", ""]
+    L += ratio_table(doc["summary"].get("gateway_ratios") or {})
+    L += ["", "![gateway](%s)" % pngs[5], ""]
+    L += throughput_table(ok(recs, "gateway"))
     L += ["", "## No-drop matrix (TCP bulk + video through the bottleneck, delay line on the WAN)", "",
           "client -> server through gwa and gwb. tunless in %s." % ports(doc, "gateway"), "",
           "![udp loss](%s)" % pngs[1], "", "![tcp goodput](%s)" % pngs[2], ""]
@@ -339,10 +377,11 @@ def main(argv):
     out = argv[0]
     doc = json.load(open(os.path.join(out, "results.json")))
     recs = doc["records"]
+    VERSIONS.update(doc.get("versions") or {})
     pngs = [plot_throughput(recs, out),
             plot_heatmaps(recs, out, "video_loss_percent", "No-drop matrix: video (UDP) loss %", "nodrop_udp_loss.png", "Reds"),
             plot_heatmaps(recs, out, "tcp_goodput_mbit_s", "No-drop matrix: TCP goodput Mbit/s", "nodrop_tcp_goodput.png", "Greens"),
-            plot_latency(recs, out), plot_overload(recs, out)]
+            plot_latency(recs, out), plot_overload(recs, out), plot_throughput(recs, out, "gateway")]
     lines = report_lines(doc, pngs)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

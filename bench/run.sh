@@ -6,8 +6,9 @@
 #   --quick  the matrices at a few points, short runs (<= 15 min)        (default)
 #   --full   every point, longer runs (<= 60 min on 2 cores)
 #   -o DIR   output directory (default bench/out-<profile>-<date>)
-#   -i       implementations: tunless,wireguard-go,boringtun,openvpn,kernel-wg (default: all)
-#   -s       scenarios: throughput,latency,overload,nodrop (default: all)
+#   -i       implementations: tunless,wireguard-go,wggo-ts,boringtun,openvpn,kernel-wg (default: all)
+#            (wggo-ts: Tailscale's fork of wireguard-go)
+#   -s       scenarios: throughput,gateway,latency,overload,nodrop (default: all)
 #   --append keep DIR's records from an earlier run (e.g. other implementations) and report all
 # Env: TUNLESS_BUILD (meson build dir: tunlessd, tl-delayline), TL_LAB_LOCK (a lock file held
 # for each implementation's lab, e.g. /tmp/tunless-lab.lock, so other lab users can run in
@@ -24,14 +25,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/env.sh"
 # shellcheck source=../tests/integration/lab.sh
 . "$ROOT/tests/integration/lab.sh"
+# shellcheck source=tunvpn.sh
+. "$ROOT/bench/tunvpn.sh"
 # shellcheck source=impl.sh
 . "$ROOT/bench/impl.sh"
 
 PROFILE=quick
 APPEND=
 OUTDIR=
-IMPLS=tunless,wireguard-go,boringtun,openvpn,kernel-wg
-SCENS=throughput,latency,overload,nodrop
+IMPLS=tunless,wireguard-go,wggo-ts,boringtun,openvpn,kernel-wg
+SCENS=throughput,gateway,latency,overload,nodrop
 COMMAND="bench/run.sh $*"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -40,13 +43,14 @@ while [ $# -gt 0 ]; do
 	-i) IMPLS=${2:?-i impl,...}; shift ;;
 	-s) SCENS=${2:?-s scenario,...}; shift ;;
 	--append) APPEND=1 ;;
-	*) sed -n '2,20p' "$0"; exit 2 ;;
+	*) sed -n '2,21p' "$0"; exit 2 ;;
 	esac
 	shift
 done
 
 # ---- profiles ----------------------------------------------------------------------------------
-# T_*: seconds per measurement. TCP_TESTS: streams:direction (f = gwa->gwb, r = reverse).
+# T_*: seconds per measurement. TCP_TESTS: streams:direction (f = gwa->gwb or client->server,
+# r = reverse); TCP_TESTS and UDP_SIZES are those of the throughput and gateway scenarios.
 # UDP_PROBES: rate steps to find the highest rate with < 1 % loss. ND_Q_*: TUN queues of the
 # no-drop matrix (wireguard-go / the other TUN VPNs). TXQ, THR_TXQ: wireguard-go's txqueuelen
 # variants in latency/overload and in throughput.
@@ -121,18 +125,7 @@ bench_lab() {
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
 	trap 'lab_cleanup; rm -rf "$WORK"; trap - INT; kill -INT $$' INT
 	trap 'lab_cleanup; rm -rf "$WORK"; trap - TERM; kill -TERM $$' TERM
-	lab_gateway
-	local x
-	# Frames into AF_XDP ports and the delay line must carry complete checksums.
-	for x in client:eth0 server:eth0 gwa:wan-a gwb:wan-b gwa:lan-a gwb:lan-b; do
-		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx off >/dev/null
-	done
-	# Static neighbours on the LANs: no ARP in the packet counts of the no-drop matrix.
-	lab_nsexec client ip neigh replace 10.1.0.1 lladdr "$(mac gwa lan-a)" dev eth0 nud permanent
-	lab_nsexec gwa ip neigh replace 10.1.0.2 lladdr "$(mac client eth0)" dev lan-a nud permanent
-	lab_nsexec server ip neigh replace 10.2.0.1 lladdr "$(mac gwb lan-b)" dev eth0 nud permanent
-	lab_nsexec gwb ip neigh replace 10.2.0.2 lladdr "$(mac server eth0)" dev lan-b nud permanent
-	lab_wait_ping gwa 10.99.0.2 5
+	impl_lab_gateway
 }
 bench_lab_done() {
 	lab_cleanup
@@ -141,7 +134,6 @@ bench_lab_done() {
 	trap 'rm -rf "$WORK"; trap - TERM; kill -TERM $$' TERM
 	[ $LOCKED = 0 ] || { flock -u 9; LOCKED=0; }
 }
-mac() { lab_nsexec "$1" cat "/sys/class/net/$2/address"; }
 
 # Kill the processes named <comm> in namespace <ns> (lab_bg's pid is only their wrapper).
 ns_kill() {
@@ -213,30 +205,34 @@ snap() { # snap <out.json>: counters of every namespace and tunless instance
 		"$(lab_ns server)" "${args[@]}"
 }
 
-# ---- scenario 1: throughput, host to host (gwa -> gwb over the tunnel), no shaper ---------------
-sc_throughput() { # <impl> <mode> <txq>
-	local impl=$1 mode=$2 q=$3 t st dir d size i rate best probe
+# ---- scenarios 1 and 1b: throughput, no shaper -------------------------------------------------
+# throughput: host to host, gwa -> gwb over the tunnel; gateway: client -> server through both
+# gateways, in at a LAN port and out at the WAN port of gwa, in at the WAN port and out at the
+# LAN port of gwb (what a VPN gateway forwards).
+sc_throughput() { # <scenario> <impl> <mode> <txq>
+	local sc=$1 impl=$2 mode=$3 q=$4 t st dir d size i rate best probe cl=gwa sv=gwb ip=10.77.0.2
+	[ "$sc" = throughput ] || cl=client sv=server ip=10.2.0.2
 	for t in $TCP_TESTS; do
 		st=${t%:*} dir=${t#*:}
-		d=$OUTDIR/raw/$impl-$mode-q$q/throughput-tcp$st$dir
-		step "$impl ($mode, txq $q): throughput TCP $st stream(s) $([ "$dir" = r ] && echo reverse || echo forward), ${T_TCP}s"
-		iperf_run "$d" gwa gwb 10.77.0.2 "$T_TCP" -P "$st" $([ "$dir" = r ] && echo -R)
-		$BENCH throughput "$d" --impl "$impl" --mode "$mode" --txq "$q" --test tcp --streams "$st" \
+		d=$OUTDIR/raw/$impl-$mode-q$q/$sc-tcp$st$dir
+		step "$impl ($mode, txq $q): $sc TCP $st stream(s) $([ "$dir" = r ] && echo reverse || echo forward), ${T_TCP}s"
+		iperf_run "$d" $cl $sv $ip "$T_TCP" -P "$st" $([ "$dir" = r ] && echo -R)
+		$BENCH "$sc" "$d" --impl "$impl" --mode "$mode" --txq "$q" --test tcp --streams "$st" \
 			--direction "$dir" >>"$RECORDS"
 	done
 	for size in $UDP_SIZES; do
-		d=$OUTDIR/raw/$impl-$mode-q$q/throughput-udp$size
-		step "$impl ($mode, txq $q): throughput UDP ${size} B, up to $UDP_PROBES rate step(s) of ${T_UDP}s"
+		d=$OUTDIR/raw/$impl-$mode-q$q/$sc-udp$size
+		step "$impl ($mode, txq $q): $sc UDP ${size} B, up to $UDP_PROBES rate step(s) of ${T_UDP}s"
 		rate=0 best=
 		for ((i = 1; i <= UDP_PROBES; i++)); do
-			iperf_run "$d/probe$i" gwa gwb 10.77.0.2 "$T_UDP" -u -l "$size" -b "$rate" -w 4M
+			iperf_run "$d/probe$i" $cl $sv $ip "$T_UDP" -u -l "$size" -b "$rate" -w 4M
 			# next offered rate: 90 % of what arrived; stop once the loss is < 1 %
 			probe=$($BENCH udp-probe "$d/probe$i/iperf.json")
 			[ "${probe%% *}" = ok ] && break
 			rate=${probe#* }
 			[ "$rate" -gt 0 ] 2>/dev/null || break
 		done
-		$BENCH throughput "$d" --impl "$impl" --mode "$mode" --txq "$q" --test udp --size "$size" >>"$RECORDS"
+		$BENCH "$sc" "$d" --impl "$impl" --mode "$mode" --txq "$q" --test udp --size "$size" >>"$RECORDS"
 	done
 }
 
@@ -343,10 +339,10 @@ run_lab() { # <impl> <mode> <scenarios...>: one fresh lab, the VPN up, the scena
 	fi
 	for s; do
 		case $s in
-		throughput)
+		throughput | gateway) # before latency/overload/nodrop put the TUN VPNs' shaper on
 			for q in $([ "$impl" = wireguard-go ] && echo "$THR_TXQ" || echo 500); do
 				impl_txqueuelen "$impl" "$q"
-				sc_throughput "$impl" "$mode" "$q"
+				sc_throughput "$s" "$impl" "$mode" "$q"
 			done
 			;;
 		latency | overload)
@@ -366,7 +362,7 @@ run_lab() { # <impl> <mode> <scenarios...>: one fresh lab, the VPN up, the scena
 }
 
 run_impl() {
-	local impl=$1 why s lan=()
+	local impl=$1 why s p lan=()
 	if ! why=$(impl_available "$impl"); then
 		bench_say "$impl: skipped: $why"
 		IFS=, read -ra LS <<<"$SCENS"
@@ -375,10 +371,16 @@ run_impl() {
 	fi
 	for s in latency overload nodrop; do want $s && lan+=("$s"); done
 	if [ "$impl" = tunless ]; then
-		# host mode for the host-to-host throughput; gateway mode (with the shaper) for the LAN scenarios
+		# host mode for the host-to-host throughput; gateway mode without the shaper for the
+		# gateway scenario, once per pair of port kinds; gateway mode with the shaper for the
+		# LAN scenarios
 		want throughput && run_lab tunless host throughput
+		if want gateway; then
+			for p in $TL_FWD_PORTS; do run_lab tunless "fwd-${p%%:*}-${p#*:}" gateway; done
+		fi
 		[ ${#lan[@]} -eq 0 ] || run_lab tunless gateway "${lan[@]}"
 	else
+		want gateway && lan=(gateway "${lan[@]}")
 		want throughput && lan=(throughput "${lan[@]}")
 		[ ${#lan[@]} -eq 0 ] || run_lab "$impl" tun "${lan[@]}"
 	fi

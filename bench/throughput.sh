@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Host-to-host TCP throughput: tunless vs the kernel-TUN baselines (wireguard-go, boringtun).
+# Host-to-host TCP throughput: tunless vs the kernel-TUN baselines (wireguard-go, Tailscale's fork
+# of it, boringtun).
 #
 #   ${P}-a  tunnel 10.77.0.1/24                        tunnel 10.77.0.2/24  ${P}-b
 #           wg0 (TUN) / tunless host mode              wg0 (TUN) / tunless host mode
@@ -7,12 +8,17 @@
 #           iperf3 client  ──────── TCP a -> b ────────>  iperf3 server
 #
 # Each implementation runs in a fresh lab (tests/integration/lab.sh), both ends of the same
-# implementation, one iperf3 TCP stream for -t seconds. No CPU pinning: both sides and iperf3
+# implementation, one iperf3 TCP stream for -t seconds. -m gateway: gateway forwarding instead,
+# client -> gwa -> gwb -> server through each gateway's LAN and WAN ports (bench/impl.sh, the
+# lab of bench/run.sh's gateway scenario): the TUN VPNs route the LANs 10.1.0.0/24 and
+# 10.2.0.0/24 into wg0; tunless runs gateway mode without a shaper (tunless, tunless-xdp: AF_XDP
+# on both ports; tunless-udp: udp WAN, AF_XDP LAN). No CPU pinning: both sides and iperf3
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
-# Usage: bench/throughput.sh [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
-#   impl: wggo, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet, tunless-udp-packet
-#         (default: wggo, boringtun, tunless; tunless is skipped if not built). tunless: host
+# Usage: bench/throughput.sh [-m host|gateway] [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
+#   impl: wggo, wggo-ts, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet,
+#         tunless-udp-packet (default: wggo, wggo-ts, boringtun, tunless; tunless is skipped if not
+#         built). wggo: stock wireguard-go; wggo-ts: Tailscale's fork (bench/tunvpn.sh). tunless: host
 #         mode's default port kinds (on a veth: udp WAN, packet LAN); tunless-xdp: AF_XDP on both
 #         veths; tunless-udp / tunless-packet / tunless-udp-packet: that WAN / LAN kind named in
 #         the configuration, the other one left to the default
@@ -27,16 +33,22 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/env.sh"
 # shellcheck source=../tests/integration/lab.sh
 . "$ROOT/tests/integration/lab.sh"
+# shellcheck source=tunvpn.sh
+. "$ROOT/bench/tunvpn.sh"
+# shellcheck source=impl.sh
+. "$ROOT/bench/impl.sh"
 
 DURATION=10
 STREAMS=1
 REVERSE=
-IMPLS=wggo,boringtun,tunless
+IMPLS=wggo,wggo-ts,boringtun,tunless
 WORKERS=1
 RUNS=1
 OUT=
-while getopts "t:P:Rw:n:o:i:h" o; do
+MODE=host
+while getopts "m:t:P:Rw:n:o:i:h" o; do
 	case $o in
+	m) MODE=$OPTARG ;;
 	t) DURATION=$OPTARG ;;
 	P) STREAMS=$OPTARG ;;
 	R) REVERSE=-R ;;
@@ -44,16 +56,17 @@ while getopts "t:P:Rw:n:o:i:h" o; do
 	n) RUNS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
-	*) sed -n '2,17p' "$0"; exit 2 ;;
+	*) sed -n '2,23p' "$0"; exit 2 ;;
 	esac
 done
+case $MODE in host | gateway) ;; *) echo "bench/throughput.sh: -m: '$MODE' is not host or gateway" >&2; exit 2 ;; esac
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "bench/throughput.sh: -n: '$RUNS' is not a number of runs" >&2; exit 2; }
 case $WORKERS in
 auto | [1-9] | [1-9][0-9]) ;;
 *) echo "bench/throughput.sh: -w: '$WORKERS' is not a number of workers or auto" >&2; exit 2 ;;
 esac
 STAMP=$(date +%Y-%m-%d)
-OUT=${OUT:-$ROOT/docs/results/throughput-$STAMP.json}
+OUT=${OUT:-$ROOT/docs/results/throughput-$([ "$MODE" = host ] || echo "gateway-")$STAMP.json}
 TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
 WORK=$(mktemp -d /tmp/tl-bench.XXXXXX)
 RESULTS=$WORK/results.jsonl # one JSON object per implementation
@@ -61,6 +74,11 @@ RUN=0
 trap 'rm -rf "$WORK"' EXIT
 
 say() { printf '[bench] %s\n' "$*" >&2; }
+bench_say() { say "$@"; } # bench/impl.sh's
+OUTDIR=$WORK              # bench/impl.sh keeps tunless's configs as run in $OUTDIR/raw
+# where iperf3 runs and which namespaces the VPN's CPU is read in
+if [ "$MODE" = host ]; then CLI_NS=a SRV_NS=b DST=10.77.0.2 VPN_NS="a b"
+else CLI_NS=client SRV_NS=server DST=10.2.0.2 VPN_NS="gwa gwb"; fi
 
 need() {
 	local c
@@ -75,15 +93,19 @@ bench_lab() {
 	RUN=$((RUN + 1))
 	lab_init "bt$$$RUN"
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
+	if [ "$MODE" = gateway ]; then
+		impl_lab_gateway || { say "lab: WAN not up"; return 1; }
+		return 0
+	fi
 	lab_host_pair
 	lab_wait_ping a 10.99.0.2 5 || { say "lab: veth not up"; return 1; }
 }
 
-# CPU seconds (user+system) used so far by every process in the lab's two namespaces except
+# CPU seconds (user+system) used so far by every process in the VPN's two namespaces except
 # iperf3 (i.e. the VPN implementation, whatever its process layout).
 vpn_cpu_ticks() {
 	local ns p t=0 comm stat
-	for ns in a b; do
+	for ns in $VPN_NS; do
 		for p in $(ip netns pids "$(lab_ns "$ns")" 2>/dev/null); do
 			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
 			case $comm in iperf3 | sh | sleep | ping) continue ;; esac
@@ -99,20 +121,21 @@ vpn_cpu_ticks() {
 # Busy ticks of the whole machine (all cores): user nice system irq softirq steal.
 busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
-# run_iperf <impl> <version>: TCP a -> b over 10.77.0.2, appends a JSON line to RESULTS.
+# run_iperf <impl> <version>: TCP a -> b over 10.77.0.2 (-m gateway: client -> server,
+# 10.2.0.2), appends a JSON line to RESULTS.
 run_iperf() {
 	local impl=$1 version=$2 srv out=$WORK/$1.iperf.json c0 c1 b0 b1 w0 w1 hz
 	hz=$(getconf CLK_TCK)
-	lab_bg b "$LAB_DIR/iperf3-server.log" iperf3 -s -1 -B 10.77.0.2
+	lab_bg $SRV_NS "$LAB_DIR/iperf3-server.log" iperf3 -s -1 -B $DST
 	srv=$LAB_LAST_PID
-	lab_wait_for 5 sh -c "ip netns exec $(lab_ns b) ss -Hltn 'sport = :5201' | grep -q ." ||
+	lab_wait_for 5 sh -c "ip netns exec $(lab_ns $SRV_NS) ss -Hltn 'sport = :5201' | grep -q ." ||
 		{ say "$impl: iperf3 server did not start"; return 1; }
 	b0=$(busy_ticks)
 	c0=$(vpn_cpu_ticks)
 	w0=$EPOCHREALTIME
 	say "$impl: iperf3 TCP ${DURATION}s, $STREAMS stream(s) ${REVERSE:+(reverse)}"
-	timeout $((DURATION + 30)) ip netns exec "$(lab_ns a)" \
-		iperf3 -c 10.77.0.2 -t "$DURATION" -P "$STREAMS" $REVERSE -J >"$out" 2>&1
+	timeout $((DURATION + 30)) ip netns exec "$(lab_ns $CLI_NS)" \
+		iperf3 -c $DST -t "$DURATION" -P "$STREAMS" $REVERSE -J >"$out" 2>&1
 	w1=$EPOCHREALTIME
 	c1=$(vpn_cpu_ticks)
 	b1=$(busy_ticks)
@@ -193,20 +216,13 @@ run_kernel_tun() {
 	lab_cleanup
 }
 
-run_wggo() {
-	local v
-	[ -x "$WG_GO" ] || { record_error wggo "" "$WG_GO missing: run scripts/setup.sh"; return; }
-	v=$("$WG_GO" --version | awk 'NR == 1 { print $2 }')
-	run_kernel_tun wggo "wireguard-go $v" env WG_PROCESS_FOREGROUND=1 LOG_LEVEL=error "$WG_GO" wg0
-}
-
-run_boringtun() {
-	local v
-	[ -x "$BORINGTUN" ] || { record_error boringtun "" "$BORINGTUN missing: run scripts/setup.sh"; return; }
-	v=$("$BORINGTUN" --version)
-	# --disable-drop-privileges (WG_SUDO=1): stay root so it can keep using the TUN device.
-	run_kernel_tun boringtun "$v" env WG_SUDO=1 "$BORINGTUN" --foreground \
-		--disable-drop-privileges --log /dev/stderr wg0
+# run_tunvpn <id>: wggo, wggo-ts or boringtun (bench/tunvpn.sh), named by its version line.
+run_tunvpn() {
+	local why
+	why=$(tunvpn_available "$1") || { record_error "$1" "" "$why"; return; }
+	[ "$MODE" = host ] || { run_gateway "$1" "$(tunvpn_version "$1")"; return; }
+	tunvpn_argv "$1" /dev/stderr
+	run_kernel_tun "$1" "$(tunvpn_version "$1")" "${TUNVPN_ARGV[@]}"
 }
 
 # ---- tunless hook ---------------------------------------------------------------------------
@@ -223,6 +239,15 @@ run_tunless() {
 	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown) workers=$WORKERS"
 	[ -z "$driver" ] || v="$v wan=$driver"
 	[ -z "$lan" ] || v="$v lan=$lan"
+	if [ "$MODE" = gateway ]; then
+		case $driver:$lan in
+		:) run_gateway "$impl" "$v wan=af_xdp lan=af_xdp" af_xdp af_xdp ;;
+		af_xdp:af_xdp) run_gateway "$impl" "$v" af_xdp af_xdp ;;
+		udp:) run_gateway "$impl" "$v lan=af_xdp" udp af_xdp ;;
+		*) record_error "$impl" "$v" "not a port pair of gateway mode (-m gateway: tunless, tunless-xdp, tunless-udp)" ;;
+		esac
+		return
+	fi
 	bench_lab || { record_error "$impl" "$v" "lab setup failed"; return; }
 	for ns in a b; do
 		cfg=$LAB_DIR/host-$ns.yaml
@@ -240,11 +265,30 @@ run_tunless() {
 	lab_cleanup
 }
 
+# ---- -m gateway -----------------------------------------------------------------------------
+# run_gateway <impl> <version> [<wan> <lan>]: both gateways of one implementation up as
+# bench/run.sh's gateway scenario brings them up (bench/impl.sh impl_up: the TUN VPNs in mode
+# tun, tunless in mode fwd-<wan>-<lan> with -w's workers), then client -> server.
+run_gateway() {
+	local impl=$1 v=$2 id=$1 mode=tun
+	[ "$impl" != wggo ] || id=wireguard-go
+	[ $# -lt 4 ] || id=tunless mode=fwd-$3-$4
+	bench_lab || { record_error "$impl" "$v" "lab setup failed"; return; }
+	if ! TL_WORKERS=$WORKERS impl_up "$id" "$mode"; then
+		record_error "$impl" "$v" "gateways did not come up: $(tail -q -n 2 "$LAB_DIR"/*.log 2>/dev/null | grep -v '^EAL' | tail -n 2 | tr '\n' ' ')"
+	elif ! lab_wait_ping client 10.2.0.2 30; then
+		record_error "$impl" "$v" "client -> server ping failed"
+	else
+		run_iperf "$impl" "$v"
+	fi
+	lab_cleanup
+}
+
 # ---- report ---------------------------------------------------------------------------------
 report() {
 	local txt=${OUT%.json}.txt
 	mkdir -p "$(dirname "$OUT")"
-	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" "$RUNS" <<'EOF' | tee "$txt"
+	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" "$RUNS" "$MODE" <<'EOF' | tee "$txt"
 import json, os, platform, statistics, subprocess, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 runs = int(sys.argv[7])
@@ -258,7 +302,8 @@ ok = [r for r in rows if "gbit_s" in r]
 summary = {i: {"gbit_s": med(r["gbit_s"] for r in ok if r["impl"] == i),
                "vpn_cpu_percent": med(r["vpn_cpu_percent"] for r in ok if r["impl"] == i),
                "vpn_cores_per_gbit_s": med(cores_per_gbit(r) for r in ok if r["impl"] == i),
-               "runs_ok": sum(1 for r in ok if r["impl"] == i)} for i in impls}
+               "runs_ok": sum(1 for r in ok if r["impl"] == i),
+               "version": next((r["version"] for r in rows if r["impl"] == i and r["version"]), None)} for i in impls}
 def ratio(a, b):
     x, y = summary.get(a, {}).get("gbit_s"), summary.get(b, {}).get("gbit_s")
     return round(x / y, 2) if x and y else None
@@ -270,17 +315,22 @@ def paired(a, b):        # the ratio within each run
         if x and y:
             out.append(round(x / y, 2))
     return out
-pairs = [("tunless", "wggo"), ("tunless", "boringtun"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
+pairs = [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"), ("wggo-ts", "wggo"),
+         ("tunless-xdp", "wggo-ts"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
-    pairs += [(v, "wggo"), (v, "tunless")]
+    pairs += [(v, "wggo-ts"), (v, "wggo"), (v, "tunless")]
 name = lambda a, b: "%s/%s" % (a, "wireguard-go" if b == "wggo" else b)
 ratios = {name(a, b): ratio(a, b) for a, b in pairs}
 run_ratios = {name(a, b): paired(a, b) for a, b in pairs}
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 doc = {
-    "benchmark": "throughput", "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2",
+    "benchmark": "throughput", "mode": sys.argv[8],
+    "topology": "host pair (veth), tunnel 10.77.0.1 -> 10.77.0.2" if sys.argv[8] == "host" else
+                "gateway: client 10.1.0.2 -> lan-a [gwa] wan-a -> wan-b [gwb] lan-b -> server 10.2.0.2",
     "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "duration_s": float(sys.argv[3]),
-    "streams": int(sys.argv[4]), "direction": "b -> a" if sys.argv[5] else "a -> b",
+    "streams": int(sys.argv[4]),
+    "direction": ("b -> a" if sys.argv[5] else "a -> b") if sys.argv[8] == "host" else
+                 ("server -> client" if sys.argv[5] else "client -> server"),
     "tunless_workers": sys.argv[6],
     "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
     "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
@@ -290,19 +340,20 @@ doc = {
 }
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
-print("TCP throughput, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
-print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % ("run", "impl", "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
+print("TCP throughput, %s, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["topology"], doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
+vw = max([26] + [len(r["version"]) for r in rows])  # wggo-ts's version line is a module and pseudo-version
+print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % ("run", "impl", vw, "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
     if "error" in r:
-        print("%-3s %-18s %-26s %9s %8s %8s %6s  %s" % (r["run"], r["impl"], r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
+        print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % (r["run"], r["impl"], vw, r["version"], "-", "-", "-", "-", "ERROR " + r["error"]))
     else:
-        print("%-3s %-18s %-26s %9.3f %8s %7.0f%% %5.0f%%" % (r["run"], r["impl"], r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
+        print("%-3s %-18s %-*s %9.3f %8s %7.0f%% %5.0f%%" % (r["run"], r["impl"], vw, r["version"], r["gbit_s"], r["retransmits"], r["vpn_cpu_percent"], r["other_cpu_percent"]))
 if runs > 1:
     print("medians over %d runs:" % runs)
-    print("    %-18s %9s %8s %14s" % ("impl", "Gbit/s", "vpn CPU", "cores/(Gbit/s)"))
+    print("    %-18s %9s %8s %14s  %s" % ("impl", "Gbit/s", "vpn CPU", "cores/(Gbit/s)", "version"))
     for i, s in summary.items():
         if s["gbit_s"] is not None:
-            print("    %-18s %9.3f %7.0f%% %14.3f" % (i, s["gbit_s"], s["vpn_cpu_percent"], s["vpn_cores_per_gbit_s"]))
+            print("    %-18s %9.3f %7.0f%% %14.3f  %s" % (i, s["gbit_s"], s["vpn_cpu_percent"], s["vpn_cores_per_gbit_s"], s["version"]))
 for k, v in ratios.items():
     if v is not None:
         print("%-32s %.2f%s" % (k, v, ("   per run: " + " ".join("%.2f" % x for x in run_ratios[k])) if runs > 1 else ""))
@@ -317,8 +368,8 @@ for RUN_NO in $(seq 1 "$RUNS"); do
 	[ "$RUNS" = 1 ] || say "run $RUN_NO of $RUNS"
 	for impl in "${LIST[@]}"; do
 		case $impl in
-		wggo | wireguard-go) run_wggo ;;
-		boringtun) run_boringtun ;;
+		wggo | wireguard-go) run_tunvpn wggo ;;
+		wggo-ts | boringtun) run_tunvpn "$impl" ;;
 		tunless) run_tunless ;;
 		tunless-udp) run_tunless tunless-udp udp ;;
 		tunless-packet) run_tunless tunless-packet "" packet ;;

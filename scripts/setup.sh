@@ -5,6 +5,8 @@
 #   * apt is skipped entirely when every package is already installed (dpkg-query);
 #   * each peer build is skipped when the cached binary reports the pinned version.
 # Peers are cached under ${TUNLESS_CACHE:-/var/cache/tunless}/bin; scripts/env.sh puts that on PATH.
+# Tailscale's fork of wireguard-go is cached there as wireguard-go-ts (its own command is also
+# called wireguard-go).
 #
 # Usage: scripts/setup.sh [--no-apt] [--no-peers]
 set -euo pipefail
@@ -14,6 +16,11 @@ set -euo pipefail
 WG_GO_MODULE=golang.zx2c4.com/wireguard
 WG_GO_PIN=v0.0.0-20250521234502-f333402bd9cb
 WG_GO_RELEASE=0.0.20250522
+# Tailscale's fork of wireguard-go (a baseline of its own in bench/, id wggo-ts). Its binary says
+# v0.0.20230223 for every build, so the cache is checked against the module version the binary
+# records (go version -m).
+WG_GO_TS_MODULE=github.com/tailscale/wireguard-go
+WG_GO_TS_PIN=v0.0.0-20260928213032-417aef361226
 BORINGTUN_PIN=0.7.1
 
 APT_PACKAGES=(
@@ -36,7 +43,7 @@ for arg in "$@"; do
 	case $arg in
 	--no-apt) DO_APT=0 ;;
 	--no-peers) DO_PEERS=0 ;;
-	-h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,11p' "$0"; exit 0 ;;
 	*) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
 	esac
 done
@@ -128,6 +135,37 @@ setup_wireguard_go() {
 	log "wireguard-go built in $((SECONDS - t0)) s"
 }
 
+# The module and version a Go binary was built from, as recorded in it ("mod <path> <version>").
+go_mod_ok() { # <binary> <module> <version>
+	[ -x "$1" ] || return 1
+	local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+	[ -x "$go" ] || command -v "$go" >/dev/null 2>&1 || return 1
+	"$go" version -m "$1" 2>/dev/null | awk -v m="$2" -v v="$3" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
+}
+
+wg_go_ts_ok() {
+	go_mod_ok "$BIN/wireguard-go-ts" "$WG_GO_TS_MODULE" "$WG_GO_TS_PIN"
+}
+
+setup_wireguard_go_ts() {
+	if wg_go_ts_ok; then
+		log "wireguard-go-ts $WG_GO_TS_PIN: cached"
+		return 0
+	fi
+	find_go
+	local t0=$SECONDS tmp
+	log "building wireguard-go-ts $WG_GO_TS_MODULE@$WG_GO_TS_PIN"
+	# Built into a directory of its own: its command is also named wireguard-go and would
+	# replace the stock one's link in $BIN.
+	tmp=$(mktemp -d)
+	GOBIN=$tmp GOFLAGS= GOTOOLCHAIN=${GOTOOLCHAIN:-auto} \
+		"$GO" install "$WG_GO_TS_MODULE@$WG_GO_TS_PIN"
+	install -m 0755 "$tmp/wireguard-go" "$BIN/wireguard-go-ts"
+	rm -rf "$tmp"
+	wg_go_ts_ok || die "wireguard-go-ts built but '$BIN/wireguard-go-ts' does not record $WG_GO_TS_MODULE $WG_GO_TS_PIN"
+	log "wireguard-go-ts built in $((SECONDS - t0)) s"
+}
+
 boringtun_ok() {
 	[ -x "$BIN/boringtun-cli" ] && "$BIN/boringtun-cli" --version 2>/dev/null | grep -qx "boringtun $BORINGTUN_PIN"
 }
@@ -162,11 +200,12 @@ main() {
 	if [ "$DO_PEERS" -eq 1 ]; then
 		mkdir -p "$BIN"
 		setup_wireguard_go
+		setup_wireguard_go_ts
 		setup_boringtun
 	fi
 	setup_bpffs
 	log "done in $((SECONDS - t0)) s"
-	log "  peers:        $BIN/wireguard-go  $BIN/boringtun-cli"
+	log "  peers:        $BIN/wireguard-go  $BIN/wireguard-go-ts  $BIN/boringtun-cli"
 	log "  wg:           $(command -v wg || echo missing)   iperf3: $(command -v iperf3 || echo missing)"
 	log "  environment:  source scripts/env.sh   (TUNLESS_CACHE=$CACHE)"
 	log "  build:        meson setup build && ninja -C build && meson test -C build"

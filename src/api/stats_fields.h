@@ -70,7 +70,8 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(requeued, COUNTER, PACKETS, "tunless_queue_requeued_packets_total", "", "packets given back because the port took fewer than offered") \
 	X(drops_aqm_codel, COUNTER, PACKETS, "tunless_queue_aqm_drops_total", "reason=\"aqm_codel\"", "CoDel dropped a non-ECT packet") \
 	X(drops_aqm_overlimit, COUNTER, PACKETS, "tunless_queue_aqm_drops_total", "reason=\"aqm_overlimit\"", "hard limit: dropped from the fattest flow") \
-	X(ecn_marks, COUNTER, PACKETS, "tunless_queue_ecn_marks_total", "", "ECT packets marked CE instead of dropped") \
+	X(ecn_marks, COUNTER, PACKETS, "tunless_queue_ecn_marks_total", "", "ECT packets marked CE instead of dropped (the L4S step's included)") \
+	X(l4s_marks, COUNTER, PACKETS, "tunless_queue_l4s_marks_total", "", "ECT(1) packets marked CE at the L4S step (aqm_l4s_us)") \
 	X(new_flows, COUNTER, NONE, "tunless_queue_new_flows_total", "", "flows that became active") \
 	X(overlimit_events, COUNTER, NONE, "tunless_queue_overlimit_events_total", "", "batches dropped at the hard limit") \
 	X(flows_new, GAUGE, NONE, "tunless_queue_flows", "list=\"new\"", "active flows on the DRR new list") \
@@ -79,16 +80,20 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(tx_bytes, COUNTER, BYTES, "tunless_queue_tx_bytes_total", "", "bytes the port took from this queue") \
 	X(backpressure, COUNTER, NONE, "tunless_queue_backpressure_total", "", "rounds the port took fewer frames than offered") \
 	X(shaper_waits, COUNTER, NONE, "tunless_queue_shaper_waits_total", "", "rounds the shaper held packets back") \
+	X(shaper_lost_ns, COUNTER, NS, "tunless_queue_shaper_lost_seconds_total", "", "sending time the shaper gave up while backlogged: what a round came later than the catch-up bound (max(burst, 20 ms) at rate) allows") \
 	X(delivered, COUNTER, PACKETS, "tunless_queue_delivered_packets_total", "", "packets delivered with a sojourn time (the sojourn histogram's count)") \
 	X(sojourn_p50_ns, GAUGE, NS, "tunless_queue_sojourn_p50_seconds", "", "median sojourn time of delivered packets (upper edge of its histogram bucket, at most the max)") \
 	X(sojourn_p99_ns, GAUGE, NS, "tunless_queue_sojourn_p99_seconds", "", "99th percentile sojourn time of delivered packets") \
 	X(sojourn_max_ns, GAUGE, NS, "tunless_queue_sojourn_max_seconds", "", "longest sojourn time of a delivered packet") \
-	X(aqm_target_us, GAUGE, US, "tunless_aqm_target_seconds", "", "CoDel target in force") \
-	X(aqm_interval_us, GAUGE, US, "tunless_aqm_interval_seconds", "", "CoDel interval in force") \
+	X(aqm_target_us, GAUGE, US, "tunless_aqm_target_seconds", "", "CoDel target in force: from rtt_us or target_us, at least two frame times at the shaped rate") \
+	X(aqm_interval_us, GAUGE, US, "tunless_aqm_interval_seconds", "", "CoDel interval in force: from rtt_us or interval_us (lengthened with the target's floor)") \
+	X(aqm_rtt_us, GAUGE, US, "tunless_aqm_rtt_seconds", "", "rtt setting the target and interval derive from (0: target_us and interval_us)") \
+	X(aqm_l4s_us, GAUGE, US, "tunless_aqm_l4s_step_seconds", "", "sojourn at which ECT(1) packets are marked CE (0: off)") \
 	X(aqm_quantum, GAUGE, BYTES, "tunless_aqm_quantum_bytes", "", "DRR quantum in force") \
 	X(aqm_flows, GAUGE, NONE, "tunless_aqm_flows", "", "flow hash buckets") \
 	X(aqm_limit, GAUGE, PACKETS, "tunless_aqm_limit_packets", "", "hard limit in packets") \
 	X(aqm_memory_limit, GAUGE, BYTES, "tunless_aqm_memory_limit_bytes", "", "hard limit in bytes of packet buffers") \
+	X(aqm_byte_limit, GAUGE, BYTES, "tunless_aqm_byte_limit_bytes", "", "hard limit in packet bytes from the shaped rate: 4 intervals at rate, at least 4 MiB (0: no shaper)") \
 	X(aqm_ecn, GAUGE, BOOL, "tunless_aqm_ecn", "", "1: ECT packets are marked instead of dropped") \
 	X(shaper_rate_bps, GAUGE, BPS, "tunless_shaper_rate_bits_per_second", "", "shaper rate in force, 0 = no shaper") \
 	X(shaper_burst_bytes, GAUGE, BYTES, "tunless_shaper_burst_bytes", "", "shaper bucket depth in force (0 = no shaper)")
@@ -99,6 +104,7 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(owner, GAUGE, BOOL, "tunless_worker_owner", "", "1: owns a queue pair of each port (reads, classifies, finishes jobs in order, sends); every worker seals and opens") \
 	X(busy_polls, COUNTER, NONE, "tunless_worker_polls_total", "state=\"busy\"", "rounds that did work") \
 	X(idle_polls, COUNTER, NONE, "tunless_worker_polls_total", "state=\"idle\"", "rounds that found nothing") \
+	X(shaper_sleeps, COUNTER, NONE, "tunless_worker_shaper_sleeps_total", "", "idle rounds that slept to the shaper's next send slot (a gap of 50 us or more; shorter ones are spun through)") \
 	X(busy_ns, COUNTER, NS, "tunless_worker_busy_seconds_total", "", "time in rounds that did work; rate(busy) / rate(loop) is the busy share over a window") \
 	X(loop_ns, COUNTER, NS, "tunless_worker_loop_seconds_total", "", "time in the loop (busy and idle rounds)") \
 	X(busy_percent, GAUGE, PERCENT, "tunless_worker_busy_percent", "", "share of the last second spent in rounds that did work") \

@@ -334,7 +334,7 @@ int tl_uapi_set_check(const struct tl_uapi_set_req *r, const struct tl_uapi_set_
 {
 	size_t peers = r->replace_peers ? 0 : v->n_peers;
 
-	/* Another port is applied by tl_listen_port_set; 0 (a random port) is not supported. */
+	/* Another port is applied by the device change (ctrl/devchange.c); 0 (a random port) is not supported. */
 	if (r->has_port && r->port == 0)
 		return EINVAL;
 	if (r->has_priv && tl_is_zero(r->priv, TL_KEY_LEN))

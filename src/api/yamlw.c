@@ -274,15 +274,26 @@ void tl_yaml_key_bool(struct tl_yaml_writer *w, const char *k, bool v)
 	tl_yaml_bool(w, v);
 }
 
+#define YW_STR_(x) #x
+#define YW_STR(x) YW_STR_(x)
+
+void tl_api_reply_head(struct tl_yaml_writer *w, const char *status, const char *op)
+{
+	tl_yaml_key_str(w, "status", status);
+	tl_yaml_key_u64(w, "api_version", TL_API_VERSION);
+	if (op)
+		tl_yaml_key_str(w, "op", op);
+}
+
 void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, const char *message)
 {
+	static const char oom[] = "---\nstatus: error\napi_version: " YW_STR(TL_API_VERSION)
+				  "\nerror:\n  field: (request)\n  message: out of memory\n...\n";
 	struct tl_yaml_writer w;
 
 	tl_yaml_begin(&w, out);
 	tl_yaml_map(&w);
-	tl_yaml_key_str(&w, "status", "error");
-	if (op)
-		tl_yaml_key_str(&w, "op", op);
+	tl_api_reply_head(&w, "error", op);
 	tl_yaml_key(&w, "error");
 	tl_yaml_map(&w);
 	tl_yaml_key_str(&w, "field", field);
@@ -292,7 +303,7 @@ void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, c
 	if (tl_yaml_finish(&w) == 0)
 		return;
 	tl_buf_free(out);      /* out of memory: a fixed reply rather than none */
-	tl_buf_add(out, "---\nstatus: error\nerror:\n  field: (request)\n  message: out of memory\n...\n", 73);
+	tl_buf_add(out, oom, sizeof(oom) - 1);
 }
 
 void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
@@ -305,6 +316,8 @@ void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
 	tl_yaml_key_u64(w, "limit", p->limit);
 	tl_yaml_key_u64(w, "memory_limit", p->memory_limit);
 	tl_yaml_key_bool(w, "ecn", p->ecn);
+	tl_yaml_key_u64(w, "rtt_us", p->rtt_us);
+	tl_yaml_key_u64(w, "l4s_us", p->l4s_us);
 	tl_yaml_end_map(w);
 }
 

@@ -46,7 +46,15 @@ void tl_yaml_key_bool(struct tl_yaml_writer *w, const char *k, bool v);
 void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p);
 void tl_yaml_shaper(struct tl_yaml_writer *w, const struct tl_shaper_params *p);
 
-/* An error reply document: status error, op (if known), error.field, error.message. */
+/* The control API's version: src/api/ctlapi.yaml's `version`, in every reply as api_version
+ * (unit readmodel checks they agree). */
+#define TL_API_VERSION 1
+
+/* The head of a reply (in its mapping): status, api_version, op (if known). */
+void tl_api_reply_head(struct tl_yaml_writer *w, const char *status, const char *op);
+
+/* An error reply document: status error, api_version, op (if known), error.field,
+ * error.message. */
 void tl_api_error_reply(struct tl_buf *out, const char *op, const char *field, const char *message);
 
 /* How a plain scalar reads: JSON-compatible integers and numbers, true/false, null/~/empty;

@@ -170,7 +170,7 @@ int ctl_help_markdown(FILE *o, const struct tl_api_spec *spec)
 	md_text(o, spec->request);
 	fprintf(o, "\n\n```yaml\nop: set\nargs:\n  port: wan\n  aqm: {target_us: 2000}\n...\n```\n\n## Replies\n\n");
 	md_text(o, spec->reply);
-	fprintf(o, "\n\n```yaml\n---\nstatus: error\nop: set\nerror:\n  field: args.aqm.flows\n"
+	fprintf(o, "\n\n```yaml\n---\nstatus: error\napi_version: 1\nop: set\nerror:\n  field: args.aqm.flows\n"
 		   "  message: must be a power of two in 1..65536\n...\n```\n\n");
 	fprintf(o, "## tunlessctl\n\n`tunlessctl [-n NAME | -s SOCKET] [--yaml | --json] OP [ARG=VALUE ...]` sends one request "
 		   "and prints the reply: tables by default, the reply document with `--yaml`, JSON with `--json`. "

@@ -234,7 +234,7 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 {
 	char f[TL_CFG_PATH_MAX];
 	const char *why;
-	int64_t v[6];
+	int64_t v[8];
 
 	*p = tl_aqm_params_default();
 	if (!raw)
@@ -245,7 +245,9 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 	    tl_cfg_member(c, path, "flows", raw->flows, 1, UINT32_MAX, p->flows, &v[3]) ||
 	    tl_cfg_member(c, path, "limit", raw->limit, 1, UINT32_MAX, p->limit, &v[4]) ||
 	    tl_cfg_member(c, path, "memory_limit", raw->memory_limit, 1, INT64_MAX,
-			  (int64_t)p->memory_limit, &v[5]))
+			  (int64_t)p->memory_limit, &v[5]) ||
+	    tl_cfg_member(c, path, "rtt_us", raw->rtt_us, 0, UINT32_MAX, p->rtt_us, &v[6]) ||
+	    tl_cfg_member(c, path, "l4s_us", raw->l4s_us, 0, UINT32_MAX, p->l4s_us, &v[7]))
 		return -1;
 	p->target_us = (uint32_t)v[0];
 	p->interval_us = (uint32_t)v[1];
@@ -253,6 +255,8 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 	p->flows = (uint32_t)v[3];
 	p->limit = (uint32_t)v[4];
 	p->memory_limit = (uint64_t)v[5];
+	p->rtt_us = (uint32_t)v[6];
+	p->l4s_us = (uint32_t)v[7];
 	snprintf(f, sizeof(f), "%.200s.ecn", path);
 	if (raw->ecn && !tl_cfg_bool_text(tl_cfg_text(c, f)))
 		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not true or false", tl_cfg_text(c, f));
@@ -700,6 +704,26 @@ static int tl_cfg_scalars(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			       &cfg->addresses);
 }
 
+unsigned tl_cfg_af_xdp_mtu_max(void)
+{
+	return (unsigned)sysconf(_SC_PAGESIZE) - TL_CFG_AF_XDP_BUF_OVERHEAD - TL_CFG_FRAME_OVERHEAD;
+}
+
+/* The MTU against the port kinds: an af_xdp port carries frames of at most a page (an auto
+ * WAN port takes the udp kind above that, see ctrl/ports.c). */
+static int tl_cfg_mtu_ports(struct tl_cfg_ctx *c, const struct tl_config *cfg)
+{
+	bool wan = cfg->wan.driver == TL_DRIVER_AF_XDP, lan = cfg->lan.driver == TL_DRIVER_AF_XDP;
+	unsigned max = tl_cfg_af_xdp_mtu_max();
+
+	if (cfg->mtu <= max || (!wan && !lan))
+		return 0;
+	return tl_cfg_fail(c, "mtu", "%u is above %u, the largest tunnel MTU the af_xdp port kind carries "
+			   "(ports.%s: DPDK's net_af_xdp receives into buffers of one %ld-byte page); "
+			   "use driver %s", (unsigned)cfg->mtu, max, wan ? "wan" : "lan", sysconf(_SC_PAGESIZE),
+			   wan ? "pmd or udp" : cfg->mode == TL_MODE_HOST ? "packet" : "pmd");
+}
+
 static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 			  struct tl_config *cfg)
 {
@@ -711,7 +735,7 @@ static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,
 	if (cfg->mtu < 1280 && tl_cfg_has_v6(cfg))
 		return tl_cfg_fail(c, "mtu", "%u is below 1280, the IPv6 minimum, and an "
 				   "IPv6 address or allowed IP is configured", (unsigned)cfg->mtu);
-	return 0;
+	return tl_cfg_mtu_ports(c, cfg);
 }
 
 /* ---- file, load, free -------------------------------------------------------------------- */

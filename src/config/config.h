@@ -109,4 +109,16 @@ unsigned tl_cfg_workers_auto(void);
  * thread computes too), 0 on one CPU. */
 unsigned tl_cfg_handshake_threads_auto(void);
 
+/* What a frame carries beyond the tunnel MTU at most (dataplane/bufsize.h's TL_FRAME_OVERHEAD:
+ * Ethernet, outer IPv6 and UDP, the data message's header and tag). */
+#define TL_CFG_FRAME_OVERHEAD 94
+/* Of an af_xdp port's buffer, what is not frame: the mempool object header (64), the mbuf
+ * (128), RTE_PKTMBUF_HEADROOM (128) and the kernel's XDP_PACKET_HEADROOM (256). */
+#define TL_CFG_AF_XDP_BUF_OVERHEAD 576
+/* The largest tunnel MTU an af_xdp port carries: DPDK 22.11's net_af_xdp makes each buffer of
+ * the port's pool one chunk of the socket's UMEM, and the kernel takes chunks of at most a page
+ * (the EAL runs without huge pages): a page less TL_CFG_AF_XDP_BUF_OVERHEAD is the largest
+ * frame, 3 520 bytes, and 3 426 the MTU, on 4 KiB pages. */
+unsigned tl_cfg_af_xdp_mtu_max(void);
+
 #endif

@@ -31,6 +31,8 @@ struct tl_raw_aqm {
 	int64_t *limit;
 	int64_t *memory_limit;
 	bool *ecn;
+	int64_t *rtt_us;
+	int64_t *l4s_us;
 };
 
 struct tl_raw_shaper {

@@ -21,6 +21,8 @@ static const cyaml_schema_field_t tl_schema_aqm_fields[] = {
 	TL_OINT("limit", struct tl_raw_aqm, limit),
 	TL_OINT("memory_limit", struct tl_raw_aqm, memory_limit),
 	CYAML_FIELD_BOOL_PTR("ecn", TL_OPT, struct tl_raw_aqm, ecn),
+	TL_OINT("rtt_us", struct tl_raw_aqm, rtt_us),
+	TL_OINT("l4s_us", struct tl_raw_aqm, l4s_us),
 	CYAML_FIELD_END
 };
 

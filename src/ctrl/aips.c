@@ -3,16 +3,21 @@
  * XDP steering (ports.c). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ctrl/aips.h"
 #include "ctrl/hostmode.h"
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
+#include "ctrl/stats.h"
 
-/* One prefix that moved: from peer id `was` to peer id `now` (TL_ROUTE_NONE: nobody). */
+/* One prefix that moved: from peer id `was` (where it was the pos-th of the list) to peer id
+ * `now`, at the end of its list (TL_ROUTE_NONE: nobody). Or, with `saved`, the list of peer
+ * `now` put in the order a replace gave (saved: the list before, n_saved prefixes). */
 struct aips_change {
 	struct tl_prefix p;
-	uint32_t was, now;
+	uint32_t was, now, pos, n_saved;
+	struct tl_prefix *saved;
 };
 
 struct tl_aips {
@@ -66,19 +71,33 @@ static int list_reserve(struct tl_peer_ctrl *pc, size_t more)
 	return 0;
 }
 
+/* The lists keep the order the prefixes were added in, as kernel WireGuard lists them (a
+ * prefix taken from another peer comes last; a replace gives the order asked). */
+
 /* Within the room reserved: never allocates. */
-static void list_add(struct tl_peer_ctrl *pc, const struct tl_prefix *p)
+static void list_insert(struct tl_peer_ctrl *pc, const struct tl_prefix *p, size_t at)
 {
-	pc->cfg.allowed_ips[pc->cfg.n_allowed_ips++] = *p;
+	struct tl_prefix *a = pc->cfg.allowed_ips;
+
+	memmove(&a[at + 1], &a[at], (pc->cfg.n_allowed_ips - at) * sizeof(*a));
+	a[at] = *p;
+	pc->cfg.n_allowed_ips++;
 }
 
-static void list_del(struct tl_peer_ctrl *pc, const struct tl_prefix *p)
+static void list_del_at(struct tl_peer_ctrl *pc, size_t i)
+{
+	struct tl_prefix *a = pc->cfg.allowed_ips;
+
+	memmove(&a[i], &a[i + 1], (--pc->cfg.n_allowed_ips - i) * sizeof(*a));
+}
+
+/* Its position, or SIZE_MAX (from the end: an undo finds the last one added at once). */
+static size_t list_find(const struct tl_peer_ctrl *pc, const struct tl_prefix *p)
 {
 	for (size_t i = pc->cfg.n_allowed_ips; i-- > 0;)
-		if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p)) {
-			pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
-			return;
-		}
+		if (tl_prefix_eq(&pc->cfg.allowed_ips[i], p))
+			return i;
+	return SIZE_MAX;
 }
 
 /* ---- the copies ----------------------------------------------------------------------------- */
@@ -167,6 +186,14 @@ static int log_reserve(struct tl_aips *a, size_t more)
 	return 0;
 }
 
+/* The log emptied: a publish or an abort is done with it. */
+static void log_clear(struct tl_aips *a)
+{
+	for (size_t i = 0; i < a->n_log; i++)
+		free(a->log[i].saved);
+	a->n_log = 0;
+}
+
 /* ---- changes -------------------------------------------------------------------------------- */
 
 struct tl_peer_ctrl *tl_aips_owner(struct tl_device *dev, const struct tl_prefix *p, const struct tl_peer_ctrl *self)
@@ -182,6 +209,7 @@ struct tl_peer_ctrl *tl_aips_owner(struct tl_device *dev, const struct tl_prefix
 int tl_aips_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *p)
 {
 	struct tl_aips *a = dev->aips;
+	size_t pos = 0;
 	uint32_t was;
 	int r;
 
@@ -197,56 +225,121 @@ int tl_aips_take(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl
 		r = tl_table_set(a->spare, p->ip.family, p->ip.addr, p->len, pc->dp->id);
 	if (r != 0)
 		return r == -EINVAL ? EINVAL : ENOMEM;
-	if (was != TL_ROUTE_NONE)
-		list_del(peer_of(dev, was), p);
-	list_add(pc, p);
-	a->log[a->n_log++] = (struct aips_change){ .p = *p, .was = was, .now = pc->dp->id };
+	if (was != TL_ROUTE_NONE && (pos = list_find(peer_of(dev, was), p)) != SIZE_MAX) {
+		list_del_at(peer_of(dev, was), pos);
+		tl_stats_touch(dev, peer_of(dev, was));
+	}
+	tl_stats_touch(dev, pc);
+	list_insert(pc, p, pc->cfg.n_allowed_ips);
+	a->log[a->n_log++] = (struct aips_change){ .p = *p, .was = was, .now = pc->dp->id, .pos = (uint32_t)pos };
 	return 0;
 }
 
-/* The i-th prefix of pc out of the spare and the list (room in the log reserved). */
-static void drop_at(struct tl_aips *a, struct tl_peer_ctrl *pc, size_t i)
+/* The i-th prefix of pc out of the spare and logged (room in the log reserved); the caller
+ * takes it out of the list. */
+static void drop_log(struct tl_aips *a, struct tl_peer_ctrl *pc, size_t i)
 {
 	struct tl_prefix p = pc->cfg.allowed_ips[i];
 
 	tl_table_del(a->spare, p.ip.family, p.ip.addr, p.len);
-	pc->cfg.allowed_ips[i] = pc->cfg.allowed_ips[--pc->cfg.n_allowed_ips];
-	a->log[a->n_log++] = (struct aips_change){ .p = p, .was = pc->dp->id, .now = TL_ROUTE_NONE };
+	a->log[a->n_log++] = (struct aips_change){ .p = p, .was = pc->dp->id, .now = TL_ROUTE_NONE, .pos = (uint32_t)i };
 }
 
 int tl_aips_clear(struct tl_device *dev, struct tl_peer_ctrl *pc)
 {
 	struct tl_aips *a = dev->aips;
 
+	tl_stats_touch(dev, pc);                /* a peer being removed is cleared first */
 	if (!pc->cfg.n_allowed_ips)
 		return 0;
 	if (test_failure() || spare_ready(dev) != 0 || log_reserve(a, pc->cfg.n_allowed_ips) != 0)
 		return ENOMEM;
-	while (pc->cfg.n_allowed_ips)
-		drop_at(a, pc, pc->cfg.n_allowed_ips - 1);
+	while (pc->cfg.n_allowed_ips) {
+		drop_log(a, pc, pc->cfg.n_allowed_ips - 1);
+		pc->cfg.n_allowed_ips--;
+	}
 	return 0;
+}
+
+/* A prefix of the list a replace asks for, and where it first comes in it. */
+struct kept {
+	struct tl_prefix p;
+	size_t at;
+};
+
+static int kept_cmp(const void *x, const void *y)
+{
+	const struct kept *a = x, *b = y;
+	int c = tl_prefix_cmp(&a->p, &b->p);
+
+	return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+static int kept_at_cmp(const void *x, const void *y)
+{
+	const struct kept *a = x, *b = y;
+
+	return (a->at > b->at) - (a->at < b->at);
 }
 
 int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *keep, size_t n)
 {
 	struct tl_aips *a = dev->aips;
-	struct tl_prefix *sorted;
+	size_t nl = pc->cfg.n_allowed_ips, u = 0, w = 0;
+	struct kept *sorted, *order;
+	struct tl_prefix *saved;
+	bool in_order = true;
 
 	if (!n)
 		return tl_aips_clear(dev, pc);
-	if (pc->cfg.n_allowed_ips <= n && n == 1)
+	if (nl <= n && n == 1)
 		return 0;                      /* it has taken the one it keeps: nothing else */
 	sorted = malloc(n * sizeof(*sorted));
-	if (test_failure() || !sorted || spare_ready(dev) != 0 || log_reserve(a, pc->cfg.n_allowed_ips) != 0) {
+	order = malloc(nl * sizeof(*order));
+	saved = malloc(nl * sizeof(*saved));
+	if (test_failure() || !sorted || !order || !saved || spare_ready(dev) != 0 || log_reserve(a, nl + 1) != 0) {
 		free(sorted);
+		free(order);
+		free(saved);
 		return ENOMEM;
 	}
-	memcpy(sorted, keep, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), tl_prefix_cmp);
-	for (size_t i = pc->cfg.n_allowed_ips; i-- > 0;)
-		if (!bsearch(&pc->cfg.allowed_ips[i], sorted, n, sizeof(*sorted), tl_prefix_cmp))
-			drop_at(a, pc, i);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = (struct kept){ .p = keep[i], .at = i };
+	qsort(sorted, n, sizeof(*sorted), kept_cmp);
+	for (size_t i = 0; i < n; i++)         /* each prefix once, where it first comes */
+		if (!u || tl_prefix_cmp(&sorted[u - 1].p, &sorted[i].p))
+			sorted[u++] = sorted[i];
+	/* The others out, logged from the last (an undo puts each back where it was); the list
+	 * closed up in one pass. */
+	for (size_t i = nl; i-- > 0;) {
+		struct kept k = { .p = pc->cfg.allowed_ips[i] };
+		const struct kept *f = bsearch(&k, sorted, u, sizeof(*sorted), tl_prefix_cmp);
+
+		order[i] = (struct kept){ .p = k.p, .at = f ? f->at : SIZE_MAX };
+		if (!f)
+			drop_log(a, pc, i);
+	}
+	for (size_t i = 0; i < nl; i++)
+		if (order[i].at != SIZE_MAX) {
+			in_order &= !w || order[w - 1].at < order[i].at;
+			order[w++] = order[i];
+		}
+	for (size_t i = 0; i < w; i++)
+		pc->cfg.allowed_ips[i] = order[i].p;
+	pc->cfg.n_allowed_ips = w;
+	if (!in_order) {                       /* in the order asked, as a replace gives it */
+		memcpy(saved, pc->cfg.allowed_ips, w * sizeof(*saved));
+		qsort(order, w, sizeof(*order), kept_at_cmp);
+		for (size_t i = 0; i < w; i++)
+			pc->cfg.allowed_ips[i] = order[i].p;
+		a->log[a->n_log++] = (struct aips_change){ .was = pc->dp->id, .now = pc->dp->id, .saved = saved,
+							   .n_saved = (uint32_t)w };
+		saved = NULL;
+	}
+	tl_stats_touch(dev, pc);
 	free(sorted);
+	free(order);
+	free(saved);
 	return 0;
 }
 
@@ -282,21 +375,23 @@ static void sinks_follow(struct tl_device *dev)
 {
 	struct tl_aips *a = dev->aips;
 	uint32_t *pos = malloc(a->n_log * sizeof(*pos));
-	size_t i, j;
+	size_t i, j, n = 0;
 
 	if (!pos) {
 		for (i = 0; i < a->n_log; i++)
-			sink(dev, &a->log[i].p, a->log[i].was, a->log[i].now);
+			if (!a->log[i].saved)
+				sink(dev, &a->log[i].p, a->log[i].was, a->log[i].now);
 		return;
 	}
 	for (i = 0; i < a->n_log; i++)
-		pos[i] = (uint32_t)i;
+		if (!a->log[i].saved)          /* a list put in order moves no prefix */
+			pos[n++] = (uint32_t)i;
 	g_sort_log = a->log;
-	qsort(pos, a->n_log, sizeof(*pos), pos_cmp);
-	for (i = 0; i < a->n_log; i = j) {
+	qsort(pos, n, sizeof(*pos), pos_cmp);
+	for (i = 0; i < n; i = j) {
 		const struct aips_change *first = &a->log[pos[i]];
 
-		for (j = i + 1; j < a->n_log && !tl_prefix_cmp(&a->log[pos[j]].p, &first->p); j++)
+		for (j = i + 1; j < n && !tl_prefix_cmp(&a->log[pos[j]].p, &first->p); j++)
 			;
 		if (first->was != a->log[pos[j - 1]].now)
 			sink(dev, &first->p, first->was, a->log[pos[j - 1]].now);
@@ -322,7 +417,7 @@ static bool family_differs(const struct tl_table_size *a, const struct tl_table_
 				 : a->rules6 != b->rules6 || a->tbl8_6 != b->tbl8_6;
 }
 
-int tl_aips_publish(struct tl_device *dev)
+static int table_publish(struct tl_device *dev)
 {
 	struct tl_aips *a = dev->aips;
 	struct tl_table *old;
@@ -345,15 +440,23 @@ int tl_aips_publish(struct tl_device *dev)
 	for (size_t i = 0; i < a->n_log; i++) {
 		int v6 = a->log[i].p.ip.family == AF_INET6;
 
-		if (!again[v6] && table_set(old, &a->log[i].p, a->log[i].now) != 0)
+		if (!a->log[i].saved && !again[v6] && table_set(old, &a->log[i].p, a->log[i].now) != 0)
 			again[v6] = true;
 	}
 	if ((again[0] && build(dev, AF_INET, &a->size) != 0) || (again[1] && build(dev, AF_INET6, &a->size) != 0))
 		tl_log_err("routing table: the spare copy cannot be built (out of memory); the next change tries again");
 	if (a->sinks)
 		sinks_follow(dev);
-	a->n_log = 0;
+	log_clear(a);
 	return 0;
+}
+
+int tl_aips_publish(struct tl_device *dev)
+{
+	int rc = table_publish(dev);
+
+	tl_stats_publish(dev);         /* what the observers read: what is now committed */
+	return rc;
 }
 
 void tl_aips_abort(struct tl_device *dev)
@@ -363,16 +466,23 @@ void tl_aips_abort(struct tl_device *dev)
 	for (size_t i = a->n_log; i-- > 0;) {
 		const struct aips_change *c = &a->log[i];
 		struct tl_peer_ctrl *now = peer_of(dev, c->now), *was = peer_of(dev, c->was);
+		size_t at;
 
-		/* Backwards, every list is as it was at that step: the room is there. */
-		if (now)
-			list_del(now, &c->p);
+		/* Backwards, every list is as it was at that step: the room is there, and a prefix
+		 * goes back where it was. */
+		if (c->saved) {
+			if (now)
+				memcpy(now->cfg.allowed_ips, c->saved, c->n_saved * sizeof(*c->saved));
+			continue;
+		}
+		if (now && (at = list_find(now, &c->p)) != SIZE_MAX)
+			list_del_at(now, at);
 		if (was)
-			list_add(was, &c->p);
+			list_insert(was, &c->p, RTE_MIN((size_t)c->pos, (size_t)was->cfg.n_allowed_ips));
 		if (!a->spare_stale && table_set(a->spare, &c->p, c->was) != 0)
 			a->spare_stale = true;
 	}
-	a->n_log = 0;
+	log_clear(a);
 }
 
 /* ---- the device's ----------------------------------------------------------------------------- */
@@ -383,8 +493,10 @@ int tl_aips_init(struct tl_device *dev)
 	size_t n4 = 0, n6 = 0;
 	struct tl_table *t;
 
-	if (!a)
+	if (!a || tl_stats_init(dev) != 0) {
+		free(a);
 		return -1;
+	}
 	dev->aips = a;
 	for (size_t i = 0; i < dev->cfg->n_peers; i++)
 		for (size_t j = 0; j < dev->cfg->peers[i].n_allowed_ips; j++)
@@ -403,9 +515,11 @@ int tl_aips_init(struct tl_device *dev)
 
 void tl_aips_fini(struct tl_device *dev)
 {
+	tl_stats_fini(dev);
 	if (!dev->aips)
 		return;
 	tl_table_free(dev->aips->spare);
+	log_clear(dev->aips);
 	free(dev->aips->log);
 	free(dev->aips);
 	dev->aips = NULL;

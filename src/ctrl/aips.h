@@ -16,7 +16,8 @@
 #include "ctrl/device.h"
 #include "dataplane/route.h"
 
-/* Both copies, sized for the configuration's peers, the first one published. 0 or -1. */
+/* Both copies, sized for the configuration's peers, the first one published; the read
+ * model's state (tl_stats_init; tl_aips_fini frees it). 0 or -1. */
 int tl_aips_init(struct tl_device *dev);
 void tl_aips_fini(struct tl_device *dev);
 
@@ -31,8 +32,9 @@ int tl_aips_clear(struct tl_device *dev, struct tl_peer_ctrl *pc);
  * changed). */
 int tl_aips_keep_only(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_prefix *keep, size_t n);
 
-/* The changes so far published, and the sinks brought to them. Cannot fail (a copy that could
- * not be brought along is rebuilt, or repaired before the next change). 0. */
+/* The changes so far published, and the sinks brought to them; then the read model
+ * (tl_stats_publish), whatever changed. Cannot fail (a copy that could not be brought along
+ * is rebuilt, or repaired before the next change). 0. */
 int tl_aips_publish(struct tl_device *dev);
 /* The changes since the last publish undone. */
 void tl_aips_abort(struct tl_device *dev);

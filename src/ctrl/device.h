@@ -18,7 +18,9 @@
 
 struct tl_nl;
 struct tl_aips;
+struct tl_readmodel;
 struct tl_lanfib_ctl;
+struct tl_wanaddr_ctl;
 struct tl_unix_server;
 struct tl_server;
 struct tl_parfor;
@@ -81,6 +83,7 @@ struct tl_device {
 	uint32_t peer_keys_cap;
 	uint32_t *free_ids, n_free_ids, cap_free_ids, next_id;
 	struct tl_aips *aips;              /* the routing table's two copies, changes in progress (aips.c) */
+	struct tl_readmodel *rm;           /* the read model's published view (stats.c) */
 	struct tl_peer_list active;        /* peers whose timers run (timers.c) */
 	uint32_t n_active, sweep_id;
 	uint64_t staged_queued;            /* staged packets in the peers' control-plane queues */
@@ -95,10 +98,14 @@ struct tl_device {
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
 	struct tl_lanfib_ctl *lanfib;      /* gateway mode: LAN routes and neighbours (lanfib.c) */
+	struct tl_wanaddr_ctl *wanaddr;    /* the WAN interface's addresses (wanaddr.c) */
 	struct tl_unix_server *uapi;       /* wg UAPI socket and its clients (uapi.c) */
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */
 	struct tl_metrics *metrics;        /* Prometheus text over HTTP (metrics.c) */
 	struct tl_evloop *loop;            /* the control loop's epoll set (loop.c) */
+	/* Called at the points a long step of the control thread passes (a request over many
+	 * peers): the daemon feeds the watchdog there (daemon/notify.c). NULL: nothing. */
+	void (*progress)(struct tl_device *dev);
 	struct tl_server *servers[TL_SERVER_MAX];   /* the request servers running, for the loop's ticks */
 	char host_if[IF_NAMESIZE];         /* host mode: the applications' end of the veth */
 	char dp_if[IF_NAMESIZE];           /* host mode: the dataplane's end */
@@ -117,6 +124,13 @@ struct tl_device {
 };
 
 #define TL_NS 1000000000ull
+
+/* A point a long step of the control thread passes: the watchdog's (tl_device.progress). */
+static inline void tl_device_progress(struct tl_device *dev)
+{
+	if (dev->progress)
+		dev->progress(dev);
+}
 
 /* device.c: the shared objects of the dataplane and the control plane (dp.n_workers set);
  * free is safe on a half-made device. */

@@ -59,14 +59,15 @@ static bool src_mac_known(const struct rx_ctx *c)
 	return !rte_is_zero_ether_addr((const struct rte_ether_addr *)c->o.src_mac);
 }
 
-/* The endpoint becomes the source of the authenticated message; the frame's source MAC
- * is the way back (unknown: resolved by the control plane). */
+/* The endpoint becomes the source of the authenticated message, and the address it was
+ * sent to our source toward it; the frame's source MAC is the way back (unknown: resolved
+ * by the control plane). */
 static void learn_endpoint(struct rx_ctx *c, struct tl_peer_ctrl *pc)
 {
 	struct tl_sockaddr sa = { .ip.family = c->o.family, .port = c->o.src_port };
 
 	memcpy(sa.ip.addr, c->o.src_ip, c->o.family == AF_INET ? 4 : 16);
-	tl_peer_set_endpoint(c->dev, pc, &sa, src_mac_known(c) ? c->o.src_mac : NULL);
+	tl_peer_learn_endpoint(c->dev, pc, &sa, src_mac_known(c) ? c->o.src_mac : NULL, c->o.dst_ip);
 	atomic_store_explicit(&pc->dp->last_rx_auth_ns, c->now, memory_order_relaxed);
 }
 

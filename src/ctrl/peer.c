@@ -102,6 +102,12 @@ static void slot_set(struct tl_device *dev, uint32_t id, struct tl_peer *p)
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac)
 {
+	tl_peer_learn_endpoint(dev, pc, sa, mac, NULL);
+}
+
+void tl_peer_learn_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
+			    const uint8_t *mac, const uint8_t *local)
+{
 	struct tl_peer *p = pc->dp;
 
 	if (!mac && dev->dp.port[TL_PORT_WAN].fixed_peer_mac)
@@ -113,6 +119,10 @@ void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const 
 	p->ep.mac_valid = mac != NULL;
 	if (mac)
 		memcpy(p->ep.mac, mac, 6);
+	p->ep.has_local = local != NULL;
+	memset(p->ep.local, 0, sizeof(p->ep.local));
+	if (local)
+		memcpy(p->ep.local, local, sa->ip.family == AF_INET ? 4 : 16);
 	rte_seqlock_write_unlock(&p->ep_lock);
 	if (!mac)
 		pc->ep_resolve_ns = 0;   /* resolve at once */
@@ -196,16 +206,19 @@ void tl_peers_destroy(struct tl_device *dev, struct tl_peer_ctrl *const *pcs, si
 		slot_set(dev, pc->dp->id, NULL);
 		tl_session_clear_all(dev, pc);
 		tl_index_drop_peer(dev, pc);
+		tl_device_progress(dev);
 	}
 	if (!n)
 		return;
 	/* After this no worker holds them: the routing table without them is published, their
-	 * slots and keypairs are gone. What they staged meanwhile is in the stage ring. */
-	rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
+	 * slots and keypairs are gone (one grace period for all of them, which wipes and frees
+	 * their keypairs). What they staged meanwhile is in the stage ring. */
+	tl_dp_synchronize(&dev->dp);
 	tl_staged_poll(dev);
 	for (size_t i = 0; i < n; i++) {
 		tl_staged_drop(dev, pcs[i], TL_DROP_peer_removed);
 		peer_free(dev, pcs[i]);
+		tl_device_progress(dev);
 	}
 }
 
@@ -222,6 +235,7 @@ void tl_peers_destroy_all(struct tl_device *dev)
 		rte_hash_del_key(dev->peer_keys, pc->cfg.public_key);
 		peer_free(dev, pc);
 	}
+	tl_dp_synchronize(&dev->dp);       /* their keypairs wiped and freed */
 }
 
 /* ---- the simple forms: one peer at a time -------------------------------------------------- */

@@ -11,6 +11,10 @@ void tl_peers_fini(struct tl_device *dev);
 struct tl_peer_ctrl *tl_peer_find(struct tl_device *dev, const uint8_t pub[TL_KEY_LEN]);
 void tl_peer_set_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
 			  const uint8_t *mac);
+/* The same from an authenticated packet, with the address of ours it was sent to (local,
+ * NULL: unknown), the source of what goes back. A set endpoint forgets that address. */
+void tl_peer_learn_endpoint(struct tl_device *dev, struct tl_peer_ctrl *pc, const struct tl_sockaddr *sa,
+			    const uint8_t *mac, const uint8_t *local);
 
 /* The simple forms, one peer at a time. tl_peer_add creates the peer as cfg says, its
  * allowed IPs among the routing changes tl_aips_publish publishes; 0, or -1 when the key is

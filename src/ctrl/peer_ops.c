@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/parfor.h"
@@ -11,6 +12,7 @@
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/session.h"
+#include "ctrl/stats.h"
 #include "ctrl/timers.h"
 
 /* A new handshake state for the peer (new identity): sessions are gone, the greatest
@@ -37,9 +39,11 @@ static void apply_private_key(struct tl_device *dev, const uint8_t priv[TL_KEY_L
 	tl_identity_set(&dev->id, priv);
 	pthread_mutex_unlock(&dev->lock);
 	memcpy(dev->cfg->private_key, priv, TL_KEY_LEN);
-	TAILQ_FOREACH(pc, &dev->peers, link)
+	TAILQ_FOREACH(pc, &dev->peers, link) {
 		if (!pc->fresh)             /* made for the new key already */
 			peer_reinit(dev, pc);
+		tl_device_progress(dev);    /* an X25519 each: seconds on a hub */
+	}
 	tl_log_info("private key changed, every peer needs a new handshake");
 }
 
@@ -107,6 +111,8 @@ static int doom(struct txn *t, struct tl_peer_ctrl *pc)
 {
 	int err = push(&t->doomed, &t->n_doomed, &t->cap_doomed, pc);
 
+	tl_device_progress(t->dev);
+
 	if (!err)
 		err = tl_aips_clear(t->dev, pc);
 	if (err) {
@@ -125,6 +131,7 @@ static int prepare_op(struct txn *t, size_t i, const struct tl_peer_op *op)
 	struct tl_peer_ctrl *pc = tl_peer_find(dev, op->pub);
 	int err = 0;
 
+	tl_device_progress(dev);
 	if (!memcmp(op->pub, t->id.pub, TL_KEY_LEN))
 		return 0;
 	if (op->remove)
@@ -179,12 +186,21 @@ static void rollback(struct txn *t)
 /* The handshake state of every peer the request created: an X25519 each (DH of our key and
  * theirs, precomputed as the kernel does), 45 us on this machine, so a hub's 100 000 new peers
  * share it out over the handshake threads. Nothing else runs meanwhile: the control thread
- * takes its share and waits, and no worker can reach a peer that is not published. */
+ * takes its share and waits, and no worker can reach a peer that is not published. It goes
+ * in slices of HS_SLICE peers, with a progress point (the watchdog) after each. */
+#define HS_SLICE 1024
+
+struct hs_slice {
+	struct txn *t;
+	size_t base;
+};
+
 static void hs_init_one(void *arg, size_t i)
 {
-	struct txn *t = arg;
+	const struct hs_slice *s = arg;
+	struct tl_peer_ctrl *pc = s->t->fresh[s->base + i];
 
-	tl_handshake_init(&t->fresh[i]->hs, &t->id, t->fresh[i]->cfg.public_key, NULL);
+	tl_handshake_init(&pc->hs, &s->t->id, pc->cfg.public_key, NULL);
 }
 
 static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const uint8_t *priv)
@@ -192,12 +208,21 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	struct tl_device *dev = t->dev;
 	size_t n_old;
 
-	tl_parfor_run(dev->hs_pool, t->n_fresh, hs_init_one, t);
+	for (size_t at = 0; at < t->n_fresh; at += HS_SLICE) {
+		struct hs_slice s = { .t = t, .base = at };
+
+		tl_parfor_run(dev->hs_pool, t->n_fresh - at < HS_SLICE ? t->n_fresh - at : HS_SLICE, hs_init_one, &s);
+		tl_device_progress(dev);
+	}
 	if (priv)
 		apply_private_key(dev, priv);
-	for (size_t i = 0; i < n; i++)
-		if (t->op_pc[i] && !t->op_pc[i]->doomed)
+	for (size_t i = 0; i < n; i++) {
+		if (t->op_pc[i] && !t->op_pc[i]->doomed) {
 			peer_update(dev, t->op_pc[i], &ops[i]);
+			tl_stats_touch(dev, t->op_pc[i]);   /* the read model's next publish */
+		}
+		tl_device_progress(dev);
+	}
 	tl_aips_publish(dev);
 	n_old = doomed_old(t);
 	for (size_t i = 0; i < t->n_fresh; i++) {
@@ -209,35 +234,77 @@ static void commit(struct txn *t, const struct tl_peer_op *ops, size_t n, const 
 	tl_peers_destroy(dev, t->doomed, n_old);
 }
 
-int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
-		      bool replace_peers)
+struct tl_peer_txn {
+	struct txn t;
+	const struct tl_peer_op *ops;
+	size_t n;
+	const uint8_t *priv;
+};
+
+static void txn_free(struct tl_peer_txn *x)
 {
-	struct txn t = { .dev = dev };
+	tl_identity_clear(&x->t.id);
+	free(x->t.op_pc);
+	free(x->t.fresh);
+	free(x->t.doomed);
+	free(x);
+}
+
+int tl_peer_ops_prepare(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+			bool replace_peers, struct tl_peer_txn **out)
+{
+	struct tl_peer_txn *x = calloc(1, sizeof(*x));
 	struct tl_peer_ctrl *pc;
 	int err = 0;
 
-	t.op_pc = calloc(n ? n : 1, sizeof(*t.op_pc));
-	if (!t.op_pc)
+	*out = NULL;
+	if (!x || !(x->t.op_pc = calloc(n ? n : 1, sizeof(*x->t.op_pc)))) {
+		free(x);
 		return ENOMEM;
+	}
+	x->t.dev = dev;
+	x->ops = ops;
+	x->n = n;
+	x->priv = priv;
 	if (priv)
-		tl_identity_set(&t.id, priv);
+		tl_identity_set(&x->t.id, priv);
 	else
-		t.id = dev->id;
+		x->t.id = dev->id;
 	if (replace_peers)
 		TAILQ_FOREACH(pc, &dev->peers, link)
-			if (!pc->doomed && (err = doom(&t, pc)) != 0)
+			if (!pc->doomed && (err = doom(&x->t, pc)) != 0)
 				break;
 	for (size_t i = 0; !err && i < n; i++)
-		err = prepare_op(&t, i, &ops[i]);
+		err = prepare_op(&x->t, i, &ops[i]);
 	if (err) {
-		rollback(&t);
+		rollback(&x->t);
 		tl_log_err("peers: %s; nothing changed", strerror(err));
-	} else {
-		commit(&t, ops, n, priv);
+		txn_free(x);
+		return err;
 	}
-	tl_identity_clear(&t.id);
-	free(t.op_pc);
-	free(t.fresh);
-	free(t.doomed);
+	*out = x;
+	return 0;
+}
+
+void tl_peer_ops_commit(struct tl_peer_txn *x)
+{
+	commit(&x->t, x->ops, x->n, x->priv);
+	txn_free(x);
+}
+
+void tl_peer_ops_abort(struct tl_peer_txn *x)
+{
+	rollback(&x->t);
+	txn_free(x);
+}
+
+int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+		      bool replace_peers)
+{
+	struct tl_peer_txn *x;
+	int err = tl_peer_ops_prepare(dev, ops, n, priv, replace_peers, &x);
+
+	if (!err)
+		tl_peer_ops_commit(x);
 	return err;
 }

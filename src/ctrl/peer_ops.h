@@ -18,4 +18,15 @@
 int tl_peer_ops_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
 		      bool replace_peers);
 
+/* tl_peer_ops_apply in two steps, for a change of which the peers are one part (devchange.h):
+ * prepare does everything that can fail and can be undone (*txn on success: 0; else ENOMEM
+ * and nothing changed); then exactly one of commit (cannot fail) or abort (nothing changed).
+ * ops and priv stay the caller's and must live until then; nothing else may change the
+ * peers in between. */
+struct tl_peer_txn;
+int tl_peer_ops_prepare(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, const uint8_t *priv,
+			bool replace_peers, struct tl_peer_txn **txn);
+void tl_peer_ops_commit(struct tl_peer_txn *txn);
+void tl_peer_ops_abort(struct tl_peer_txn *txn);
+
 #endif

@@ -22,6 +22,7 @@
 #include "ctrl/udpsock.h"
 #include "kernel/xdp_features.h"
 #include "dataplane/afpacket.h"
+#include "dataplane/bufsize.h"
 #include "dataplane/crypto_stage.h"
 #include "dataplane/udpport.h"
 #include "kernel/iface.h"
@@ -49,12 +50,24 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 	       TL_DIR_MAX * tl_cs_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
 }
 
-/* The port kind: auto resolved (host mode's WAN: af_xdp only where it brings zero-copy). */
-static enum tl_port_driver driver_of(const struct tl_cfg_port *cfg)
+_Static_assert(TL_CFG_FRAME_OVERHEAD == TL_FRAME_OVERHEAD, "config and dataplane agree on a frame's overhead");
+
+/* The port kind: auto resolved (host mode's WAN: af_xdp only where it brings zero-copy and
+ * carries the MTU's frames). */
+static enum tl_port_driver driver_of(const struct tl_device *dev, const struct tl_cfg_port *cfg)
 {
 	if (cfg->driver != TL_DRIVER_AUTO)
 		return cfg->driver;
+	if (dev->cfg->mtu > tl_cfg_af_xdp_mtu_max())
+		return TL_DRIVER_UDP;
 	return tl_xdp_zero_copy(cfg->iface) ? TL_DRIVER_AF_XDP : TL_DRIVER_UDP;
+}
+
+/* The data room of a port's RX buffers: a frame of the tunnel MTU (behind the kernel's XDP
+ * headroom on an AF_XDP port) in one buffer. */
+static uint16_t port_data_room(const struct tl_device *dev, bool af_xdp)
+{
+	return tl_buf_data_room(dev->dp.mtu, af_xdp ? TL_XDP_HEADROOM : 0);
 }
 
 /* Both ports get the same queue pairs, at most the workers, ports.*.queues and an AF_XDP
@@ -62,13 +75,15 @@ static enum tl_port_driver driver_of(const struct tl_cfg_port *cfg)
  * probed). The EAL memory is sized for that bound. */
 unsigned tl_ports_memory_mb(const struct tl_device *dev)
 {
-	uint64_t per_mbuf = RTE_MBUF_DEFAULT_BUF_SIZE + sizeof(struct rte_mbuf) + 64;   /* + pool header */
+	uint64_t per_mbuf = port_data_room(dev, true) + sizeof(struct rte_mbuf) + 64;   /* + pool header */
+	/* the control plane's pools grow with the MTU too (TL_EAL_BASE_MB counts them at the default) */
+	uint64_t ctrl = (uint64_t)tl_dp_pool_bufs() * (port_data_room(dev, false) - RTE_MBUF_DEFAULT_BUF_SIZE);
 	unsigned q = dev->dp.n_workers;
 
 	for (int r = 0; r < TL_PORT_MAX; r++) {
 		const struct tl_cfg_port *cfg = r == TL_PORT_WAN ? &dev->cfg->wan : &dev->cfg->lan;
 		bool host_lan = r == TL_PORT_LAN && dev->dp.host_mode;
-		enum tl_port_driver d = driver_of(cfg);
+		enum tl_port_driver d = driver_of(dev, cfg);
 
 		if (cfg->present && cfg->queues)
 			q = RTE_MIN(q, (unsigned)cfg->queues);
@@ -77,7 +92,7 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev)
 		else if (host_lan || d == TL_DRIVER_AF_XDP)
 			q = RTE_MIN(q, tl_iface_channels(host_lan ? dev->dp_if : cfg->iface));
 	}
-	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + (1u << 20) - 1) >> 20);
+	return (unsigned)(((uint64_t)TL_PORT_MAX * q * rx_pool_size(dev) * per_mbuf + ctrl + (1u << 20) - 1) >> 20);
 }
 
 const char *const tl_port_names[TL_PORT_MAX] = { "wan", "lan" };
@@ -188,16 +203,29 @@ static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, 
  * for good. A default pool on 4 KiB pages (no hugepages) comes in 1 MiB chunks, so it
  * happened under load, when the AQM held many buffers and the pool handed out ones from the
  * later chunks. Objects need no IOVA contiguity here (the kernel copies), so the pool can be
- * one chunk whatever the page size; NULL (reason in err) when memory for that is missing. */
-static struct rte_mempool *af_xdp_pool_create(const char *name, unsigned n, int socket, char *err, size_t errlen)
+ * one chunk whatever the page size; NULL (reason in err) when memory for that is missing.
+ * Each object is one chunk of the UMEM, which the kernel takes of at most a page: the data
+ * room holds a frame of the MTU behind the kernel's XDP headroom, and the configuration
+ * refuses an MTU whose object would be larger (tl_cfg_af_xdp_mtu_max; checked here). No
+ * spreading over memory channels, which pads an object to an odd number of cache lines. */
+static struct rte_mempool *af_xdp_pool_create(const char *name, unsigned n, uint16_t room, int socket, char *err,
+					      size_t errlen)
 {
-	struct rte_pktmbuf_pool_private priv = { .mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE };
-	struct rte_mempool *mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE,
-							  TL_POOL_CACHE, sizeof(priv), socket,
-							  RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	struct rte_pktmbuf_pool_private priv = { .mbuf_data_room_size = room };
+	struct rte_mempool *mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + room, TL_POOL_CACHE,
+							  sizeof(priv), socket,
+							  RTE_MEMPOOL_F_NO_IOVA_CONTIG | RTE_MEMPOOL_F_NO_SPREAD);
+	unsigned chunk;
 
 	if (!mp) {
 		snprintf(err, errlen, "%s: %s", name, rte_strerror(rte_errno));
+		return NULL;
+	}
+	chunk = mp->header_size + mp->elt_size + mp->trailer_size;
+	if (chunk > (unsigned)getpagesize()) {
+		snprintf(err, errlen, "%s: buffers of %u bytes for a data room of %u: an AF_XDP buffer is at most a "
+			 "page (%d bytes)", name, chunk, room, getpagesize());
+		rte_mempool_free(mp);
 		return NULL;
 	}
 	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL) != 0) {
@@ -220,11 +248,23 @@ static struct rte_mempool *af_xdp_pool_create(const char *name, unsigned n, int 
 static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint16_t queues, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
-	struct rte_eth_dev_info info;
+	struct rte_eth_dev_info info = { 0 };
 	int socket = rte_eth_dev_socket_id(port_id);
 
 	if (socket < 0)
 		socket = (int)rte_socket_id();
+	/* A PMD port's MTU: the largest packet of the tunnel MTU's frames, if above Ethernet's
+	 * default (an AF_XDP port's is the kernel interface's). */
+	if (!dev->ports[role].af_xdp && tl_frame_max(dev->dp.mtu) - RTE_ETHER_HDR_LEN > RTE_ETHER_MTU) {
+		uint32_t want = tl_frame_max(dev->dp.mtu) - RTE_ETHER_HDR_LEN;
+
+		if (rte_eth_dev_info_get(port_id, &info) != 0 || info.max_mtu < want) {
+			snprintf(err, errlen, "ports.%s: mtu %u needs packets of %u bytes on the port, the device "
+				 "carries at most %u", tl_port_names[role], dev->dp.mtu, want, (unsigned)info.max_mtu);
+			return -1;
+		}
+		conf.rxmode.mtu = want;
+	}
 	/* Several queues on a NIC: RSS spreads flows over them (outer 5-tuples on the WAN,
 	 * inner ones on the LAN). An AF_XDP port's queues are the interface's channels,
 	 * whose spreading the kernel driver already set. */
@@ -244,14 +284,15 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 
 		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
 		if (dev->ports[role].af_xdp) {
-			mp = af_xdp_pool_create(name, rx_pool_size(dev), socket, why, sizeof(why));
+			mp = af_xdp_pool_create(name, rx_pool_size(dev), port_data_room(dev, true), socket, why,
+						sizeof(why));
 			if (!mp) {
 				snprintf(err, errlen, "ports.%s: %s", tl_port_names[role], why);
 				return -1;
 			}
 		} else {
-			mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-						     socket);
+			mp = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0,
+						     port_data_room(dev, false), socket);
 		}
 		if (!mp || rx_queue_setup(&dev->ports[role], port_id, q, socket, mp) != 0 ||
 		    rte_eth_tx_queue_setup(port_id, q, TL_TX_DESC, (unsigned)socket, NULL) != 0) {
@@ -268,8 +309,9 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 	return 0;
 }
 
-/* Source addresses of outer packets and ICMP errors: the interface's first of each
- * family (link-local IPv6 cannot carry them). */
+/* The LAN port's source of ICMP errors: the interface's first address of each family
+ * (link-local IPv6 cannot carry them). The WAN's addresses are followed as they change
+ * (wanaddr.c). */
 static void source_addr(void *arg, int family, const uint8_t *addr)
 {
 	struct tl_port_info *pi = arg;
@@ -310,10 +352,11 @@ static bool port_is_udp(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN && dev->ports[role].driver == TL_DRIVER_UDP;
 }
 
-/* A socket port kind (udp, packet) on iface: its MAC (the interface's) and one RX pool
- * per queue. */
+/* A socket port kind (udp, packet) on iface: its MAC (the interface's), one RX pool per
+ * queue and the counters of the worker that reads each queue (what the port drops on
+ * receiving counts there). */
 static int sock_port_prepare(struct tl_device *dev, int role, const char *iface, uint16_t queues,
-			     struct rte_mempool **pools, char *err, size_t errlen)
+			     struct rte_mempool **pools, struct tl_counters **cnts, char *err, size_t errlen)
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct tl_port_ctl *pc = &dev->ports[role];
@@ -329,7 +372,8 @@ static int sock_port_prepare(struct tl_device *dev, int role, const char *iface,
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
-		pools[q] = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+		cnts[q] = &dev->workers[q].cnt;
+		pools[q] = rte_pktmbuf_pool_create(name, rx_pool_size(dev), TL_POOL_CACHE, 0, port_data_room(dev, false),
 						   (int)rte_socket_id());
 		if (!pools[q]) {
 			snprintf(err, errlen, "ports.%s: cannot create the buffers of queue %u (%s)", tl_port_names[role], q,
@@ -348,18 +392,18 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 	struct tl_port_ctl *pc = &dev->ports[role];
 	const char *iface = port_cfg(dev, role)->iface;
 	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct tl_counters *cnts[TL_MAX_WORKERS];
 	struct tl_udpport_cfg uc;
 
-	if (sock_port_prepare(dev, role, iface, queues, pools, err, errlen) != 0)
+	if (sock_port_prepare(dev, role, iface, queues, pools, cnts, err, errlen) != 0)
 		return -1;
 	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
 		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
 	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
 	pi->fixed_peer_mac = true;
-	tl_iface_addrs(iface, source_addr, pi);
 	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
 				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
-				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools,
+				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools, .counters = cnts,
 				      .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
 	pi->udp = tl_udpport_open(&uc, err, errlen);
 	if (!pi->udp)
@@ -375,10 +419,11 @@ static int packet_open(struct tl_device *dev, int role, uint16_t queues, char *e
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct rte_mempool *pools[TL_MAX_WORKERS];
-	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools,
+	struct tl_counters *cnts[TL_MAX_WORKERS];
+	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools, .counters = cnts,
 				 .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
 
-	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, err, errlen) != 0)
+	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, cnts, err, errlen) != 0)
 		return -1;
 	pi->afp = tl_afp_open(&ac, err, errlen);
 	if (!pi->afp)
@@ -481,7 +526,7 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	rte_eth_macaddr_get(port_id, &mac);
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
-	if (!host_lan)
+	if (role == TL_PORT_LAN && !host_lan)
 		tl_iface_addrs(iface, source_addr, pi);
 	return 0;
 }
@@ -506,43 +551,76 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 	return tl_xdp_set_cfg(&pc->maps, role == TL_PORT_WAN ? tl_dp_listen_port(&dev->dp) : 0, flags);
 }
 
-int tl_listen_port_set(struct tl_device *dev, uint16_t port)
+int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_move *m)
 {
 	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
-	uint16_t old = tl_dp_listen_port(&dev->dp);
-	int fds[2] = { -1, -1 }, r;
+	struct tl_udpport *udp = dev->dp.port[TL_PORT_WAN].udp;
+	int r = 0;
 
-	if (port == old)
+	m->old = tl_dp_listen_port(&dev->dp);
+	m->port = port;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+	m->udp_open = false;
+	if (port == m->old)
 		return 0;
 	if (port == 0) {
-		tl_log_info("listen port: 0 (a random port) is not supported, still %u", old);
+		tl_log_info("listen port: 0 (a random port) is not supported, still %u", m->old);
 		return EINVAL;
 	}
-	if (dev->dp.port[TL_PORT_WAN].udp) {
+	if (udp) {
 		char why[256];
 
-		r = tl_udpport_move(dev->dp.port[TL_PORT_WAN].udp, port, why, sizeof(why));
+		r = tl_udpport_move_prepare(udp, port, m->udp_fds, why, sizeof(why));
+		m->udp_open = r == 0;
 	} else if (wan->af_xdp) {
-		r = tl_udpsock_bind(dev, port, fds);
-		if (r == 0 && (r = tl_xdp_set_cfg(&wan->maps, port, 0)) != 0) {
+		r = tl_udpsock_bind(dev, port, m->sock_fds);
+		if (r == 0 && wan->maps.cfg_fd < 0)
+			r = -ENOENT;     /* no steering to change: nothing would reach the new port */
+		if (r != 0)
 			for (int i = 0; i < 2; i++)
-				if (fds[i] >= 0)
-					close(fds[i]);
-		}
-	} else {
-		r = 0;
+				if (m->sock_fds[i] >= 0)
+					close(m->sock_fds[i]);
 	}
 	if (r != 0) {
-		tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface, strerror(-r), old);
+		tl_log_err("listen port: cannot move to UDP %u on %s: %s; still %u", port, wan->iface, strerror(-r),
+			   m->old);
+		m->sock_fds[0] = m->sock_fds[1] = -1;
 		return -r;
 	}
+	return 0;
+}
+
+void tl_listen_port_abort(struct tl_device *dev, struct tl_port_move *m)
+{
+	if (m->udp_open)
+		tl_udpport_move_abort(dev->dp.port[TL_PORT_WAN].udp, m->udp_fds);
+	for (int i = 0; i < 2; i++)
+		if (m->sock_fds[i] >= 0)
+			close(m->sock_fds[i]);
+	m->udp_open = false;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+}
+
+void tl_listen_port_commit(struct tl_device *dev, struct tl_port_move *m)
+{
+	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
+	int r;
+
+	if (m->port == m->old)
+		return;
+	if (m->udp_open)
+		tl_udpport_move_commit(dev->dp.port[TL_PORT_WAN].udp, m->port, m->udp_fds);
+	/* An array map's one element, its fd checked at prepare: the update does not fail. */
+	if (wan->af_xdp && (r = tl_xdp_set_cfg(&wan->maps, m->port, 0)) != 0)
+		tl_log_err("listen port: the WAN steering refused UDP %u: %s", m->port, strerror(-r));
 	/* From here frames go out from the new port and the workers accept only it; the
 	 * steering above already sends it to them. */
-	atomic_store_explicit(&dev->dp.listen_port, port, memory_order_relaxed);
+	atomic_store_explicit(&dev->dp.listen_port, m->port, memory_order_relaxed);
 	if (wan->af_xdp)
-		tl_udpsock_replace(dev, fds);
-	tl_log_info("listen port: %u, was %u", port, old);
-	return 0;
+		tl_udpsock_replace(dev, m->sock_fds);
+	m->udp_open = false;
+	m->sock_fds[0] = m->sock_fds[1] = -1;
+	tl_log_info("listen port: %u, was %u", m->port, m->old);
 }
 
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
@@ -553,8 +631,11 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 		const struct tl_cfg_port *cfg = port_cfg(dev, r);
 
 		dev->ports[r].maps = (struct tl_xdp_maps){ -1, -1, -1, -1 };
-		dev->ports[r].driver = driver_of(cfg);
-		if (cfg->driver == TL_DRIVER_AUTO)
+		dev->ports[r].driver = driver_of(dev, cfg);
+		if (cfg->driver == TL_DRIVER_AUTO && dev->cfg->mtu > tl_cfg_af_xdp_mtu_max())
+			tl_log_info("%s: mtu %u is above %u, the largest af_xdp carries: the udp port kind",
+				    tl_port_names[r], dev->cfg->mtu, tl_cfg_af_xdp_mtu_max());
+		else if (cfg->driver == TL_DRIVER_AUTO)
 			tl_log_info("%s: %s offers %s zero-copy AF_XDP: the %s port kind", tl_port_names[r], cfg->iface,
 				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "" : "no",
 				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "af_xdp" : "udp");
@@ -573,11 +654,8 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 			return -1;
 	tl_log_info("%u queue pair(s) per port (wan offers %u, lan %u): %u queue owner(s), %u worker(s) seal and open",
 		    q, offer[TL_PORT_WAN], offer[TL_PORT_LAN], q, dev->dp.n_workers);
-	if (xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0)
-		return -1;
-	if (!dev->dp.port[TL_PORT_WAN].has_ip4 && !dev->dp.port[TL_PORT_WAN].has_ip6)
-		tl_log_info("wan: %s has no address yet: peers cannot be reached until it has one", dev->cfg->wan.iface);
-	return 0;
+	return xdp_maps_setup(dev, TL_PORT_WAN, err, errlen) != 0 || xdp_maps_setup(dev, TL_PORT_LAN, err, errlen) != 0
+		       ? -1 : 0;
 }
 
 void tl_ports_teardown(struct tl_device *dev)

@@ -42,11 +42,23 @@ int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int w
 /* A socket port's GSO messages: read and cut into frames, sent holding several frames (0
  * on other ports). */
 void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx);
-/* Moves the listen port at run time: the kernel's UDP sockets are bound to the new port
- * first (so a port in use changes nothing), then the WAN XDP steering, then the port the
- * workers accept and send from. 0, or an errno value (EINVAL: port 0; EADDRINUSE, ...)
- * with a log line and nothing changed. Control thread. */
-int tl_listen_port_set(struct tl_device *dev, uint16_t port);
+/* Moves the listen port at run time, in two steps so that the move can be one part of a
+ * device change (devchange.h). Prepare binds the new port without letting go of the old
+ * one: the udp port kind's sockets of every queue, or the kernel's UDP sockets that hold
+ * the port for an AF_XDP WAN port; 0, or an errno value (EINVAL: port 0; EADDRINUSE;
+ * EBUSY: the workers have not taken the last move yet, ...) with a log line and nothing
+ * changed. Then exactly one of: commit (cannot fail: the new sockets to the workers, the
+ * WAN XDP steering, then the port the workers accept and send from) or abort (the new
+ * sockets closed; nothing changed). Control thread. */
+struct tl_port_move {
+	uint16_t port, old;
+	bool udp_open;                        /* udp_fds hold the udp port kind's new sockets */
+	int udp_fds[TL_MAX_WORKERS][2];
+	int sock_fds[2];                      /* AF_XDP: the kernel sockets holding the port */
+};
+int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_move *m);
+void tl_listen_port_commit(struct tl_device *dev, struct tl_port_move *m);
+void tl_listen_port_abort(struct tl_device *dev, struct tl_port_move *m);
 /* The LAN port's XDP program steers p to the dataplane (add: for peer_id) or no longer
  * (an AF_XDP LAN port; nothing for other kinds). Control thread. */
 void tl_port_steer(struct tl_device *dev, const struct tl_prefix *p, uint32_t peer_id, bool add);

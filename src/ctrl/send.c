@@ -44,6 +44,9 @@ int tl_send_frame(struct tl_device *dev, struct tl_peer_ctrl *pc, const void *ms
 		return -1;
 	}
 	tl_endpoint_read(pc->dp, &ep);
+	/* No address of the endpoint's family on the WAN: no way to it, as no endpoint. */
+	if (!ep.family || !tl_pkt_wan_has_family(&dev->dp.port[TL_PORT_WAN], ep.family))
+		ep.family = 0;
 	if (!ep.family || !ep.mac_valid) {
 		tl_drop_pkt(&dev->cnt, m, ep.family ? TL_DROP_no_neighbour : TL_DROP_no_endpoint);
 		return -1;
@@ -252,6 +255,8 @@ int tl_send_cookie_reply(struct tl_device *dev, const struct tl_outer *o, const 
 	tl_cookie_create_reply(&reply, &dev->cookies, msg, len, sender, o->src_ip, alen, o->src_port, now);
 	memcpy(ep.ip, o->src_ip, alen);
 	memcpy(ep.mac, o->src_mac, 6);
+	memcpy(ep.local, o->dst_ip, alen);      /* from the address it wrote to */
+	ep.has_local = true;
 	m = rte_pktmbuf_alloc(dev->dp.ctrl_pool);
 	if (!m)
 		return -1;

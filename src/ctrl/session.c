@@ -1,7 +1,8 @@
 /* Indices and keypairs. The control plane is the only writer of a peer's keypair slots
  * (current/previous/next) and of the index table; workers read them lock-free, and a
- * retired keypair is wiped and freed by the index table's delete once no worker can still
- * hold it. */
+ * retired keypair is wiped and freed once no worker can still hold it: after the grace
+ * period of its batch (dataplane/dp.h, tl_dp_index_retire), one for every keypair a request
+ * or a tick retires. */
 #include <stdlib.h>
 
 #include <rte_malloc.h>
@@ -132,8 +133,9 @@ static struct tl_keypair *keypair_new(struct tl_device *dev, struct tl_peer_ctrl
 }
 
 void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
+void (*tl_keypair_retire_test_hook)(uint32_t index);
 
-/* Called by the index table's delete after the grace period. */
+/* Called after the keypair's grace period (tl_dp.index_reclaim). */
 void tl_keypair_reclaim(void *arg, void *key_data)
 {
 	struct tl_keypair *kp = key_data;
@@ -145,9 +147,11 @@ void tl_keypair_reclaim(void *arg, void *key_data)
 	rte_free(kp);
 }
 
-/* The keypair is already out of the peer's slots: unpublish its index. The delete waits
- * for the grace period and wipes the keypair; the AEAD contexts drop their copies of its
- * keys (ours now, each worker's at its next round). */
+/* The keypair is already out of the peer's slots: its index is unpublished, and it is wiped
+ * and freed after the grace period of the batch it joins. key_gen is bumped after the index
+ * left the table: a worker that sees the new generation can no longer find the keypair, so
+ * the AEAD contexts drop their copies of its keys for good (ours now, each worker's at its
+ * next round). */
 static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 {
 	uint32_t index;
@@ -155,9 +159,11 @@ static void keypair_retire(struct tl_device *dev, struct tl_keypair *kp)
 	if (!kp)
 		return;
 	index = kp->local_index;
-	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
 	tl_index_free(dev, index);
-	rte_hash_del_key(tl_dp_index(&dev->dp), &index);
+	tl_dp_index_retire(&dev->dp, index, kp);
+	if (tl_keypair_retire_test_hook)
+		tl_keypair_retire_test_hook(index);
+	atomic_fetch_add_explicit(&dev->dp.key_gen, 1, memory_order_release);
 	tl_dp_aead_forget(dev->aead);
 	for (unsigned w = 0; w < dev->dp.n_workers; w++)
 		if (dev->workers[w].aead)

@@ -19,6 +19,9 @@ void tl_session_expire(struct tl_device *dev, struct tl_peer_ctrl *pc, uint64_t 
 void tl_keypair_reclaim(void *arg, void *key_data);
 /* Unit tests only (NULL otherwise): sees each keypair after its wipe, before it is freed. */
 extern void (*tl_keypair_reclaim_test_hook)(const struct tl_keypair *kp);
+/* Unit tests only (NULL otherwise): called as a keypair retires, between the delete of its
+ * index from the index table and the bump of key_gen that tells the workers. */
+extern void (*tl_keypair_retire_test_hook)(uint32_t index);
 /* Unit tests only (0 otherwise): the next this many growths of the control plane's index
  * table fail as if out of memory. */
 extern unsigned tl_index_grow_test_failures;

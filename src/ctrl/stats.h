@@ -2,16 +2,28 @@
  * commands, the Prometheus text, the UAPI's get) fills these structs and renders their
  * fields by the tables of api/stats_fields.h, so a value has one name and one meaning in
  * every output. Filling reads counters that their owners write (tl_cnt_read) and may run on
- * any thread; the peers are walked under dev->lock (the telemetry thread reads them too).
- * Also the conservation balances and the sums they share. */
+ * any thread. Also the conservation balances and the sums they share.
+ *
+ * The peers' configuration (keys, names, allowed IPs in order, keepalives) is read from a
+ * published view, never from the write model, whose lists the control thread reallocates
+ * as it changes them: tl_stats_publish (the control thread, after each committed change:
+ * tl_aips_publish calls it) builds a new immutable view, swaps it in and lets go of the old
+ * one, which is freed by the last reader holding it. A publish makes new records for the
+ * peers that changed only; the others are shared with the view before, and a record no view
+ * holds any more is freed by a later publish once no older view is left. A reader takes a
+ * reference on the current view (a pointer read under a mutex held for that alone) and reads
+ * the counters of its peers live: one walk of the peer list under dev->lock, copying
+ * counters only, which is as long as a reader ever holds the control thread up. */
 #ifndef TL_CTRL_STATS_H
 #define TL_CTRL_STATS_H
 
 #include <net/if.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "api/stats_fields.h"
+#include "common/key.h"
 #include "ctrl/device.h"
 #include "dataplane/balance.h"
 #include "dataplane/lcore.h"
@@ -43,7 +55,7 @@ struct tl_stats_worker {
 struct tl_stats_peer {
 	uint32_t id;                       /* the dataplane's peer id (telemetry's peer<id>) */
 	char name[32], public_key[45], endpoint[64];   /* endpoint "" until known */
-	char *allowed_ips;                 /* "a/n,b/m", malloc'd (NULL out of memory) */
+	char *allowed_ips;                 /* "a/n,b/m" in the order added, malloc'd (NULL out of memory) */
 	uint64_t last_handshake_ns;        /* UNIX time in ns (the UAPI's sec and nsec), 0 = never */
 	TL_STATS_PEER(TL_STATS_FIELD)
 };
@@ -79,11 +91,40 @@ int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s);
 void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_stats_queue *s,
 		    struct tl_queue_snapshot *snap);
 void tl_stats_worker(struct tl_device *dev, unsigned worker, struct tl_stats_worker *s);
-/* Caller holds dev->lock or is the control thread; tl_stats_peer_free after. */
-void tl_stats_peer(struct tl_device *dev, struct tl_peer_ctrl *pc, struct tl_stats_peer *s);
+/* ---- the published view ---------------------------------------------------------------------- */
+
+struct tl_stats_view;
+
+/* With the device's objects (tl_aips_init, tl_aips_fini). 0 or -1. */
+int tl_stats_init(struct tl_device *dev);
+void tl_stats_fini(struct tl_device *dev);
+/* Control thread: the write model changed pc's configuration (its allowed IPs, name,
+ * keepalive; its creation or removal): the next publish looks at it. */
+void tl_stats_touch(struct tl_device *dev, const struct tl_peer_ctrl *pc);
+/* Control thread: the peers on the list (but those being removed, pc->doomed) and our key
+ * published. The view before is taken with the peers touched and those added since (at the
+ * list's end) made anew: a change costs the peers it changed, not the device's. Every peer is
+ * looked at only when that cannot tell (a peer went without a touch, out of memory before):
+ * tl_stats_full_builds counts those. 0, or -1 out of memory (the last view stays; the next
+ * publish tries again). */
+int tl_stats_publish(struct tl_device *dev);
+uint64_t tl_stats_full_builds(struct tl_device *dev);
+/* Any thread: a reference on the current view (NULL before the first publish), and its
+ * release (NULL is fine). */
+struct tl_stats_view *tl_stats_view_get(struct tl_device *dev);
+void tl_stats_view_put(struct tl_stats_view *v);
+size_t tl_stats_view_peers(const struct tl_stats_view *v);
+/* The index in the view of the peer with this key, or SIZE_MAX. */
+size_t tl_stats_view_find(const struct tl_stats_view *v, const uint8_t key[TL_KEY_LEN]);
+/* Peers first.. of the view, at most count of them, into out: their configuration from the
+ * view, their counters live; a peer removed since the view was published is left out.
+ * Returns how many were written (tl_stats_peer_free each); *oom set if a string could not
+ * be copied. Takes dev->lock for one walk of the peers. */
+size_t tl_stats_view_read(struct tl_device *dev, const struct tl_stats_view *v, size_t first, size_t count,
+			  struct tl_stats_peer *out, bool *oom);
 void tl_stats_peer_free(struct tl_stats_peer *s);
-/* The peers, in list order, in a calloc'd array (*n of them; NULL with *n 0 if none or out of
- * memory: then *oom is set). Takes dev->lock. Free with tl_stats_peers_free. */
+/* Every peer of the current view, in list order, in a calloc'd array (*n of them; NULL with
+ * *n 0 if none or out of memory: then *oom is set). Free with tl_stats_peers_free. */
 struct tl_stats_peer *tl_stats_peers(struct tl_device *dev, size_t *n, bool *oom);
 void tl_stats_peers_free(struct tl_stats_peer *v, size_t n);
 

@@ -251,5 +251,7 @@ bool tl_timers_run(struct tl_device *dev, uint64_t now)
 		if (!pc->active && !peer_idle(dev, pc))
 			tl_timers_wake(dev, pc);
 	}
+	/* The keypairs this tick retired (expired, pushed out, zeroed): one grace period for all. */
+	tl_dp_retire_poll(&dev->dp);
 	return moved || dev->n_active > TL_TICK_BUDGET;
 }

@@ -90,13 +90,16 @@ void tl_udpsock_replace(struct tl_device *dev, const int fds[2])
 
 /* Rebuilds the frame the datagram would have been on the wire, so that the dataplane
  * treats it like any other. */
-static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_storage *src,
+static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_storage *src, const uint8_t dst[16],
 				 const uint8_t *data, size_t len)
 {
 	const struct tl_port_info *wan = &dev->dp.port[TL_PORT_WAN];
 	struct tl_endpoint ep = { .family = src->ss_family, .mac_valid = true };
 	struct tl_port_info back = *wan;
 	struct rte_mbuf *m;
+
+	atomic_store_explicit(&back.addrs, NULL, memory_order_relaxed);   /* the fixed addresses below */
+	back.has_ip4 = back.has_ip6 = true;
 
 	if (src->ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const void *)src;
@@ -128,10 +131,7 @@ static struct rte_mbuf *frame_of(struct tl_device *dev, const struct sockaddr_st
 	memcpy(ep.mac, wan->mac, 6);
 	memcpy(back.ip4, ep.ip, 4);
 	memcpy(back.ip6, ep.ip, 16);
-	if (src->ss_family == AF_INET)
-		memcpy(ep.ip, wan->ip4, 4);
-	else
-		memcpy(ep.ip, wan->ip6, 16);
+	memcpy(ep.ip, dst, 16);           /* the address of ours it was sent to */
 	{
 		uint16_t peer_port = ep.port;
 
@@ -148,6 +148,7 @@ static unsigned poll_fd(struct tl_device *dev, int i)
 {
 	static uint8_t buf[65536];
 	struct sockaddr_storage src;
+	uint8_t dst[16];
 	struct rte_ring *slow_rx = dev->workers[0].slow_rx;
 	unsigned n = 0;
 
@@ -160,7 +161,7 @@ static unsigned poll_fd(struct tl_device *dev, int i)
 		dev->udp_blocked = true;
 	}
 	while (n < TL_UDPSOCK_BUDGET && !rte_ring_full(slow_rx)) {
-		ssize_t len = tl_udp_recv(dev->udp_fd[i], buf, sizeof(buf), &src, &dev->udp_ovfl[i],
+		ssize_t len = tl_udp_recv_to(dev->udp_fd[i], buf, sizeof(buf), &src, dst, &dev->udp_ovfl[i],
 					      &dev->cnt.drops[TL_DROP_kernel_socket_overflow]);
 		struct rte_mbuf *m;
 
@@ -168,7 +169,7 @@ static unsigned poll_fd(struct tl_device *dev, int i)
 			break;
 		n++;
 		dev->cnt.slowpath_read++;
-		m = frame_of(dev, &src, buf, (size_t)len);
+		m = frame_of(dev, &src, dst, buf, (size_t)len);
 		if (!m) {
 			dev->cnt.slowpath_drops++;      /* frame_of counted why */
 		} else if (rte_ring_sp_enqueue(slow_rx, m) != 0) {

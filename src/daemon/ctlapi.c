@@ -15,10 +15,10 @@
 
 #include "config/config_diff.h"
 #include "ctrl/aips.h"
+#include "ctrl/devchange.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
-#include "ctrl/peer_ops.h"
 #include "ctrl/ports.h"
 #include "daemon/ctlapi.h"
 #include "daemon/metrics.h"
@@ -41,72 +41,53 @@ static void peer_label(char *out, size_t len, const struct tl_peer_ctrl *pc)
 
 /* ---- queue parameters (set, reload) ------------------------------------------------------- */
 
-/* Applies aqm/sh (NULL = unchanged) to the port's queue on every worker; on a refusal the
- * workers already changed get their old parameters back and the error names the field. */
-static int queues_apply(struct tl_device *dev, int role, const struct tl_aqm_params *aqm,
-			const struct tl_shaper_params *sh, const char *prefix, struct tl_api_error *e)
+/* A device change refused: the error names the field of the part that refused it. prefix:
+ * where the request holds the queue parameters ("args"; NULL: a reload's "ports.<port>"). */
+static int change_fail(const struct tl_dev_refusal *r, int err, const char *prefix, uint16_t port,
+		       struct tl_api_error *e)
 {
-	struct tl_aqm_params old_aqm[TL_MAX_WORKERS];
-	struct tl_shaper_params old_sh[TL_MAX_WORKERS];
-	struct tl_queue_snapshot *s = malloc(sizeof(*s));
-	const char *why = NULL;
-	unsigned i;
+	char field[48];
 
-	if (!s)
-		return tl_api_fail(e, "(request)", "out of memory");
-	for (i = 0; i < dev->dp.n_workers; i++) {
-		tl_worker_queue_read(&dev->workers[i], role, s);
-		old_aqm[i] = s->params;
-		old_sh[i] = s->shaper;
+	switch (r->part) {
+	case TL_DEV_PART_PORT:
+		return tl_api_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)port,
+				   strerror(err));
+	case TL_DEV_PART_QUEUE:
+		if (!prefix)
+			snprintf(field, sizeof(field), "ports.%s.%s", tl_port_names[r->role], r->shaper ? "shaper" : "aqm");
+		else
+			snprintf(field, sizeof(field), "%s.%s", prefix, r->shaper ? "shaper" : "aqm");
+		return tl_api_fail_qparams(e, field, r->why);
+	default:
+		return tl_api_fail(e, "(request)", "%s; nothing changed", strerror(err));
 	}
-	free(s);
-	for (i = 0; i < dev->dp.n_workers && !why; i++)
-		why = tl_worker_queue_set(&dev->workers[i], role, aqm, sh);
-	if (!why)
-		return 0;
-	for (unsigned k = 0; k + 1 < i; k++)
-		tl_worker_queue_set(&dev->workers[k], role, aqm ? &old_aqm[k] : NULL, sh ? &old_sh[k] : NULL);
-	tl_log_info("ctlapi: %s queue of worker %u refused the change: %s", tl_port_names[role], i - 1, why);
-	return tl_api_fail_qparams(e, prefix, why);
-}
-
-static void queue_current(struct tl_device *dev, int role, struct tl_aqm_params *aqm, struct tl_shaper_params *sh)
-{
-	struct tl_queue_snapshot *s = malloc(sizeof(*s));
-
-	*aqm = tl_aqm_params_default();
-	*sh = (struct tl_shaper_params){ 0 };
-	if (!s)
-		return;
-	tl_worker_queue_read(&dev->workers[0], role, s);
-	*aqm = s->params;
-	*sh = s->shaper;
-	free(s);
 }
 
 static int op_set(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	const struct tl_api_value *va = tl_api_value_has(&req->args, "aqm"), *vs = tl_api_value_has(&req->args, "shaper");
 	int role = role_of(tl_api_value_has(&req->args, "port")->s);
+	struct tl_dev_change c = { 0 };
+	struct tl_dev_refusal r;
 	struct tl_aqm_params aqm;
 	struct tl_shaper_params sh;
-	const char *why;
+	int err;
 
 	if (!dev->ports[role].started || !dev->dp.n_workers)
 		return tl_api_fail(e, "args.port", "this device has no %s port", tl_port_names[role]);
 	if (!va && !vs)
 		return tl_api_fail(e, "args", "nothing to set: give aqm and/or shaper");
-	queue_current(dev, role, &aqm, &sh);
+	tl_dev_queue_current(dev, role, &aqm, &sh);
 	if (va)
 		tl_api_merge_aqm(va, &aqm);
 	if (vs)
 		tl_api_merge_shaper(vs, &sh);
-	if (va && (why = tl_aqm_params_check(&aqm)))
-		return tl_api_fail_qparams(e, "args.aqm", why);
-	if (vs && (why = tl_shaper_params_check(&sh)))
-		return tl_api_fail_qparams(e, "args.shaper", why);
-	if (queues_apply(dev, role, va ? &aqm : NULL, vs ? &sh : NULL, va ? "args.aqm" : "args.shaper", e) < 0)
-		return -1;
+	c.has_aqm[role] = va != NULL;
+	c.has_shaper[role] = vs != NULL;
+	c.aqm[role] = aqm;
+	c.shaper[role] = sh;
+	if ((err = tl_dev_change(dev, &c, &r)) != 0)
+		return change_fail(&r, err, "args", 0, e);
 	tl_log_info("ctlapi: set %s: target %u us, interval %u us, flows %u, limit %u, shaper %" PRIu64 " bit/s",
 		    tl_port_names[role], aqm.target_us, aqm.interval_us, aqm.flows, aqm.limit, sh.rate_bps);
 	tl_yaml_map(w);
@@ -140,9 +121,11 @@ static int peer_aips_check(struct tl_device *dev, const struct tl_api_value *aip
 
 static int peers_apply(struct tl_device *dev, const struct tl_peer_op *ops, size_t n, struct tl_api_error *e)
 {
-	int err = tl_peer_ops_apply(dev, ops, n, NULL, false);
+	struct tl_dev_change c = { .ops = ops, .n_ops = n };
+	struct tl_dev_refusal r;
+	int err = tl_dev_change(dev, &c, &r);
 
-	return err ? tl_api_fail(e, "(request)", "%s; nothing changed", strerror(err)) : 0;
+	return err ? change_fail(&r, err, "args", 0, e) : 0;
 }
 
 static void reply_key(struct tl_yaml_writer *w, const uint8_t key[TL_KEY_LEN])
@@ -212,59 +195,6 @@ static int op_peer_remove(struct tl_device *dev, const struct tl_api_request *re
 
 /* ---- reload ----------------------------------------------------------------------------------- */
 
-/* The configuration that runs: the daemon's, with what changed since it was loaded (the live
- * peers, the private key and listen port UAPI may have set, the queue parameters in force).
- * Its peers are borrowed from the live ones; free the array only. */
-static int running_config(struct tl_device *dev, struct tl_config *rc)
-{
-	struct tl_peer_ctrl *pc;
-	size_t i = 0;
-
-	*rc = *dev->cfg;
-	rc->peers = calloc(dev->n_peers + 1, sizeof(*rc->peers));
-	if (!rc->peers)
-		return -1;
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		rc->peers[i++] = pc->cfg;
-	rc->n_peers = i;
-	memcpy(rc->private_key, dev->id.priv, TL_KEY_LEN);
-	rc->listen_port = tl_dp_listen_port(&dev->dp);
-	rc->mtu = dev->dp.mtu;
-	if (dev->ports[TL_PORT_WAN].started && dev->dp.n_workers)
-		queue_current(dev, TL_PORT_WAN, &rc->wan.aqm, &rc->wan.shaper);
-	if (dev->ports[TL_PORT_LAN].started && dev->dp.n_workers)
-		queue_current(dev, TL_PORT_LAN, &rc->lan.aqm, &rc->lan.shaper);
-	return 0;
-}
-
-/* Queue parameters first (a worker may refuse them: then everything is rolled back), the
- * peers last (they can only fail for lack of memory). */
-static int reload_queues(struct tl_device *dev, const struct tl_config *nc, const struct tl_config *run,
-			 bool changed[TL_PORT_MAX], struct tl_api_error *e)
-{
-	for (int r = 0; r < TL_PORT_MAX; r++) {
-		const struct tl_cfg_port *np = r == TL_PORT_WAN ? &nc->wan : &nc->lan;
-		char prefix[32];
-
-		if (!changed[r] || !dev->ports[r].started || !dev->dp.n_workers) {
-			changed[r] = false;
-			continue;
-		}
-		snprintf(prefix, sizeof(prefix), "ports.%s.aqm", tl_port_names[r]);
-		if (queues_apply(dev, r, &np->aqm, &np->shaper, prefix, e) == 0)
-			continue;
-		for (int k = 0; k < r; k++) {
-			const struct tl_cfg_port *op = k == TL_PORT_WAN ? &run->wan : &run->lan;
-
-			if (changed[k])
-				queues_apply(dev, k, &op->aqm, &op->shaper, "", &(struct tl_api_error){ 0 });
-		}
-		memset(changed, 0, TL_PORT_MAX * sizeof(*changed));
-		return -1;
-	}
-	return 0;
-}
-
 static void reload_reply(struct tl_yaml_writer *w, const char *file, const struct tl_config_diff *d,
 			 const bool queues[TL_PORT_MAX])
 {
@@ -292,37 +222,34 @@ static void reload_reply(struct tl_yaml_writer *w, const char *file, const struc
 static int op_reload(struct tl_device *dev, const struct tl_api_request *req, struct tl_yaml_writer *w, struct tl_api_error *e)
 {
 	struct tl_config_diff d = { 0 };
-	struct tl_config *nc = NULL, run;
-	bool queues[TL_PORT_MAX] = { false };
+	struct tl_config *nc = NULL;
+	struct tl_dev_change c;
+	struct tl_dev_refusal r;
+	bool queues[TL_PORT_MAX];
 	char msg[1024];
 	int rc = -1, err;
 
 	(void)req;
 	if (tl_config_load(dev->cfg->path, &nc, msg, sizeof(msg)) < 0)
 		return tl_api_fail(e, "(config)", "%s", msg);
-	if (running_config(dev, &run) == 0 && tl_config_diff(&run, nc, &d) == 0) {
-		queues[TL_PORT_WAN] = d.queue_wan;
-		queues[TL_PORT_LAN] = d.queue_lan;
-	}
-	if (!run.peers || (!d.ops && !d.restart_key))
+	if (tl_dev_reload_change(dev, nc, &d, &c) < 0)
 		tl_api_fail(e, "(request)", "out of memory");
 	else if (d.restart_key)
 		tl_api_fail(e, d.restart_key, "changes need a restart (%s); nothing applied", dev->cfg->path);
 	else if (nc->n_peers > TL_MAX_PEERS)
 		tl_api_fail(e, "peers", "more than %u peers", TL_MAX_PEERS);
-	else if (d.listen_port && (err = tl_listen_port_set(dev, nc->listen_port)) != 0)
-		tl_api_fail(e, "listen_port", "cannot move to %u: %s; nothing applied", (unsigned)nc->listen_port,
-			strerror(err));
-	else if (reload_queues(dev, nc, &run, queues, e) == 0 && peers_apply(dev, d.ops, d.n_ops, e) == 0)
+	else if ((err = tl_dev_change(dev, &c, &r)) != 0)
+		change_fail(&r, err, NULL, nc->listen_port, e);
+	else
 		rc = 0;
 	if (rc == 0) {
 		tl_log_info("ctlapi: reloaded %s: %zu peer(s) added, %zu removed, %zu changed", dev->cfg->path,
 			    d.n_add, d.n_remove, d.n_update);
+		for (int p = 0; p < TL_PORT_MAX; p++)
+			queues[p] = c.has_aqm[p] || c.has_shaper[p];
 		reload_reply(w, dev->cfg->path, &d, queues);
 	}
 	tl_config_diff_free(&d);
-	free(run.peers);
-	tl_wipe(run.private_key, sizeof(run.private_key));
 	tl_config_free(nc);
 	return rc;
 }
@@ -356,8 +283,7 @@ static int op_run(struct tl_device *dev, const struct tl_api_request *req, struc
 		return tl_api_fail(e, "op", "'%s' is in the spec but not implemented by this daemon", req->op->name);
 	tl_yaml_begin(&w, out);
 	tl_yaml_map(&w);
-	tl_yaml_key_str(&w, "status", "ok");
-	tl_yaml_key_str(&w, "op", req->op->name);
+	tl_api_reply_head(&w, "ok", req->op->name);
 	tl_yaml_key(&w, "result");
 	if (fn(dev, req, &w, e) < 0) {
 		tl_yaml_finish(&w);

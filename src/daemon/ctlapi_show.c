@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctrl/device.h"
 #include "ctrl/peer.h"
@@ -64,6 +65,13 @@ static void show_peer(struct tl_yaml_writer *w, const struct tl_stats_peer *v)
 	show_prefixes(w, v->allowed_ips ? v->allowed_ips : "");
 	w->failed |= !v->allowed_ips;
 	show_fields(w, v, tl_stats_peer_fields);
+	/* Deprecated, for one release: show's key before the read model renamed it last_handshake
+	 * (UNIX seconds); the seconds since it, absent before the first handshake, as it was. */
+	if (v->last_handshake) {
+		uint64_t now = (uint64_t)time(NULL);
+
+		tl_yaml_key_u64(w, "latest_handshake_age_s", now > v->last_handshake ? now - v->last_handshake : 0);
+	}
 	tl_yaml_end_map(w);
 }
 
@@ -74,35 +82,42 @@ static bool peer_matches(const struct tl_stats_peer *v, const char *filter)
 }
 
 /* A page of peers: at most limit of those after `after` (in the order they were added) that
- * match the filter; peers_next names the last one when the page is full. Only the peers of
- * the page are rendered, whatever the device holds. */
+ * match the filter; peers_next names the last one when the page is full. The peers are those
+ * of the published view (what is committed), read a chunk at a time: only the peers of the
+ * page are rendered, whatever the device holds. */
 static void show_peers(struct tl_device *dev, struct tl_yaml_writer *w, const struct tl_api_request *req)
 {
 	const struct tl_api_value *lim = tl_api_value_has(&req->args, "limit");
 	const struct tl_api_value *after = tl_api_value_has(&req->args, "after");
 	const struct tl_api_value *filter = tl_api_value_has(&req->args, "filter");
-	size_t limit = lim ? (size_t)lim->i : TL_SHOW_PEERS_DEFAULT, n = 0;
-	struct tl_peer_ctrl *pc = after ? tl_peer_find(dev, after->key) : NULL;
+	size_t limit = lim ? (size_t)lim->i : TL_SHOW_PEERS_DEFAULT, n = 0, total, at;
+	struct tl_stats_view *view = tl_stats_view_get(dev);
+	struct tl_stats_peer chunk[64];
+	uint8_t last[TL_KEY_LEN];
 	char next[64] = "";
 
-	pc = pc ? TAILQ_NEXT(pc, link) : after ? NULL : TAILQ_FIRST(&dev->peers);
-	tl_yaml_key_u64(w, "peers_total", dev->n_peers);
+	total = tl_stats_view_peers(view);
+	at = !after ? 0 : (at = tl_stats_view_find(view, after->key)) == SIZE_MAX ? total : at + 1;
+	tl_yaml_key_u64(w, "peers_total", total);
 	tl_yaml_key(w, "peers");
 	tl_yaml_seq(w);
-	for (; pc && n < limit; pc = TAILQ_NEXT(pc, link)) {
-		struct tl_stats_peer v;
+	while (at < total && n < limit) {
+		size_t got = tl_stats_view_read(dev, view, at, sizeof(chunk) / sizeof(chunk[0]), chunk, &w->failed);
 
-		tl_stats_peer(dev, pc, &v);
-		if (peer_matches(&v, filter ? filter->s : NULL)) {
-			show_peer(w, &v);
-			if (++n == limit && TAILQ_NEXT(pc, link))
-				snprintf(next, sizeof(next), "%s", v.public_key);
+		for (size_t i = 0; i < got; i++) {
+			if (n < limit && peer_matches(&chunk[i], filter ? filter->s : NULL)) {
+				show_peer(w, &chunk[i]);
+				if (++n == limit)
+					snprintf(next, sizeof(next), "%s", chunk[i].public_key);
+			}
+			tl_stats_peer_free(&chunk[i]);
 		}
-		tl_stats_peer_free(&v);
+		at += sizeof(chunk) / sizeof(chunk[0]);
 	}
 	tl_yaml_end_seq(w);
-	if (next[0])
-		tl_yaml_key_str(w, "peers_next", next);
+	if (next[0] && tl_key_from_base64(last, next) == 0 && (at = tl_stats_view_find(view, last)) + 1 < total)
+		tl_yaml_key_str(w, "peers_next", next);    /* more peers follow it */
+	tl_stats_view_put(view);
 }
 
 static void show_ports(struct tl_device *dev, struct tl_yaml_writer *w)

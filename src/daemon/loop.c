@@ -1,6 +1,8 @@
 /* The control lcore's event loop (loop.h). Each wake-up takes the handshake messages, the
- * parked packets and the next-hop requests the workers left (their kick brought it here, or a tick did), then sleeps
- * in epoll until a socket, the tick timer or a kick has something. Before it sleeps it says
+ * parked packets and the next-hop requests the workers left (their kick brought it here, or a
+ * tick did); reclaims the keypairs retired earlier whose grace period is over and starts one
+ * grace period for those retired since, never waiting for it; then sleeps in epoll until a
+ * socket, the tick timer or a kick has something. Before it sleeps it says
  * so (dp.ctrl_sleeping) and looks once more at the kick count, so that a worker's kick is
  * never lost: either the worker sees it asleep and writes the eventfd, or the loop sees the
  * new count and does not sleep. */
@@ -158,6 +160,7 @@ void tl_loop_run(struct tl_device *dev, volatile sig_atomic_t *stop, volatile si
 		uint64_t now = tl_now_ns();
 		unsigned kicks = atomic_load_explicit(&dev->dp.ctrl_kicks, memory_order_relaxed);
 		int timeout = 0;
+		bool retiring;
 
 		tl_handshake_poll(dev, now);
 		tl_staged_poll(dev);         /* packets parked for a session or a next hop */
@@ -173,10 +176,13 @@ void tl_loop_run(struct tl_device *dev, volatile sig_atomic_t *stop, volatile si
 			l->seen_kicks = kicks;
 			tick(dev, l, now);
 		}
+		/* What this round retired (sessions replaced, peers removed by a request) waits
+		 * for one grace period; the loop looks again in a millisecond until it is over. */
+		retiring = tl_dp_retire_poll(&dev->dp);
 		atomic_store_explicit(&dev->dp.ctrl_sleeping, true, memory_order_relaxed);
 		atomic_thread_fence(memory_order_seq_cst);    /* pairs with tl_dp_kick_ctrl */
 		if (!work_waiting(dev, l) && !*stop && !*reload)
-			timeout = -1;
+			timeout = retiring ? 1 : -1;
 		if (tl_evloop_run(&l->ev, timeout) < 0 && errno != EINTR)
 			tl_log_err("control loop: epoll: %s", strerror(errno));
 		atomic_store_explicit(&dev->dp.ctrl_sleeping, false, memory_order_relaxed);

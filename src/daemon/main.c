@@ -25,6 +25,7 @@
 #include "ctrl/handshake.h"
 #include "ctrl/hostmode.h"
 #include "ctrl/lanfib.h"
+#include "ctrl/wanaddr.h"
 #include "ctrl/log.h"
 #include "ctrl/neigh.h"
 #include "ctrl/peer.h"
@@ -67,6 +68,7 @@ static void usage(FILE *f)
 		   "  -c, --config FILE   configuration (see tunless.yaml(5))\n"
 		   "  -v, --verbose       debug logging\n"
 		   "  -t, --check         validate the configuration and exit\n"
+		   "  -V, --version       print the version and exit\n"
 		   "  -h, --help          this text\n");
 }
 
@@ -163,13 +165,10 @@ static void device_down(struct tl_device *dev)
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
 	tl_lanfib_close(dev);
+	tl_wanaddr_close(dev);
 	tl_device_objects_free(dev);
 	tl_identity_clear(&dev->id);
 }
-
-/* The largest tunnel MTU whose encrypted frame (padding, WireGuard, UDP, IPv6, Ethernet
- * headers) still fits one default mbuf: frames are single-segment on the fast path. */
-#define TL_MTU_MAX (RTE_MBUF_DEFAULT_DATAROOM - 16 - 32 - 48 - 14)
 
 /* A running instance of the same name answers on its telemetry socket; starting a second
  * one would tear down the first one's interfaces before anything else could refuse it. */
@@ -196,11 +195,6 @@ static int device_up(struct tl_device *dev, const char *argv0)
 			   dev->cfg->name);
 		return -1;
 	}
-	if (dev->cfg->mtu > TL_MTU_MAX) {
-		tl_log_err("%s: mtu: %u is above %u, the largest tunnel MTU this dataplane carries",
-			   dev->cfg->path, dev->cfg->mtu, (unsigned)TL_MTU_MAX);
-		return -1;
-	}
 	dp_params(dev);
 	if (dev->dp.host_mode && tl_host_setup(dev, err, sizeof(err)) != 0)
 		goto fail;
@@ -210,7 +204,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		snprintf(err, sizeof(err), "cannot allocate dataplane objects: %s", rte_strerror(rte_errno));
 		goto fail;
 	}
-	if (tl_ports_setup(dev, err, sizeof(err)) != 0)
+	if (tl_ports_setup(dev, err, sizeof(err)) != 0 || tl_wanaddr_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	if (tl_udpsock_open(dev, err, sizeof(err)) != 0)
 		goto fail;
@@ -289,6 +283,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check", no_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -298,11 +293,12 @@ int main(int argc, char **argv)
 	bool check = false;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "c:vth", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:vtVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;
 		case 'v': tl_log_verbose = 1; break;
 		case 't': check = true; break;
+		case 'V': printf("tunlessd %s\n", TL_VERSION); return 0;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -28,10 +28,20 @@ void tl_notify_init(void)
 		g_wd_interval_ns = usec * 1000ull / 2;
 }
 
+static void watchdog_tick(struct tl_device *dev, uint64_t now_ns);
+
+/* A point a long step of the control thread passes (tl_device_progress): the watchdog is fed
+ * as from a tick. A control thread stuck anywhere else feeds nothing. */
+static void progress(struct tl_device *dev)
+{
+	if (g_ready && g_wd_interval_ns)
+		watchdog_tick(dev, tl_now_ns());
+}
+
 void tl_notify_ready(struct tl_device *dev)
 {
-	(void)dev;
 	g_ready_pending = true;
+	dev->progress = progress;
 }
 
 void tl_notify_stopping(void)

@@ -15,7 +15,10 @@ struct tl_device;
 void tl_notify_init(void);
 /* Call once the dataplane is set up and the workers are launched. READY=1 itself is sent by
  * tl_notify_tick, at the first control-loop round that finds every worker has run a poll
- * round (its queues are read: a packet sent from then on is taken), with STATUS=. */
+ * round (its queues are read: a packet sent from then on is taken), with STATUS=. From here
+ * the watchdog is also fed at the progress points of the control thread's long steps
+ * (dev->progress: a request over a hub's peers takes seconds and reaches no tick meanwhile),
+ * with the same rule as from a tick. */
 void tl_notify_ready(struct tl_device *dev);
 void tl_notify_stopping(void);
 /* The control API's reload of the configuration file, between RELOADING=1 and READY=1 (READY=1
@@ -25,7 +28,8 @@ void tl_notify_stopping(void);
 void tl_notify_reload(struct tl_device *dev);
 /* From the control loop: READY=1 when due (above); from then on (systemd starts the watchdog
  * once start-up completed) WATCHDOG=1 when due, and only if every worker made progress (ran a
- * poll round) since the last ping; every TL_NOTIFY_STATUS_NS a
+ * poll round) since the last ping (and the control thread: it pings from here and from the
+ * progress points only); every TL_NOTIFY_STATUS_NS a
  * STATUS= line with the peers (how many have a session) and the tunnel's throughput over
  * that interval. */
 void tl_notify_tick(struct tl_device *dev, uint64_t now_ns);

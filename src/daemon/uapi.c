@@ -5,9 +5,10 @@
  * stream of lines, as wireguard-go does, so that none is too large (a hub's `wg setconf` is
  * megabytes): a connection holds one line and what a set=1 parsed so far (api/uapi_parse.c),
  * each line parsed as it comes and wiped. The parsed set=1 is checked and applied as a whole
- * at its blank line, so that a bad line anywhere changes nothing; the listen port moves first
- * (a port in use changes nothing either); then the write model applies the peer operations
- * (peer_ops.c), as it does for the control API and a reload. */
+ * at its blank line, so that a bad line anywhere changes nothing; then the listen port, the
+ * private key and the peer operations are one device change (ctrl/devchange.h), as the
+ * control API's requests and a reload are: a port in use or no memory for the peers changes
+ * nothing either. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,11 +17,10 @@
 
 #include "api/server.h"
 #include "api/unixsock.h"
+#include "ctrl/devchange.h"
 #include "ctrl/device.h"
 #include "ctrl/log.h"
 #include "ctrl/peer.h"
-#include "ctrl/peer_ops.h"
-#include "ctrl/ports.h"
 #include "ctrl/stats.h"
 #include "daemon/uapi.h"
 
@@ -35,42 +35,53 @@ static void get_key(struct tl_buf *b, const char *name, const uint8_t key[TL_KEY
 	explicit_bzero(hex, sizeof(hex));
 }
 
-/* A peer as `wg show` reads it: its keys from the configuration, the rest from the read
- * model (the values show, telemetry and the metrics report). */
-static void get_peer(struct tl_device *dev, struct tl_buf *b, struct tl_peer_ctrl *pc)
+/* A peer as `wg show` reads it: its preshared key from the configuration (this is the
+ * control thread, which owns the peers; the read model holds no secret), the rest from the
+ * read model's published view (the values show, telemetry and the metrics report). */
+static void get_peer(struct tl_device *dev, struct tl_buf *b, const struct tl_stats_peer *s)
 {
 	static const uint8_t zero[TL_KEY_LEN];
-	struct tl_stats_peer s;
+	struct tl_peer_ctrl *pc;
+	uint8_t pub[TL_KEY_LEN];
 
-	tl_stats_peer(dev, pc, &s);
-	get_key(b, "public_key", pc->cfg.public_key);
+	if (tl_key_from_base64(pub, s->public_key) != 0 || !(pc = tl_peer_find(dev, pub)))
+		return;
+	get_key(b, "public_key", pub);
 	get_key(b, "preshared_key", pc->cfg.has_psk ? pc->cfg.psk : zero);
 	tl_buf_printf(b, "protocol_version=1\n");
-	if (s.endpoint[0])
-		tl_buf_printf(b, "endpoint=%s\n", s.endpoint);
+	if (s->endpoint[0])
+		tl_buf_printf(b, "endpoint=%s\n", s->endpoint);
 	tl_buf_printf(b, "last_handshake_time_sec=%" PRIu64 "\nlast_handshake_time_nsec=%" PRIu64 "\n",
-		      (uint64_t)(s.last_handshake_ns / TL_NS), (uint64_t)(s.last_handshake_ns % TL_NS));
-	tl_buf_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n", s.tx_bytes, s.rx_bytes);
-	tl_buf_printf(b, "persistent_keepalive_interval=%" PRIu64 "\n", s.persistent_keepalive);
-	for (const char *p = s.allowed_ips; p && *p;) {
+		      (uint64_t)(s->last_handshake_ns / TL_NS), (uint64_t)(s->last_handshake_ns % TL_NS));
+	tl_buf_printf(b, "tx_bytes=%" PRIu64 "\nrx_bytes=%" PRIu64 "\n", s->tx_bytes, s->rx_bytes);
+	tl_buf_printf(b, "persistent_keepalive_interval=%" PRIu64 "\n", s->persistent_keepalive);
+	for (const char *p = s->allowed_ips; p && *p;) {
 		size_t n = strcspn(p, ",");
 
 		tl_buf_printf(b, "allowed_ip=%.*s\n", (int)n, p);
 		p += n + (p[n] == ',');
 	}
-	b->oom |= !s.allowed_ips;
-	tl_stats_peer_free(&s);
+	b->oom |= !s->allowed_ips;
 }
 
 static void uapi_get(struct tl_device *dev, struct tl_buf *b)
 {
-	struct tl_peer_ctrl *pc;
+	struct tl_stats_view *view = tl_stats_view_get(dev);
+	size_t total = tl_stats_view_peers(view);
+	struct tl_stats_peer chunk[64];
 
 	if (dev->id.has_key)
 		get_key(b, "private_key", dev->id.priv);
 	tl_buf_printf(b, "listen_port=%u\nfwmark=0\n", (unsigned)tl_dp_listen_port(&dev->dp));
-	TAILQ_FOREACH(pc, &dev->peers, link)
-		get_peer(dev, b, pc);
+	for (size_t at = 0; at < total; at += sizeof(chunk) / sizeof(chunk[0])) {
+		size_t got = tl_stats_view_read(dev, view, at, sizeof(chunk) / sizeof(chunk[0]), chunk, &b->oom);
+
+		for (size_t i = 0; i < got; i++) {
+			get_peer(dev, b, &chunk[i]);
+			tl_stats_peer_free(&chunk[i]);
+		}
+	}
+	tl_stats_view_put(view);
 }
 
 /* ---- set=1 -------------------------------------------------------------------------------- */
@@ -84,13 +95,15 @@ int tl_uapi_set_apply(struct tl_device *dev, struct tl_uapi_set_req *r)
 {
 	struct tl_uapi_set_view v = { .listen_port = tl_dp_listen_port(&dev->dp), .n_peers = dev->n_peers,
 				       .max_peers = TL_MAX_PEERS, .has_peer = dev_has_peer, .ctx = dev };
+	struct tl_dev_change c = { .has_port = r->has_port, .listen_port = r->port,
+				   .priv = r->has_priv ? r->priv : NULL, .replace_peers = r->replace_peers,
+				   .ops = r->peers, .n_ops = r->n_peers };
+	struct tl_dev_refusal why;
 	int err = tl_uapi_set_check(r, &v);
 
-	if (!err && r->has_port)
-		err = tl_listen_port_set(dev, r->port);     /* first: if the port is taken, nothing changes */
 	if (!err)
-		err = tl_peer_ops_apply(dev, r->peers, r->n_peers, r->has_priv ? r->priv : NULL, r->replace_peers);
-	else
+		err = tl_dev_change(dev, &c, &why);
+	if (err)
 		tl_log_info("uapi: set rejected (%s), nothing changed", strerror(err));
 	tl_uapi_set_req_free(r);
 	return err;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_ether.h>
@@ -32,6 +33,7 @@
 #define AFP_BURST TL_AFP_TX_MAX
 #define AFP_LOOKBACK 16                  /* messages searched back for a frame's flow */
 #define AFP_TX_SEGS 64                   /* segments merged into one GSO packet at most */
+#define AFP_NO_MERGE_NS 1000000000ull    /* after a merged send was refused: frame by frame this long */
 #define HDR_MAX (RTE_ETHER_HDR_LEN + 60 + 60)    /* Ethernet, IPv4 with options, TCP with options */
 
 #define TCP_FIN 0x01
@@ -55,16 +57,19 @@ struct split {
 struct afq {
 	int fd;
 	struct rte_mempool *mp;
+	struct tl_counters *cnt;         /* the reading worker's (rx drops), or NULL */
 	uint8_t *arena;                  /* AFP_MSGS x AFP_MSG_LEN */
 	uint32_t len[AFP_MSGS];
 	unsigned n, i;                   /* packets in the arena, the one being handed out */
 	uint32_t seg;                    /* its next segment */
 	bool started;                    /* packet_start ran for it (it finishes checksums in place) */
 	struct split sp;
-	bool no_merge;                   /* a merged send was refused once: frame by frame */
+	uint64_t no_merge_until;         /* a merged send was refused: frame by frame until then */
+	bool merge_off;                  /* in this call */
 	bool out_full;                   /* the last send stopped on EAGAIN: the socket buffer */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, ierrors, opackets, obytes, oerrors, split, merged;
+	uint64_t merge_fallbacks;        /* merged sends refused (their frames then went one by one) */
 	uint64_t imissed;                /* PACKET_STATISTICS, added up by the readers */
 } __rte_cache_aligned;
 
@@ -117,6 +122,7 @@ struct tl_afp *tl_afp_open(const struct tl_afp_cfg *cfg, char *err, size_t errle
 		struct afq *q = &p->q[i];
 
 		q->mp = cfg->pools[i];
+		q->cnt = cfg->counters ? cfg->counters[i] : NULL;
 		q->arena = rte_malloc("tl_afp_arena", (size_t)AFP_MSGS * AFP_MSG_LEN, RTE_CACHE_LINE_SIZE);
 		q->fd = sock_open(cfg, ifindex);
 		if (!q->arena || q->fd < 0) {
@@ -177,6 +183,23 @@ void tl_afp_stats(struct tl_afp *p, struct rte_eth_stats *st)
 	}
 }
 
+uint64_t tl_afp_merge_fallbacks(const struct tl_afp *p)
+{
+	uint64_t n = 0;
+
+	for (uint16_t i = 0; p && i < p->queues; i++)
+		n += cnt_get(&p->q[i].merge_fallbacks);
+	return n;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged)
 {
 	*split = *merged = 0;
@@ -188,7 +211,8 @@ void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged
 
 /* ---- headers ------------------------------------------------------------------------------ */
 
-/* A TCP segment's header offsets; false if the frame is not one. */
+/* A TCP segment's header offsets; false if the frame is not one. An IPv4 fragment is not
+ * one (its payload may only look like TCP): kernel GRO never merges fragments either. */
 static bool tcp_parse(const uint8_t *f, uint32_t len, struct tcp_hdrs *h)
 {
 	const struct rte_ether_hdr *eth = (const void *)f;
@@ -200,7 +224,8 @@ static bool tcp_parse(const uint8_t *f, uint32_t len, struct tcp_hdrs *h)
 		const struct rte_ipv4_hdr *ip = (const void *)(eth + 1);
 		uint16_t ihl = (uint16_t)((ip->version_ihl & 0xf) * 4);
 
-		if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip->next_proto_id != IPPROTO_TCP)
+		if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip->next_proto_id != IPPROTO_TCP ||
+		    (ip->fragment_offset & rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
 			return false;
 		h->l4 = (uint16_t)(RTE_ETHER_HDR_LEN + ihl);
 		h->v6 = false;
@@ -254,7 +279,8 @@ static void arena_fill(struct afq *q)
 	k = recvmmsg(q->fd, h, AFP_MSGS, MSG_DONTWAIT, NULL);
 	for (int i = 0; i < k; i++) {
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC || h[i].msg_len < VNET_LEN + RTE_ETHER_HDR_LEN) {
-			cnt_add(&q->ierrors, 1);
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN,
+				      h[i].msg_hdr.msg_flags & MSG_TRUNC ? TL_DROP_oversized : TL_DROP_malformed);
 			continue;
 		}
 		if (i != (int)q->n)
@@ -280,9 +306,8 @@ static bool csum_finish(uint8_t *f, uint32_t len, const struct virtio_net_hdr *v
 	return true;
 }
 
-/* Starts handing out the arena's current packet: false if it is not one this port can
- * (counted). */
-static bool packet_start(struct afq *q)
+/* Starts handing out the arena's current packet: TL_DROP_MAX, or why this port cannot. */
+static enum tl_drop packet_start(struct afq *q)
 {
 	const struct virtio_net_hdr *vh = (const void *)(q->arena + (size_t)q->i * AFP_MSG_LEN);
 	uint8_t *f = (uint8_t *)(vh + 1);
@@ -293,15 +318,18 @@ static bool packet_start(struct afq *q)
 	if (type == VIRTIO_NET_HDR_GSO_NONE) {
 		q->sp.nseg = 1;
 		q->sp.gso = 0;
-		return !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || csum_finish(f, len, vh);
+		return !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || csum_finish(f, len, vh) ? TL_DROP_MAX :
+											 TL_DROP_malformed;
 	}
-	if ((type != VIRTIO_NET_HDR_GSO_TCPV4 && type != VIRTIO_NET_HDR_GSO_TCPV6) || !vh->gso_size ||
-	    !tcp_parse(f, len, &q->sp.h) || q->sp.h.v6 != (type == VIRTIO_NET_HDR_GSO_TCPV6) || len == q->sp.h.hlen)
-		return false;
+	if (type != VIRTIO_NET_HDR_GSO_TCPV4 && type != VIRTIO_NET_HDR_GSO_TCPV6)
+		return TL_DROP_gso_unsplittable;
+	if (!vh->gso_size || !tcp_parse(f, len, &q->sp.h) || q->sp.h.v6 != (type == VIRTIO_NET_HDR_GSO_TCPV6) ||
+	    len == q->sp.h.hlen)
+		return TL_DROP_malformed;
 	q->sp.gso = vh->gso_size;
 	q->sp.payload = len - q->sp.h.hlen;
 	q->sp.nseg = (q->sp.payload + q->sp.gso - 1) / q->sp.gso;
-	return true;
+	return TL_DROP_MAX;
 }
 
 /* Segment k of the packet being split, built in m: its headers, its payload, checksums. */
@@ -348,15 +376,16 @@ static unsigned arena_take(struct afq *q, struct rte_mbuf **out, unsigned n)
 		const uint8_t *f = q->arena + (size_t)q->i * AFP_MSG_LEN + VNET_LEN;
 		uint32_t len = q->len[q->i] - VNET_LEN;
 		struct rte_mbuf *m;
+		enum tl_drop why = q->started ? TL_DROP_MAX : packet_start(q);
 
-		if (!q->started && !packet_start(q)) {
-			cnt_add(&q->ierrors, 1);      /* not a packet this port can split or finish */
+		if (why != TL_DROP_MAX) {
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN, why);   /* not one to split or finish */
 			q->i++;
 			continue;
 		}
 		q->started = true;
 		if ((q->sp.gso ? (uint32_t)q->sp.h.hlen + q->sp.gso : len) > room) {
-			cnt_add(&q->ierrors, 1);      /* larger than a buffer */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_LAN, TL_DROP_oversized);   /* larger than a buffer */
 			q->i++;
 			q->seg = 0;
 			q->started = false;
@@ -490,7 +519,7 @@ static unsigned runs_make(struct afq *q, struct rte_mbuf **pkts, unsigned n, str
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
 		struct tcp_hdrs h;
-		bool tcp = !q->no_merge && pkts[i]->nb_segs == 1 && tcp_parse(f, pkts[i]->data_len, &h);
+		bool tcp = !q->merge_off && pkts[i]->nb_segs == 1 && tcp_parse(f, pkts[i]->data_len, &h);
 		uint32_t len = tcp ? pkts[i]->data_len - h.hlen : 0;
 		struct tx_msg *x = NULL;
 
@@ -598,6 +627,7 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)AFP_BURST);
 	q->out_full = false;
+	q->merge_off = q->no_merge_until && mono_ns() < q->no_merge_until;
 	while (done < n) {
 		unsigned nm = runs_make(q, pkts + done, n - done, msgs, of);
 		int k = send_msgs(q, pkts + done, msgs, nm);
@@ -613,7 +643,11 @@ uint16_t tl_afp_tx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 			break;
 		}
 		if (msgs[0].segs > 1) {
-			q->no_merge = true;      /* this kernel refuses our GSO packets: frame by frame */
+			/* A merge refused (the device went down, a merge the kernel does not take):
+			 * frame by frame for a while, then merging is tried again. */
+			q->no_merge_until = mono_ns() + AFP_NO_MERGE_NS;
+			q->merge_off = true;
+			cnt_add(&q->merge_fallbacks, 1);
 			continue;
 		}
 		/* the first message is the first frame alone: refused (too big for the device...) */

@@ -22,8 +22,9 @@
  * fewer frames and the rest stays with the caller. Packets the socket's receive queue
  * could not hold are counted from PACKET_STATISTICS as the port's imissed (one per packet
  * the host sent, which may be a GSO packet of many segments). A packet this port cannot
- * split (a GSO kind other than TCP; the host end is set up not to send those) is counted
- * in ierrors. */
+ * hand out (a GSO kind other than TCP, which the host end is set up not to send; larger
+ * than a buffer; headers it cannot parse) is dropped under a reason (counters below) and
+ * counted in ierrors. */
 #ifndef TL_DATAPLANE_AFPACKET_H
 #define TL_DATAPLANE_AFPACKET_H
 
@@ -34,11 +35,17 @@
 #include <rte_mbuf.h>
 
 struct tl_afp;
+struct tl_counters;
 
 struct tl_afp_cfg {
 	const char *iface;                  /* the dataplane end of the host veth */
 	uint16_t queues;                    /* 1: a veth has one queue pair */
 	struct rte_mempool *const *pools;   /* one per queue: the frames read */
+	/* One per queue, or NULL: the counters of the worker that reads the queue. A packet read
+	 * and let go of counts there as received on the LAN port and dropped: oversized (larger
+	 * than a buffer, or than 64 KiB), malformed (headers it cannot parse, a checksum it
+	 * cannot complete), gso_unsplittable (a GSO kind other than TCP); always in ierrors. */
+	struct tl_counters *const *counters;
 	int rcvbuf, sndbuf;                 /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
 };
 
@@ -65,10 +72,14 @@ int tl_afp_tx_full(const struct tl_afp *p, uint16_t q);
 bool tl_afp_rx_pending(const struct tl_afp *p, uint16_t q);
 
 /* Counters as a DPDK port has them (ipackets, ibytes: segments as handed out; imissed:
- * the socket's drops; ierrors: packets not splittable; oerrors: frames refused). */
+ * the socket's drops; ierrors: packets read and dropped; oerrors: frames refused). */
 void tl_afp_stats(struct tl_afp *p, struct rte_eth_stats *st);
 /* GSO packets read and split, and sent merged, all queues. */
 void tl_afp_gso_counts(const struct tl_afp *p, uint64_t *split, uint64_t *merged);
+/* Merged sends the kernel refused (the veth down, a merge it does not take), all queues:
+ * their frames went one by one, and so does the queue's traffic for a second, then merging
+ * is tried again. */
+uint64_t tl_afp_merge_fallbacks(const struct tl_afp *p);
 /* Queue q's socket, or -1. */
 int tl_afp_fd(const struct tl_afp *p, uint16_t q);
 

@@ -1,4 +1,5 @@
-/* Egress AQM: fq_codel semantics (RFC 8290) with the CoDel control law of RFC 8289.
+/* Egress AQM: fq_codel semantics (RFC 8290) with the CoDel control law of RFC 8289, its
+ * count kept and decayed between episodes as COBALT's, and an L4S step for ECT(1).
  *
  * A flow is a FIFO of mbufs linked through an mbuf dynamic field (which also holds the
  * enqueue time), so the queue needs no memory of its own and m->next stays NULL. Active
@@ -34,11 +35,9 @@ struct tl_aqm_fifo {
 };
 
 struct tl_aqm_codel {
-	uint64_t first_above_ns;  /* 0: sojourn below target (or not yet seen above) */
-	uint64_t drop_next_ns;
-	uint32_t count;
-	uint32_t lastcount;
-	bool dropping;
+	uint64_t drop_next_ns;    /* next signal time (above target), or next decay step (below) */
+	uint32_t count;           /* signals of the episode, decayed while below target */
+	bool dropping;            /* the sojourn is above target */
 };
 
 enum tl_aqm_list_id { TL_AQM_LIST_NONE, TL_AQM_LIST_NEW, TL_AQM_LIST_OLD };
@@ -61,6 +60,9 @@ struct tl_aqm_list {
 struct tl_aqm_cfg {
 	uint64_t target_ns;
 	uint64_t interval_ns;
+	uint64_t l4s_ns;          /* 0: no L4S step */
+	uint64_t byte_limit;      /* packet bytes, from the rate; 0: none */
+	uint64_t rate_bps;        /* the shaped rate, 0: none */
 	uint64_t memory_limit;
 	uint32_t quantum;
 	uint32_t mask;
@@ -370,7 +372,8 @@ static bool flow_drop_batch(struct tl_aqm *q, struct tl_aqm_flow *f, const struc
 
 static bool over_limit(const struct tl_aqm *q)
 {
-	return q->st.backlog_pkts > q->cfg.limit || q->st.memory_bytes > q->cfg.memory_limit;
+	return q->st.backlog_pkts > q->cfg.limit || q->st.memory_bytes > q->cfg.memory_limit ||
+	       (q->cfg.byte_limit && q->st.backlog_bytes > q->cfg.byte_limit);
 }
 
 static bool trim(struct tl_aqm *q, const struct rte_mbuf *arrival)
@@ -387,7 +390,15 @@ static bool trim(struct tl_aqm *q, const struct rte_mbuf *arrival)
 	return self;
 }
 
-/* ---- CoDel (RFC 8289) -------------------------------------------------------------- */
+/* ---- the drop law: CoDel's (RFC 8289) with COBALT's memory --------------------------- *
+ *
+ * The signal times follow CoDel's control law: the first one interval after the flow's
+ * sojourn rose above target, then every interval / sqrt(count) while it stays above. As
+ * in COBALT (CAKE), count is not restarted when the sojourn falls below target: it decays
+ * by one at each would-be signal time while the flow is below, and a flow that rises
+ * again resumes at the rate it had decayed to. Short dips therefore do not hold the rate
+ * flat (RFC 8289's count - lastcount restart can), and a flow below target long enough
+ * starts afresh. */
 
 static inline bool time_before(uint64_t a, uint64_t b)
 {
@@ -416,24 +427,43 @@ static uint64_t codel_gap(const struct tl_aqm_cfg *c, uint32_t count)
 	return (c->interval_ns << 16) / isqrt64((uint64_t)RTE_MAX(count, 1u) << 32);
 }
 
-static bool codel_should_drop(struct tl_aqm *q, struct tl_aqm_codel *cv, struct rte_mbuf *m, uint64_t now)
+static inline uint64_t sojourn_of(struct rte_mbuf *m, uint64_t now)
 {
-	uint64_t sojourn;
+	return time_before(now, pkt_cb(m)->enq_ns) ? 0 : now - pkt_cb(m)->enq_ns;
+}
 
-	if (!m) {
-		cv->first_above_ns = 0;
+/* Below target: count decays by one at each signal time that has passed. */
+static void codel_decay(const struct tl_aqm_cfg *c, struct tl_aqm_codel *cv, uint64_t now)
+{
+	if (cv->count && (int64_t)(now - cv->drop_next_ns) > (int64_t)(16 * c->interval_ns))
+		cv->count = 0;      /* long below target: every step has passed */
+	while (cv->count && !time_before(now, cv->drop_next_ns)) {
+		cv->count--;
+		cv->drop_next_ns += codel_gap(c, cv->count);
+	}
+}
+
+/* The head packet m (just taken off its flow): true if it is to be signalled (marked or
+ * dropped) now. */
+static bool codel_judge(struct tl_aqm *q, struct tl_aqm_codel *cv, struct rte_mbuf *m, uint64_t now)
+{
+	if (sojourn_of(m, now) < q->cfg.target_ns || q->st.backlog_bytes <= q->maxpacket) {
+		cv->dropping = false;
+		codel_decay(&q->cfg, cv, now);
 		return false;
 	}
-	sojourn = time_before(now, pkt_cb(m)->enq_ns) ? 0 : now - pkt_cb(m)->enq_ns;
-	if (sojourn < q->cfg.target_ns || q->st.backlog_bytes <= q->maxpacket) {
-		cv->first_above_ns = 0;
+	if (!cv->dropping) {
+		codel_decay(&q->cfg, cv, now);
+		cv->dropping = true;
+		cv->drop_next_ns = now + codel_gap(&q->cfg, cv->count);
 		return false;
 	}
-	if (cv->first_above_ns == 0) {
-		cv->first_above_ns = now + q->cfg.interval_ns;
+	if (time_before(now, cv->drop_next_ns))
 		return false;
-	}
-	return !time_before(now, cv->first_above_ns);
+	if (cv->count < UINT32_MAX)
+		cv->count++;
+	cv->drop_next_ns += codel_gap(&q->cfg, cv->count);
+	return true;
 }
 
 static bool codel_mark(struct tl_aqm *q, struct rte_mbuf *m)
@@ -444,70 +474,36 @@ static bool codel_mark(struct tl_aqm *q, struct rte_mbuf *m)
 	return true;
 }
 
-/* In the dropping state: one drop (or mark) each time drop_next is reached. */
-static struct rte_mbuf *codel_keep_dropping(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m,
-					    uint64_t now)
+/* L4S (RFC 9331): an ECT(1) packet that waited l4s_ns or more is marked CE. */
+static void l4s_step(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
 {
-	struct tl_aqm_codel *cv = &f->cv;
+	uint32_t avail;
+	int version;
+	uint8_t *p;
 
-	while (m && cv->dropping && !time_before(now, cv->drop_next_ns)) {
-		if (cv->count < UINT32_MAX)
-			cv->count++;
-		if (codel_mark(q, m)) {
-			cv->drop_next_ns += codel_gap(&q->cfg, cv->count);
-			break;
-		}
-		count_drop(q, m, TL_DROP_aqm_codel);
-		m = flow_pop(q, f);
-		if (codel_should_drop(q, cv, m, now))
-			cv->drop_next_ns += codel_gap(&q->cfg, cv->count);
-		else
-			cv->dropping = false;
+	if (!q->cfg.l4s_ns || !q->cfg.ecn || sojourn_of(m, now) < q->cfg.l4s_ns)
+		return;
+	p = pkt_l3(q, m, &avail, &version);
+	if (p && (version == 6 ? (p[1] >> 4) & 3 : p[1] & 3) == 1 && pkt_set_ce(q, m)) {
+		q->st.ecn_marks++;
+		q->st.l4s_marks++;
 	}
-	return m;
 }
 
-/* Entering the dropping state; resumes near the last drop rate if it left it recently. */
-static struct rte_mbuf *codel_start_dropping(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m,
-					     uint64_t now)
-{
-	struct tl_aqm_codel *cv = &f->cv;
-	uint32_t delta = cv->count - cv->lastcount;
-
-	if (!codel_mark(q, m)) {
-		count_drop(q, m, TL_DROP_aqm_codel);
-		m = flow_pop(q, f);
-		codel_should_drop(q, cv, m, now);
-	}
-	cv->dropping = true;
-	if (delta > 1 && (int64_t)(now - cv->drop_next_ns) < (int64_t)(16 * q->cfg.interval_ns))
-		cv->count = delta;
-	else
-		cv->count = 1;
-	cv->lastcount = cv->count;
-	cv->drop_next_ns = now + codel_gap(&q->cfg, cv->count);
-	return m;
-}
-
+/* The flow's next packet that the law lets through (marked, perhaps), or NULL. */
 static struct rte_mbuf *codel_dequeue(struct tl_aqm *q, struct tl_aqm_flow *f, uint64_t now)
 {
-	struct rte_mbuf *m = flow_pop(q, f);
-	bool drop;
+	struct rte_mbuf *m;
 
-	if (!m) {
-		f->cv.dropping = false;
-		return NULL;
+	while ((m = flow_pop(q, f))) {
+		if (!codel_judge(q, &f->cv, m, now) || codel_mark(q, m)) {
+			l4s_step(q, m, now);
+			return m;
+		}
+		count_drop(q, m, TL_DROP_aqm_codel);
 	}
-	drop = codel_should_drop(q, &f->cv, m, now);
-	if (f->cv.dropping) {
-		if (!drop)
-			f->cv.dropping = false;
-		else
-			m = codel_keep_dropping(q, f, m, now);
-	} else if (drop) {
-		m = codel_start_dropping(q, f, m, now);
-	}
-	return m;
+	f->cv.dropping = false;
+	return NULL;
 }
 
 /* ---- DRR over the new and old lists (RFC 8290 §4.2) -------------------------------- */
@@ -566,10 +562,34 @@ static void sojourn_record(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
 
 /* ---- API ---------------------------------------------------------------------------- */
 
-static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p)
+/* Frame on the wire at most (MTU 1500 + Ethernet 14 + TL_WIRE_OVERHEAD), for the target's floor. */
+#define TL_AQM_FRAME_MAX 1538u
+#define TL_AQM_BYTE_LIMIT_MIN (4ull << 20)
+
+/* Target and interval from rtt_us (or target_us/interval_us) and the rate, as CAKE's: the
+ * target never below two frame times at rate, the interval lengthened by what the target
+ * gained and at least twice the target; the byte limit 4 intervals at rate, >= 4 MiB. */
+static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p, uint64_t rate_bps)
 {
-	c->target_ns = (uint64_t)p->target_us * 1000;
-	c->interval_ns = (uint64_t)p->interval_us * 1000;
+	uint64_t target = p->rtt_us ? (uint64_t)p->rtt_us * 1000 / 20 : (uint64_t)p->target_us * 1000;
+	uint64_t interval = p->rtt_us ? (uint64_t)p->rtt_us * 1000 : (uint64_t)p->interval_us * 1000;
+
+	c->rate_bps = rate_bps;
+	c->byte_limit = 0;
+	if (rate_bps) {
+		uint64_t floor = 2 * TL_AQM_FRAME_MAX * 8000000000ull / rate_bps;
+
+		if (target < floor) {
+			interval += floor - target;
+			target = floor;
+		}
+		interval = RTE_MAX(interval, 2 * target);
+		c->byte_limit = RTE_MAX(TL_AQM_BYTE_LIMIT_MIN,
+					(uint64_t)((unsigned __int128)4 * rate_bps / 8 * interval / 1000000000ull));
+	}
+	c->target_ns = target;
+	c->interval_ns = interval;
+	c->l4s_ns = (uint64_t)p->l4s_us * 1000;
 	c->memory_limit = p->memory_limit;
 	c->quantum = p->quantum;
 	c->mask = p->flows - 1;
@@ -623,7 +643,7 @@ struct tl_aqm *tl_aqm_create(const char *name, const struct tl_aqm_params *p, un
 		return NULL;
 	}
 	q->params = *p;
-	cfg_from_params(&q->cfg, p);
+	cfg_from_params(&q->cfg, p, 0);
 	q->l3_offset = l3_offset;
 	q->socket = socket;
 	q->seed = (uint32_t)rte_rand();
@@ -674,9 +694,15 @@ const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p)
 	if (err)
 		return err;
 	q->params = *p;
-	cfg_from_params(&q->cfg, p);
+	cfg_from_params(&q->cfg, p, q->cfg.rate_bps);
 	trim(q, NULL);
 	return NULL;
+}
+
+void tl_aqm_set_rate(struct tl_aqm *q, uint64_t rate_bps)
+{
+	cfg_from_params(&q->cfg, &q->params, rate_bps);
+	trim(q, NULL);
 }
 
 void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops)
@@ -752,6 +778,9 @@ uint64_t tl_aqm_backlog(const struct tl_aqm *q)
 void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s)
 {
 	*s = q->st;
+	s->target_ns = q->cfg.target_ns;
+	s->interval_ns = q->cfg.interval_ns;
+	s->byte_limit = q->cfg.byte_limit;
 	s->flows_new = q->new_flows.len;
 	s->flows_old = q->old_flows.len;
 }

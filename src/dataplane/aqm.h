@@ -1,5 +1,8 @@
-/* Egress AQM: flow-hashed DRR with CoDel per flow and ECN marking (RFC 8290 over
- * RFC 8289), the only place of the dataplane that drops because of load (docs/design.md §4).
+/* Egress AQM: flow-hashed DRR with CoDel's drop law per flow and ECN marking (RFC 8290
+ * over RFC 8289), the law's count decaying below target instead of restarting (COBALT), a
+ * shallow CE step for ECT(1) packets (L4S, RFC 9331), target and interval from the path's
+ * rtt and the shaped rate: the only place of the dataplane that drops because of load
+ * (docs/design.md §4).
  *
  * One instance per (egress port, worker), owned by that worker: no locks, no atomics.
  * Every call, tl_aqm_set_params included, must come from the owning thread (or while it
@@ -30,13 +33,17 @@ struct tl_aqm_stats {
 	uint64_t requeued;         /* given back by tl_aqm_requeue_head (cumulative) */
 	uint64_t drops_codel;      /* non-ECT packets dropped by CoDel (TL_DROP_aqm_codel) */
 	uint64_t drops_overlimit;  /* dropped from the fattest flow (TL_DROP_aqm_overlimit) */
-	uint64_t ecn_marks;        /* packets CoDel marked CE instead of dropping */
+	uint64_t ecn_marks;        /* packets marked CE instead of dropped (the L4S step's included) */
+	uint64_t l4s_marks;        /* ECT(1) packets marked CE at the L4S step (l4s_us) */
 	uint64_t backlog_pkts;     /* invariant: enqueued = dequeued + drops + backlog_pkts */
 	uint64_t backlog_bytes;    /* packet bytes queued */
 	uint64_t memory_bytes;     /* mbuf buffer bytes queued (against memory_limit) */
 	uint64_t sojourn_max_ns;
 	uint64_t new_flows_count;  /* flows that became active (went on the new list) */
 	uint64_t overlimit_events; /* batches dropped from the fattest flow */
+	uint64_t target_ns;        /* the drop law's target and interval in force (from rtt_us */
+	uint64_t interval_ns;      /* or target_us/interval_us, and the shaped rate) */
+	uint64_t byte_limit;       /* packet bytes: 4 intervals at the shaped rate, >= 4 MiB; 0 = none */
 	uint32_t flows_new;        /* flows on the new list now */
 	uint32_t flows_old;        /* flows on the old list now */
 	uint64_t sojourn_hist[TL_AQM_HIST_BUCKETS]; /* of delivered packets */
@@ -55,6 +62,11 @@ void tl_aqm_free(struct tl_aqm *q);
 /* Live change, queued packets kept. Lowering the limits drops from the fattest flows at
  * once. Changing `flows` needs an empty queue. NULL on success or an error message. */
 const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p);
+
+/* The rate the queue is shaped to (bit/s, 0 = none): floors the target at two frame times
+ * and limits the packet bytes queued to 4 intervals at rate (at least 4 MiB). Lowering
+ * the limit drops from the fattest flows at once. */
+void tl_aqm_set_rate(struct tl_aqm *q, uint64_t rate_bps);
 
 /* Also count AQM drops in this per-worker array of TL_DROP_MAX counters (may be NULL). */
 void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops);

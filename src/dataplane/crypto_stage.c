@@ -116,7 +116,7 @@ static void kick_one(struct tl_dp *dp)
 	}
 }
 
-static void job_run(struct tl_worker *w, struct tl_cs_job *j);
+static unsigned job_run(struct tl_worker *w, struct tl_cs_job *j);
 
 void tl_cs_submit(struct tl_worker *w, int dir)
 {
@@ -143,9 +143,13 @@ void tl_cs_submit(struct tl_worker *w, int dir)
 	tl_cs_complete(w, dir);   /* earlier jobs other workers have done meanwhile */
 }
 
-static void job_run(struct tl_worker *w, struct tl_cs_job *j)
+/* Its packets: once done is released the job is its owner's again, which may recycle and
+ * refill it at once, so nothing of it is read after. */
+static unsigned job_run(struct tl_worker *w, struct tl_cs_job *j)
 {
-	for (unsigned i = 0; i < j->n; i++) {
+	unsigned n = j->n;
+
+	for (unsigned i = 0; i < n; i++) {
 		struct tl_cs_pkt *p = &j->p[i];
 		uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], uint8_t *, p->off);
 
@@ -161,8 +165,9 @@ static void job_run(struct tl_worker *w, struct tl_cs_job *j)
 	if (j->key_gen != atomic_load_explicit(&w->dp->key_gen, memory_order_acquire))
 		tl_dp_aead_forget(w->aead);
 	w->cnt.crypto_jobs++;
-	w->cnt.crypto_pkts += j->n;
+	w->cnt.crypto_pkts += n;
 	atomic_store_explicit(&j->done, true, memory_order_release);
+	return n;
 }
 
 unsigned tl_cs_work(struct tl_worker *w, unsigned max)
@@ -170,10 +175,8 @@ unsigned tl_cs_work(struct tl_worker *w, unsigned max)
 	unsigned pkts = 0;
 	struct tl_cs_job *j;
 
-	while (max-- && rte_ring_mc_dequeue(w->dp->crypto_ring, (void **)&j) == 0) {
-		job_run(w, j);
-		pkts += j->n;
-	}
+	while (max-- && rte_ring_mc_dequeue(w->dp->crypto_ring, (void **)&j) == 0)
+		pkts += job_run(w, j);
 	return pkts;
 }
 

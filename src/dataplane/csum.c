@@ -2,9 +2,10 @@
  * -O3 on its own (src/dataplane/meson.build) so that DPDK's inline byte loop vectorises. */
 #include "dataplane/csum.h"
 
-#if defined(__clang__)
+#if defined(__clang__) || defined(__SANITIZE_THREAD__)
 /* clang (the fuzz build) exports a multiversioned function only to callers that see the
- * attribute on its declaration: one version there */
+ * attribute on its declaration: one version there. Under gcc's ThreadSanitizer the clones'
+ * resolver, instrumented, runs before the sanitizer is up and crashes at load: one too. */
 #define TL_CSUM_CLONES
 #else
 #define TL_CSUM_CLONES __attribute__((target_clones("avx2", "default")))

@@ -73,10 +73,11 @@ static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o
 	return !mac_known || (ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6));
 }
 
-/* Roaming: the endpoint becomes the source of the latest authenticated packet. The frame's
- * source MAC is the next hop back; an all-zero one (a datagram the kernel reassembled,
- * whose sender's MAC the neighbour table did not know) keeps the MAC of an unchanged
- * endpoint, and leaves a new endpoint's to the control plane's resolution. */
+/* Roaming: the endpoint becomes the source of the latest authenticated packet, and its
+ * destination the source of what we send back (as the kernel replies from the address the
+ * peer wrote to). The frame's source MAC is the next hop back; an all-zero one (a datagram
+ * the kernel reassembled, whose sender's MAC the neighbour table did not know) keeps the MAC
+ * of an unchanged endpoint, and leaves a new endpoint's to the control plane's resolution. */
 static bool src_mac_known(const struct tl_outer *o)
 {
 	return !rte_is_zero_ether_addr((const struct rte_ether_addr *)o->src_mac);
@@ -84,13 +85,20 @@ static bool src_mac_known(const struct tl_outer *o)
 
 static void roam(struct tl_peer *peer, const struct tl_outer *o)
 {
+	bool keep_mac;
+
 	rte_seqlock_write_lock(&peer->ep_lock);
+	keep_mac = !src_mac_known(o) && same_endpoint(&peer->ep, o, false);   /* only our address changed */
 	peer->ep.family = o->family;
 	memset(peer->ep.ip, 0, sizeof(peer->ep.ip));
 	memcpy(peer->ep.ip, o->src_ip, o->family == AF_INET ? 4 : 16);
 	peer->ep.port = o->src_port;
-	memcpy(peer->ep.mac, o->src_mac, 6);
-	peer->ep.mac_valid = src_mac_known(o);
+	if (!keep_mac) {
+		memcpy(peer->ep.mac, o->src_mac, 6);
+		peer->ep.mac_valid = src_mac_known(o);
+	}
+	memcpy(peer->ep.local, o->dst_ip, sizeof(peer->ep.local));
+	peer->ep.has_local = true;
 	rte_seqlock_write_unlock(&peer->ep_lock);
 }
 
@@ -99,20 +107,31 @@ static bool source_allowed(const struct tl_table *t, const struct tl_peer *peer,
 	return tl_route_lookup(t, in->family, in->src) == peer->id;
 }
 
-/* RFC 6040 decapsulation: an outer CE mark reaches an ECN-capable inner packet. */
-static void ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
+/* RFC 6040 decapsulation (4.2): an outer CE reaches an ECN-capable inner packet, an outer
+ * ECT(1) makes an inner ECT(0) ECT(1), an inner not-ECT packet stays not-ECT. False: the
+ * inner packet is not-ECT and the outer CE, to be dropped. */
+static bool ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
 {
-	if (outer_ecn != 3 || in->ecn == 0 || in->ecn == 3)
-		return;
+	uint8_t ecn;
+
+	if (in->ecn == 0)
+		return outer_ecn != 3;
+	if (outer_ecn == 3 && in->ecn != 3)
+		ecn = 3;
+	else if (outer_ecn == 1 && in->ecn == 2)
+		ecn = 1;
+	else
+		return true;
 	if (in->family == AF_INET) {
 		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
 
-		h->type_of_service |= 3;
+		h->type_of_service = (uint8_t)((h->type_of_service & ~3u) | ecn);
 		h->hdr_checksum = 0;
 		h->hdr_checksum = rte_ipv4_cksum(h);
 	} else {
-		ip[1] |= 3 << 4;
+		ip[1] = (uint8_t)((ip[1] & ~0x30u) | (unsigned)ecn << 4);
 	}
+	return true;
 }
 
 /* TL_DROP_MAX: m went on toward the LAN (queued, held or dropped there); else the reason
@@ -129,19 +148,23 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 	if (!source_allowed(t, peer, &in))
 		return TL_DROP_src_not_allowed;
 	rte_pktmbuf_trim(m, m->data_len - in.len);
-	ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn);
+	if (!ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn))
+		return TL_DROP_ecn_ce_not_ect;
 	tl_lan_output(w, m, in.family, in.dst);
 	return TL_DROP_MAX;
 }
 
 /* A data message from another source than the peer's endpoint would move it: its outer
  * headers must then be intact (UDP checksum, checked before decryption changes the
- * payload). From the endpoint itself the AEAD tag covers all that is used. */
-static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o)
+ * payload). From the endpoint itself the AEAD tag covers all that is used; one sent to
+ * another address of ours (*relocal) only changes our source toward the peer, an address
+ * the parser found ours. */
+static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool *relocal)
 {
 	struct tl_endpoint cur;
 
 	tl_endpoint_read(peer, &cur);
+	*relocal = !cur.has_local || memcmp(cur.local, o->dst_ip, o->family == AF_INET ? 4 : 16) != 0;
 	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
@@ -162,11 +185,11 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
 	struct tl_cs_pkt *p;
-	bool moved, outer_ok = false;
+	bool moved, relocal, outer_ok = false;
 
 	if (!kp)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_unknown_receiver);
-	moved = moves_endpoint(kp->peer, o);
+	moved = moves_endpoint(kp->peer, o, &relocal);
 	if (moved || w->roams_inflight)
 		outer_ok = tl_pkt_outer_udp_check(m, o) == TL_DROP_MAX;
 	if (moved && !outer_ok)
@@ -224,7 +247,7 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 	struct tl_keypair *kp;
 	struct tl_peer *peer;
 	enum tl_drop r;
-	bool fresh;
+	bool fresh, relocal;
 
 	if (!p->ok)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_auth_failed);
@@ -243,7 +266,7 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 	if (atomic_load_explicit(&peer->next, memory_order_relaxed) == kp &&
 	    !atomic_exchange_explicit(&peer->next_confirmed, true, memory_order_acq_rel))
 		tl_dp_kick_ctrl(w->dp);
-	if (p->outer_ok && moves_endpoint(peer, &p->o))
+	if (moves_endpoint(peer, &p->o, &relocal) ? p->outer_ok : relocal)
 		roam(peer, &p->o);
 	rte_pktmbuf_adj(m, sizeof(*hdr));
 	rte_pktmbuf_trim(m, TL_AEAD_TAG_LEN);

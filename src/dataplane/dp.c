@@ -3,11 +3,13 @@
  * once by the control plane before the workers start, freed after they stop. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_errno.h>
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
+#include "dataplane/bufsize.h"
 #include "dataplane/dp.h"
 #include "dataplane/lanfib.h"
 #include "dataplane/route.h"
@@ -24,6 +26,8 @@
 /* Sessions (keypairs) before the index table first grows; it doubles from there. */
 #define TL_INDEX_MIN 4096
 #define TL_PEER_MAP_MIN 1024
+/* Retired entries an empty retirement queue keeps room for. */
+#define TL_RETIRED_KEEP 4096
 
 /* Neighbour entries carry their MAC in the data pointer: nothing to free after the grace
  * period but the key slot, which the hash library recycles itself. */
@@ -83,29 +87,92 @@ int tl_dp_hash_double(struct rte_hash **h, uint32_t *cap, const char *prefix, ui
 	return 0;
 }
 
-/* A deleted keypair is reclaimed inside the delete, after the grace period: the defer-queue
- * mode would keep it, keys intact, until a later change of the table. */
+/* Lock-free readers and no RCU configuration: a delete frees neither the entry's data nor its
+ * key slot; tl_dp_index_retire queues both for the grace period of a whole batch. */
 static struct rte_hash *index_new(struct tl_dp *dp, struct rte_hash *from, uint32_t entries)
 {
-	struct rte_hash_rcu_config rcu = {
-		.v = dp->qsbr,
-		.mode = RTE_HASH_QSBR_MODE_SYNC,
-		.free_key_data_func = dp->index_reclaim,
-	};
 	char name[RTE_HASH_NAMESIZE];
-	struct rte_hash *h;
 
 	snprintf(name, sizeof(name), "tl_index%" PRIu64, dp->name_gen++);
-	h = from ? tl_dp_hash_copy(from, name, entries, sizeof(uint32_t), true)
-		 : tl_dp_hash_new(name, entries, sizeof(uint32_t), true);
-	if (h && rte_hash_rcu_qsbr_add(h, &rcu) != 0) {
-		rte_hash_free(h);
-		return NULL;
-	}
-	return h;
+	return from ? tl_dp_hash_copy(from, name, entries, sizeof(uint32_t), true)
+		    : tl_dp_hash_new(name, entries, sizeof(uint32_t), true);
 }
 
-/* The old table is freed without its entries' reclaim function: they live on in the new one. */
+/* The first n retired entries, whose grace period is over: their key slots back to the index
+ * table (free_slots; not when the table they were in is being freed whole) and their data to
+ * the reclaim function. */
+static void retired_reclaim(struct tl_dp *dp, uint32_t n, bool free_slots)
+{
+	struct rte_hash *h = tl_dp_index(dp);
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (free_slots && dp->retired[i].pos >= 0)
+			rte_hash_free_key_with_position(h, dp->retired[i].pos);
+		dp->index_reclaim(NULL, dp->retired[i].data);
+	}
+	dp->n_retired -= n;
+	if (dp->n_retired)
+		memmove(dp->retired, dp->retired + n, dp->n_retired * sizeof(dp->retired[0]));
+	dp->n_sealed = 0;
+	if (!dp->n_retired && dp->cap_retired > TL_RETIRED_KEEP) {
+		free(dp->retired);     /* a mass retirement's array is not kept */
+		dp->retired = NULL;
+		dp->cap_retired = 0;
+	}
+}
+
+void tl_dp_index_retire(struct tl_dp *dp, uint32_t index, void *data)
+{
+	int32_t pos = rte_hash_del_key(tl_dp_index(dp), &index);
+
+	if (dp->n_retired == dp->cap_retired) {
+		uint32_t cap = dp->cap_retired ? 2 * dp->cap_retired : 64;
+		struct tl_dp_retired *r = realloc(dp->retired, cap * sizeof(*r));
+
+		if (!r) {
+			/* Nowhere to wait: the grace period is waited for now, for it and the rest. */
+			rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+			if (pos >= 0)
+				rte_hash_free_key_with_position(tl_dp_index(dp), pos);
+			dp->index_reclaim(NULL, data);
+			if (dp->n_retired)
+				retired_reclaim(dp, dp->n_retired, true);
+			return;
+		}
+		dp->retired = r;
+		dp->cap_retired = cap;
+	}
+	dp->retired[dp->n_retired++] = (struct tl_dp_retired){ .data = data, .pos = pos };
+}
+
+/* Whether every worker went through a quiescent state since the sealed batch's token. */
+static bool sealed_done(struct tl_dp *dp)
+{
+	return dp->n_sealed && rte_rcu_qsbr_check(dp->qsbr, dp->retire_token, false) == 1;
+}
+
+bool tl_dp_retire_poll(struct tl_dp *dp)
+{
+	if (sealed_done(dp))
+		retired_reclaim(dp, dp->n_sealed, true);
+	if (!dp->n_sealed && dp->n_retired) {
+		dp->retire_token = rte_rcu_qsbr_start(dp->qsbr);
+		dp->n_sealed = dp->n_retired;
+		if (sealed_done(dp))       /* every worker offline (idle): over already */
+			retired_reclaim(dp, dp->n_sealed, true);
+	}
+	return dp->n_retired != 0;
+}
+
+void tl_dp_synchronize(struct tl_dp *dp)
+{
+	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	if (dp->n_retired)
+		retired_reclaim(dp, dp->n_retired, true);
+}
+
+/* The old table is freed whole (its entries live on in the new one); the grace period it
+ * waits for reclaims what was retired before. */
 int tl_dp_index_grow(struct tl_dp *dp)
 {
 	struct rte_hash *old = tl_dp_index(dp), *h;
@@ -118,6 +185,8 @@ int tl_dp_index_grow(struct tl_dp *dp)
 	atomic_store_explicit(&dp->index_table, h, memory_order_release);
 	dp->index_cap *= 2;
 	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	if (dp->n_retired)         /* their key slots are the old table's */
+		retired_reclaim(dp, dp->n_retired, false);
 	rte_hash_free(old);
 	return 0;
 }
@@ -138,7 +207,7 @@ int tl_dp_peers_reserve(struct tl_dp *dp, uint32_t id)
 	for (uint32_t i = 0; i < old->cap; i++)
 		atomic_init(&m->slot[i], atomic_load(&old->slot[i]));
 	atomic_store_explicit(&dp->peers, m, memory_order_release);
-	rte_rcu_qsbr_synchronize(dp->qsbr, RTE_QSBR_THRID_INVALID);
+	tl_dp_synchronize(dp);
 	rte_free(old);
 	return 0;
 }
@@ -171,10 +240,11 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	dp->hs_ring = rte_ring_create("tl_hs", TL_HS_RING_SIZE, socket, RING_F_SC_DEQ);
 	dp->neigh_req = rte_ring_create_elem("tl_neigh_req", sizeof(struct tl_neigh_key), TL_NEIGH_REQ_SIZE,
 					     socket, RING_F_SC_DEQ);
-	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	/* Buffers for frames of the MTU: staged packets, reassembled datagrams of the slow path. */
+	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						socket);
 	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, socket);
-	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						 socket);
 	/* Room for every job of every possible queue owner: submitting never fails. */
 	dp->crypto_ring = rte_ring_create("tl_crypto", dp->n_workers * TL_DIR_MAX * TL_JOBS_PER_OWNER, socket,
@@ -185,14 +255,24 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 		       dp->stage_ring ? 0 : -1;
 }
 
-/* Retired keypairs are already reclaimed (the index table deletes synchronously); the ones
- * still in the table belong to the caller. Handshake copies still in the ring are freed. */
+unsigned tl_dp_pool_bufs(void)
+{
+	return TL_CTRL_POOL_SIZE + TL_STAGE_POOL_SIZE;
+}
+
+/* Retired keypairs still waiting are reclaimed (no worker runs any more); the ones still in
+ * the table belong to the caller. Handshake copies still in the ring are freed. */
 void tl_dp_free(struct tl_dp *dp)
 {
 	struct tl_table *t = atomic_exchange(&dp->table, NULL);
 	struct tl_staged s;
 	struct rte_mbuf *m;
 
+	if (dp->n_retired)
+		retired_reclaim(dp, dp->n_retired, false);   /* the table goes whole */
+	free(dp->retired);
+	dp->retired = NULL;
+	dp->cap_retired = 0;
 	tl_table_free(t);
 	tl_lanfib_free(atomic_exchange(&dp->lanfib, NULL));
 	while (dp->hs_ring && rte_ring_dequeue(dp->hs_ring, (void **)&m) == 0)

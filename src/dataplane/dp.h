@@ -21,6 +21,7 @@
 #include "crypto/replay.h"
 #include "dataplane/drop.h"
 #include "dataplane/qparams.h"
+#include "dataplane/shaper.h"
 
 #define TL_MAX_WORKERS 64
 /* Peers of one device at most: the kernel's MAX_PEERS_PER_DEVICE (rte_lpm6 next hops have 21
@@ -59,14 +60,18 @@ struct tl_keypair {
 	struct tl_replay replay;
 };
 
-/* Where to send a peer's packets: outer address, port and next-hop MAC. Written by the
- * control plane (config, handshakes) and by workers (roaming), read under a seqlock. */
+/* Where to send a peer's packets: outer address, port and next-hop MAC, and our address the
+ * peer last wrote to (the source of what we send it, as the kernel's endpoint source cache).
+ * Written by the control plane (config, handshakes) and by workers (roaming), read under a
+ * seqlock. */
 struct tl_endpoint {
 	int family;                 /* 0 = unknown */
 	uint8_t ip[16];
 	uint16_t port;              /* host order */
 	uint8_t mac[6];             /* next hop on the WAN port */
 	bool mac_valid;
+	bool has_local;             /* local: known (learnt from an authenticated packet) */
+	uint8_t local[16];
 };
 
 struct tl_peer_stats {
@@ -124,10 +129,30 @@ struct tl_peer_map {
 	_Atomic(struct tl_peer *) slot[];
 };
 
+/* An index-table entry out of the table, waiting for its grace period: its data (a keypair,
+ * wiped and freed by tl_dp.index_reclaim) and its key slot in the table (< 0: none), which the
+ * table keeps until then (a lock-free table frees no slot on delete). */
+struct tl_dp_retired {
+	void *data;
+	int32_t pos;
+};
+
 /* A packet a worker staged for a peer, on its way to the control plane. */
 struct tl_staged {
 	struct tl_peer *peer;
 	struct rte_mbuf *m;
+};
+
+/* The WAN interface's addresses (all but IPv6 link-local) as the control plane last saw them
+ * (ctrl/wanaddr.c): n4 IPv4 then n6 IPv6 addresses, each family sorted (memcmp order) for
+ * lookups, and each family's first as the kernel listed it, the source of frames to a peer
+ * whose packets named none of ours yet. Published whole; the old one is freed after an RCU
+ * grace period, so a worker reads it without a lock within its round. */
+struct tl_addrset {
+	uint32_t n4, n6;
+	uint8_t first4[4], first6[16];
+	uint8_t (*a4)[4];
+	uint8_t (*a6)[16];
 };
 
 /* Per port constants for building frames. */
@@ -139,7 +164,10 @@ struct tl_port_info {
 	struct tl_udpport *udp;   /* the `udp` WAN port kind (udpport.h); NULL: a DPDK port */
 	struct tl_afp *afp;       /* the `packet` LAN port kind of host mode (afpacket.h) */
 	uint8_t mac[6];
-	uint8_t ip4[4];        /* source address for outer IPv4 (WAN) / ICMP errors (LAN) */
+	/* The WAN's addresses while the control plane follows them (tl_pkt_wan_local); NULL: the
+	 * fixed ip4/ip6 below are the port's. */
+	_Atomic(const struct tl_addrset *) addrs;
+	uint8_t ip4[4];        /* fixed source address for outer IPv4 (WAN) / ICMP errors (LAN) */
 	uint8_t ip6[16];
 	bool has_ip4, has_ip6;
 	uint8_t peer_mac[6];   /* host mode LAN: the host end of the veth */
@@ -173,6 +201,7 @@ struct tl_counters {
 	uint64_t held;             /* now: decrypted packets waiting for a LAN next-hop MAC */
 	uint64_t busy_polls, idle_polls;
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
+	uint64_t shaper_sleeps;    /* idle rounds slept to the shaper's next send slot */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
 	/* The crypto stage (crypto_stage.h): jobs and packets this worker sealed or opened, for
 	 * any queue owner; packets of this owner's queues in jobs now (a gauge); rounds this
@@ -260,9 +289,8 @@ struct tl_dp {
 	atomic_bool ctrl_sleeping;
 	_Atomic unsigned ctrl_kicks;
 	_Atomic unsigned n_blocked;          /* workers blocked in poll() now */
-	/* Each port's shaper bucket, shared by its egress queues: the virtual time of the next
-	 * send slot (CLOCK_MONOTONIC ns). */
-	_Atomic uint64_t shaper_next[TL_PORT_MAX];
+	/* Each port's shaper clock, shared by its egress queues (shaper.h). */
+	struct tl_shaper_port shaper_port[TL_PORT_MAX];
 	struct rte_mempool *ctrl_pool;       /* frames the control plane builds */
 	struct rte_mempool *hs_pool;         /* copies of handshake messages for the control plane */
 	struct rte_mempool *stage_pool;      /* copies of packets waiting for a session */
@@ -271,9 +299,16 @@ struct tl_dp {
 	struct tl_aqm_params aqm_init[TL_PORT_MAX];
 	struct tl_shaper_params shaper_init[TL_PORT_MAX];
 	uint32_t queue_cap[TL_PORT_MAX];
-	/* Bumped by the control plane whenever a keypair retires: a worker that sees it change
-	 * drops the key copies of its AEAD context before its next burst. */
+	/* Bumped by the control plane whenever a keypair retires, after it left the index table:
+	 * a worker that sees it change drops the key copies of its AEAD context before its next
+	 * burst (and can no longer find the keypair). */
 	_Atomic uint64_t key_gen;
+	/* Entries taken out of the index table whose grace period has not ended (control plane,
+	 * tl_dp_index_retire): [0, n_sealed) wait for the one that began at retire_token, the rest
+	 * for the next. */
+	struct tl_dp_retired *retired;
+	uint32_t n_retired, n_sealed, cap_retired;
+	uint64_t retire_token;
 	volatile bool stop;
 };
 
@@ -302,7 +337,7 @@ static inline void tl_peer_want_handshake(struct tl_dp *dp, struct tl_peer *peer
 }
 
 /* The UDP port of the WAN (host order): read by the workers for every frame, written only by
- * the control plane (tl_listen_port_set), so a relaxed load is enough. */
+ * the control plane (the device change, ctrl/devchange.c), so a relaxed load is enough. */
 static inline uint16_t tl_dp_listen_port(const struct tl_dp *dp)
 {
 	return atomic_load_explicit(&dp->listen_port, memory_order_relaxed);
@@ -322,10 +357,26 @@ static inline struct rte_hash *tl_dp_index(struct tl_dp *dp)
 }
 
 /* dp.c: creates the shared objects of dp (n_workers set) and frees them. reclaim wipes and
- * frees a keypair deleted from the index table, within the delete, once the RCU grace
- * period is over (the control plane, which deletes, is not an RCU reader). */
+ * frees a keypair taken out of the index table once its RCU grace period is over (below);
+ * tl_dp_free reclaims the ones still waiting (the workers have stopped). */
 int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim);
+/* Buffers of the control plane's pools tl_dp_create makes (their data room follows dp->mtu,
+ * as the ports' do): the EAL memory counts them. */
+unsigned tl_dp_pool_bufs(void);
 void tl_dp_free(struct tl_dp *dp);
+/* Control plane (the control thread is not an RCU reader): retirement in batches, one grace
+ * period for every entry retired meanwhile, however many.
+ *
+ * tl_dp_index_retire takes index's entry (data) out of the index table at once; workers that
+ * found it before may still use it, so its key slot and data wait for the grace period.
+ * Without memory to queue it, the grace period is waited for here.
+ * tl_dp_retire_poll never blocks: reclaims the entries whose grace period ended and starts
+ * one (rte_rcu_qsbr_start) for those retired since. True while some still wait: poll again.
+ * tl_dp_synchronize waits for a grace period (rte_rcu_qsbr_synchronize): afterwards no worker
+ * holds anything unpublished before it, and every entry retired so far is reclaimed. */
+void tl_dp_index_retire(struct tl_dp *dp, uint32_t index, void *data);
+bool tl_dp_retire_poll(struct tl_dp *dp);
+void tl_dp_synchronize(struct tl_dp *dp);
 struct rte_hash *tl_dp_hash_new(const char *name, uint32_t entries, uint32_t key_len, bool lock_free);
 /* A hash like h with room for entries, holding what h holds (h is left as it was). */
 struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t entries, uint32_t key_len,
@@ -336,7 +387,8 @@ struct rte_hash *tl_dp_hash_copy(struct rte_hash *h, const char *name, uint32_t 
  * (it stays). */
 bool tl_dp_hash_crowded(struct rte_hash *h, uint32_t cap);
 int tl_dp_hash_double(struct rte_hash **h, uint32_t *cap, const char *prefix, uint64_t *gen, uint32_t key_len);
-/* Control plane: the peer map has a slot for id (a larger one published if needed). 0 or -1. */
+/* Control plane: the peer map has a slot for id (a larger one published if needed, after a
+ * grace period: tl_dp_synchronize). 0 or -1. */
 int tl_dp_peers_reserve(struct tl_dp *dp, uint32_t id);
 /* Control plane: the index table replaced by one twice its size when it is more than about
  * three quarters full. 0 (room enough, or grown) or -1 (out of memory: the old one stays). */

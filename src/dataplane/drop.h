@@ -26,6 +26,7 @@
 	X(replay,                     "data message counter already seen or too old")        \
 	X(key_expired,                "data message on a keypair past REJECT_AFTER_TIME/MESSAGES") \
 	X(src_not_allowed,            "decrypted inner source outside the peer's allowed IPs") \
+	X(ecn_ce_not_ect,             "decrypted inner packet not ECN-capable whose outer header carries CE: the congestion signal cannot reach its sender but as a loss (RFC 6040 4.2)") \
 	X(no_route,                   "inner destination matches no peer's allowed IPs")     \
 	X(no_endpoint,                "peer has no known endpoint to send to")               \
 	X(no_neighbour,               "next-hop MAC not resolved: a peer endpoint's on the WAN, or a LAN next hop within 3 s") \
@@ -42,7 +43,8 @@
 	X(xsk_ring_full,              "kernel side: the AF_XDP socket had no buffer for a frame, its RX ring unread (imissed of an AF_XDP port)") \
 	X(nic_rx_missed,              "NIC side: frames the NIC could not put into a full RX ring (imissed of a PMD port)") \
 	X(kernel_socket_overflow,     "kernel side: a UDP socket of the listen port (the udp port kind, or reassembled fragments) dropped datagrams, buffer full (SO_RXQ_OVFL)") \
-	X(kernel_send_failed,         "udp port kind: the kernel refused to send a datagram (no route, too big)")
+	X(kernel_send_failed,         "udp port kind: the kernel refused to send a datagram (no route, too big)") \
+	X(gso_unsplittable,           "packet port kind: a GSO packet from the host of a kind it cannot split (not TCP over IPv4 or IPv6)")
 
 enum tl_drop {
 #define TL_DROP_ENUM(name, help) TL_DROP_##name,

@@ -13,51 +13,28 @@
 #include "dataplane/encap.h"
 #include "dataplane/udpport.h"
 
-/* ---- shaper: the port's bucket kept as the virtual time of its next send slot ----------- */
+/* ---- shaper: the port's virtual clock (shaper.c), the queue's view of it ---------------- */
 
-static void shaper_set(struct tl_egress *e, const struct tl_shaper_params *sp)
+static void shaper_set(struct tl_worker *w, struct tl_egress *e, const struct tl_shaper_params *sp)
 {
 	e->shaper = *sp;
-	if (!sp->rate_bps) {
-		e->ns_per_byte_q20 = 0;
-		return;
-	}
-	e->ns_per_byte_q20 = (uint64_t)(((unsigned __int128)8000000000ull << 20) / sp->rate_bps);
-	e->burst_ns = (uint64_t)(((unsigned __int128)tl_shaper_burst(sp) * e->ns_per_byte_q20) >> 20);
-	atomic_store_explicit(e->next_ns, 0, memory_order_relaxed);
-}
-
-static inline uint64_t wire_cost(const struct tl_egress *e, const struct rte_mbuf *m)
-{
-	return (uint64_t)(((unsigned __int128)(m->pkt_len + TL_WIRE_OVERHEAD) * e->ns_per_byte_q20) >> 20);
+	tl_shaper_set(&e->sh, sp, w->now_ns);
+	tl_aqm_set_rate(e->aqm, sp->rate_bps);
 }
 
 static inline void shaper_charge(struct tl_egress *e, const struct rte_mbuf *m)
 {
-	if (e->ns_per_byte_q20)
-		atomic_fetch_add_explicit(e->next_ns, wire_cost(e, m), memory_order_relaxed);
+	tl_shaper_charge(&e->sh, m->pkt_len);
 }
 
 static inline void shaper_refund(struct tl_egress *e, const struct rte_mbuf *m)
 {
-	if (e->ns_per_byte_q20)
-		atomic_fetch_sub_explicit(e->next_ns, wire_cost(e, m), memory_order_relaxed);
+	tl_shaper_refund(&e->sh, m->pkt_len);
 }
 
-/* May the queue send now? Refills the bucket up to its depth (any queue of the port may;
- * a lost race means another one just did). */
 static inline bool shaper_open(struct tl_egress *e, uint64_t now)
 {
-	uint64_t next;
-
-	if (!e->ns_per_byte_q20)
-		return true;
-	next = atomic_load_explicit(e->next_ns, memory_order_relaxed);
-	if (next + e->burst_ns < now &&
-	    atomic_compare_exchange_strong_explicit(e->next_ns, &next, now - e->burst_ns, memory_order_relaxed,
-						    memory_order_relaxed))
-		next = now - e->burst_ns;
-	return next <= now;
+	return tl_shaper_open(&e->sh, now);
 }
 
 /* ---- snapshots and the parameter mailbox ------------------------------------------------- */
@@ -72,6 +49,7 @@ static void snapshot_publish(struct tl_worker *w, struct tl_egress *e)
 	e->snap.tx_bytes = e->tx_bytes;
 	e->snap.backpressure = e->backpressure;
 	e->snap.shaper_waits = e->shaper_waits;
+	e->snap.shaper_lost_ns = e->sh.lost_ns;
 	e->snap.stamp_ns = w->now_ns;
 	rte_seqlock_write_unlock(&e->snap_lock);
 	e->snap_ns = w->now_ns;
@@ -88,15 +66,14 @@ void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapsho
 	} while (rte_seqlock_read_retry(&e->snap_lock, sn));
 }
 
-/* Rules that depend on this dataplane rather than on the parameters alone. */
-static const char *queue_check(const struct tl_worker *w, int role, const struct tl_aqm_params *aqm,
-			       const struct tl_shaper_params *sh)
+const char *tl_queue_check(const struct tl_dp *dp, int role, const struct tl_aqm_params *aqm,
+			   const struct tl_shaper_params *sh)
 {
 	const char *err = aqm ? tl_aqm_params_check(aqm) : NULL;
 
 	if (!err && sh)
 		err = tl_shaper_params_check(sh);
-	if (!err && aqm && tl_aqm_capacity(aqm) > w->dp->queue_cap[role])
+	if (!err && aqm && tl_aqm_capacity(aqm) > dp->queue_cap[role])
 		err = "limit: holds more packets than the port buffers were sized for at start "
 		      "(limit and memory_limit of the start configuration; restart to raise them)";
 	return err;
@@ -114,7 +91,7 @@ static void queue_apply(struct tl_worker *w, int role)
 {
 	struct tl_egress *e = &w->eg[role];
 	uint32_t gen = atomic_load_explicit(&e->req_gen, memory_order_acquire);
-	const char *err = queue_check(w, role, e->req_has_aqm ? &e->req_aqm : NULL,
+	const char *err = tl_queue_check(w->dp, role, e->req_has_aqm ? &e->req_aqm : NULL,
 				      e->req_has_shaper ? &e->req_shaper : NULL);
 
 	if (!err && e->req_has_aqm) {
@@ -123,7 +100,7 @@ static void queue_apply(struct tl_worker *w, int role)
 			e->params = e->req_aqm;
 	}
 	if (!err && e->req_has_shaper)
-		shaper_set(e, &e->req_shaper);
+		shaper_set(w, e, &e->req_shaper);
 	e->req_err = err;
 	snapshot_publish(w, e);
 	atomic_store_explicit(&e->done_gen, gen, memory_order_release);
@@ -133,7 +110,7 @@ const char *tl_worker_queue_set(struct tl_worker *w, int role, const struct tl_a
 				const struct tl_shaper_params *sh)
 {
 	struct tl_egress *e = &w->eg[role];
-	const char *err = queue_check(w, role, aqm, sh);
+	const char *err = tl_queue_check(w->dp, role, aqm, sh);
 	uint32_t gen;
 
 	if (err)
@@ -192,12 +169,12 @@ int tl_egress_init(struct tl_worker *w, int role)
 	snprintf(name, sizeof(name), "aqm_w%u_%s", w->id, role == TL_PORT_WAN ? "wan" : "lan");
 	e->port_id = w->dp->port[role].port_id;
 	e->params = w->dp->aqm_init[role];
-	e->next_ns = &w->dp->shaper_next[role];
+	tl_shaper_init(&e->sh, &w->dp->shaper_port[role]);
 	e->aqm = tl_aqm_create(name, &e->params, role == TL_PORT_WAN ? 0 : RTE_ETHER_HDR_LEN, (int)rte_socket_id());
 	if (!e->aqm)
 		return -1;
 	tl_aqm_attach_drops(e->aqm, w->cnt.drops);
-	shaper_set(e, &w->dp->shaper_init[role]);
+	shaper_set(w, e, &w->dp->shaper_init[role]);
 	rte_seqlock_init(&e->snap_lock);
 	snapshot_publish(w, e);
 	return 0;
@@ -208,18 +185,21 @@ int tl_egress_init(struct tl_worker *w, int role)
 /* Sends n (at most a burst) frames on the WAN port and returns how many it took. A `udp`
  * port may refuse some of them (the kernel's send error: no route, too big): those are
  * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
- * the control plane, and *lost says how many. */
-static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost)
+ * the control plane; *lost says how many and *lost_bytes their bytes. */
+static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost,
+		       uint64_t *lost_bytes)
 {
 	struct tl_udpport *u = w->dp->port[TL_PORT_WAN].udp;
 	struct rte_mbuf *failed[TL_BURST];
 	uint16_t nf = 0, sent;
 
 	*lost = 0;
+	*lost_bytes = 0;
 	if (!u)
 		return rte_eth_tx_burst(w->eg[TL_PORT_WAN].port_id, w->queue, m, (uint16_t)n);
 	sent = tl_udpport_tx(u, w->queue, m, (uint16_t)n, failed, &nf);
 	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
 		if (queued)
 			tl_drop_deq(w, TL_PORT_WAN, failed[i], TL_DROP_kernel_send_failed);
 		else
@@ -237,6 +217,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	struct rte_ring_zc_data zc;
 	struct rte_mbuf **m;
 	unsigned n, sent, lost;
+	uint64_t lost_bytes;
 
 	n = rte_ring_dequeue_zc_burst_start(w->ctrl_tx, TL_BURST, &zc, NULL);
 	if (n == 0)
@@ -244,7 +225,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 	m = (struct rte_mbuf **)zc.ptr1;          /* the contiguous part; the rest next round */
 	for (unsigned i = 0; i < zc.n1; i++)
 		shaper_charge(e, m[i]);
-	sent = wan_tx(w, m, zc.n1, false, &lost);
+	sent = wan_tx(w, m, zc.n1, false, &lost, &lost_bytes);
 	for (unsigned i = sent; i < zc.n1; i++)
 		shaper_refund(e, m[i]);
 	rte_ring_dequeue_zc_finish(w->ctrl_tx, sent);
@@ -255,7 +236,7 @@ unsigned tl_egress_ctrl_flush(struct tl_worker *w)
 
 static void shaper_note_wait(struct tl_worker *w, struct tl_egress *e, unsigned n)
 {
-	if (n < TL_BURST && e->ns_per_byte_q20 && tl_aqm_backlog(e->aqm) && !shaper_open(e, w->now_ns))
+	if (n < TL_BURST && tl_shaper_on(&e->sh) && tl_aqm_backlog(e->aqm) && !shaper_open(e, w->now_ns))
 		e->shaper_waits++;
 }
 
@@ -271,7 +252,7 @@ static unsigned wan_take(struct tl_worker *w)
 
 	while (j && j->n < TL_BURST && shaper_open(e, w->now_ns)) {
 		/* Without a shaper a whole burst at once; with one, packet by packet. */
-		got = tl_aqm_dequeue_burst(e->aqm, m, e->ns_per_byte_q20 ? 1 : TL_BURST - j->n, w->now_ns);
+		got = tl_aqm_dequeue_burst(e->aqm, m, tl_shaper_on(&e->sh) ? 1 : TL_BURST - j->n, w->now_ns);
 		if (got == 0)
 			break;
 		taken += got;
@@ -282,7 +263,7 @@ static unsigned wan_take(struct tl_worker *w)
 			if (j->n > before)
 				shaper_charge(e, j->m[before]);
 		}
-		if (!e->ns_per_byte_q20)
+		if (!tl_shaper_on(&e->sh))
 			break;
 	}
 	tl_cs_submit(w, TL_DIR_ENCAP);
@@ -295,6 +276,7 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	uint32_t len[TL_BURST];
 	unsigned k = 0, sent, lost, n;
+	uint64_t lost_bytes;
 
 	if (!j->checked) {
 		/* A failed seal may have left plaintext in the buffer: never sent. */
@@ -314,9 +296,10 @@ bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
 	n = (unsigned)(j->n - j->next);
 	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
 		len[i] = j->m[j->next + i]->pkt_len;
-	sent = wan_tx(w, j->m + j->next, n, true, &lost);
+	sent = wan_tx(w, j->m + j->next, n, true, &lost, &lost_bytes);
 	for (unsigned i = 0; i < sent; i++)
 		e->tx_bytes += len[i];
+	e->tx_bytes -= lost_bytes;               /* refused: not transmitted */
 	e->tx_packets += sent - lost;
 	w->cnt.tx[TL_PORT_WAN] += sent - lost;
 	w->cnt.inflight[TL_DIR_ENCAP] -= sent;
@@ -371,13 +354,13 @@ static unsigned lan_burst(struct tl_worker *w)
 	unsigned n = 0, got, sent, lost, max = lan_burst_max(w);
 
 	while (n < max && shaper_open(e, w->now_ns)) {
-		got = tl_aqm_dequeue_burst(e->aqm, out + n, e->ns_per_byte_q20 ? 1 : max - n, w->now_ns);
+		got = tl_aqm_dequeue_burst(e->aqm, out + n, tl_shaper_on(&e->sh) ? 1 : max - n, w->now_ns);
 		if (got == 0)
 			break;
 		for (unsigned i = n; i < n + got; i++)
 			shaper_charge(e, out[i]);
 		n += got;
-		if (!e->ns_per_byte_q20)
+		if (!tl_shaper_on(&e->sh))
 			break;
 	}
 	shaper_note_wait(w, e, n);
@@ -406,6 +389,7 @@ unsigned tl_egress_flush(struct tl_worker *w, int role)
 {
 	unsigned total = 0, n;
 
+	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
 	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {
 		n = role == TL_PORT_WAN ? wan_take(w) : lan_burst(w);
 		total += n;
@@ -421,13 +405,10 @@ uint64_t tl_egress_shaper_wait_ns(const struct tl_worker *w)
 
 	for (int role = 0; role < TL_PORT_MAX; role++) {
 		const struct tl_egress *e = &w->eg[role];
-		uint64_t next = atomic_load_explicit(e->next_ns, memory_order_relaxed);
+		uint64_t d = tl_shaper_wait(&e->sh, w->now_ns);
 
-		if (e->ns_per_byte_q20 && tl_aqm_backlog(e->aqm) && next > w->now_ns) {
-			uint64_t d = next - w->now_ns;
-
+		if (d && tl_aqm_backlog(e->aqm))
 			wait = wait ? RTE_MIN(wait, d) : d;
-		}
 	}
 	return wait;
 }

@@ -15,7 +15,8 @@
 #include "dataplane/encap.h"
 #include "dataplane/route.h"
 
-/* Fragments of one packet at most: a single-segment frame (2 KB) at the smallest MTU. */
+/* Fragments of one packet at most: a LAN frame fills one buffer, of at most 2 KiB or the MTU's
+ * frame (bufsize.h): 4 at the smallest MTU, 2 above about 1 950. */
 #define TL_MAX_FRAGMENTS 8
 
 static struct tl_peer *route_lookup(struct tl_dp *dp, const struct tl_table *t, const struct tl_inner *in)
@@ -45,8 +46,7 @@ static enum tl_drop encap_frame(struct tl_dp *dp, struct tl_peer *peer, struct t
 	if (padded > dp->mtu)
 		padded = RTE_MAX(len, (uint32_t)dp->mtu);
 	tl_endpoint_read(peer, &ep);
-	if (!ep.family || (ep.family == AF_INET && !dp->port[TL_PORT_WAN].has_ip4) ||
-	    (ep.family == AF_INET6 && !dp->port[TL_PORT_WAN].has_ip6))
+	if (!ep.family || !tl_pkt_wan_has_family(&dp->port[TL_PORT_WAN], ep.family))
 		return TL_DROP_no_endpoint;
 	if (!ep.mac_valid)
 		return TL_DROP_no_neighbour;
@@ -270,7 +270,7 @@ void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_
 	if (!tl_keypair_can_send(w->dp, kp, w->now_ns))
 		return stage(w, peer, m);
 	/* behind packets already staged: they leave first, in their order */
-	if (atomic_load_explicit(&peer->n_staged, memory_order_relaxed) || endpoint_resolving(peer))
+	if (atomic_load_explicit(&peer->n_staged, memory_order_acquire) || endpoint_resolving(peer))
 		return stage_for(w, peer, m, false);
 	r = encap_frame(w->dp, peer, kp, m, in.ecn, w->now_ns, &s);
 	if (r == TL_DROP_key_expired)

@@ -11,6 +11,7 @@
 #include "dataplane/aqm.h"
 #include "dataplane/dp.h"
 #include "dataplane/lanfib.h"
+#include "dataplane/shaper.h"
 
 #define TL_CTRL_TX_SIZE 512
 
@@ -33,22 +34,21 @@ struct tl_queue_snapshot {
 	uint64_t tx_packets, tx_bytes;     /* frames the port took from this queue */
 	uint64_t backpressure;             /* rounds the port took fewer than offered */
 	uint64_t shaper_waits;             /* rounds the shaper held packets back */
+	uint64_t shaper_lost_ns;           /* sending time the shaper's catch-up bound gave up */
 	uint64_t stamp_ns;                 /* CLOCK_MONOTONIC when taken */
 };
 
 /* One egress queue: the AQM, the shaper in front of the port, and what the control plane
  * sees of them. Owned by its worker; the control plane only reads the snapshot (seqlock)
  * and posts parameter changes through the mailbox (req_*, then req_gen). The shaper's
- * bucket belongs to the port (dp->shaper_next), shared by the port's egress queues: one
- * rate whatever the number of workers. */
+ * clock belongs to the port (dp->shaper_port, shaper.h), shared by the port's egress
+ * queues: one rate whatever the number of workers. */
 struct tl_egress {
 	struct tl_aqm *aqm;
 	uint16_t port_id;
 	struct tl_aqm_params params;
 	struct tl_shaper_params shaper;
-	uint64_t ns_per_byte_q20;          /* shaper cost of a byte, ns << 20; 0 = no shaper */
-	uint64_t burst_ns;                 /* bucket depth as time at rate */
-	_Atomic uint64_t *next_ns;         /* the port's virtual time of the next send slot */
+	struct tl_shaper sh;               /* this queue's view of the port's clock */
 	uint64_t tx_packets, tx_bytes, backpressure, shaper_waits;
 	uint64_t snap_ns;
 	rte_seqlock_t snap_lock;

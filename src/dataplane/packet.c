@@ -1,4 +1,5 @@
 /* Frame parsing and building for the fast path (packet.h). */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -49,6 +50,72 @@ static bool udp_cksum_ok(const struct rte_mbuf *m, int family, const void *ip, c
 	return udp->dgram_cksum == (family == AF_INET ? rte_ipv4_phdr_cksum(ip, 0) : rte_ipv6_phdr_cksum(ip, 0));
 }
 
+/* ---- the WAN's addresses ------------------------------------------------------------------ */
+
+static const struct tl_addrset *wan_addrs(const struct tl_port_info *wan)
+{
+	return atomic_load_explicit(&wan->addrs, memory_order_acquire);
+}
+
+/* Binary search of n sorted addresses of len bytes each. */
+static bool addr_in(const uint8_t *base, uint32_t n, size_t len, const uint8_t *addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(base + (size_t)mid * len, addr, len);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+bool tl_pkt_wan_local(const struct tl_port_info *wan, int family, const uint8_t *addr)
+{
+	const struct tl_addrset *s = wan_addrs(wan);
+
+	if (s)
+		return family == AF_INET ? addr_in((const uint8_t *)s->a4, s->n4, 4, addr)
+					 : addr_in((const uint8_t *)s->a6, s->n6, 16, addr);
+	if (family == AF_INET)
+		return wan->has_ip4 && memcmp(addr, wan->ip4, 4) == 0;
+	return wan->has_ip6 && memcmp(addr, wan->ip6, 16) == 0;
+}
+
+bool tl_pkt_wan_has_family(const struct tl_port_info *wan, int family)
+{
+	const struct tl_addrset *s = wan_addrs(wan);
+
+	if (s)
+		return (family == AF_INET ? s->n4 : s->n6) > 0;
+	return family == AF_INET ? wan->has_ip4 : wan->has_ip6;
+}
+
+bool tl_pkt_wan_source(const struct tl_port_info *wan, const struct tl_endpoint *ep, uint8_t src[16])
+{
+	const struct tl_addrset *s = wan_addrs(wan);
+	size_t alen = ep->family == AF_INET ? 4 : 16;
+
+	memset(src, 0, 16);
+	if (!tl_pkt_wan_has_family(wan, ep->family))
+		return false;
+	if (ep->has_local && tl_pkt_wan_local(wan, ep->family, ep->local))
+		memcpy(src, ep->local, alen);
+	else if (wan->udp)
+		;       /* the kernel picks, by route */
+	else if (!s)
+		memcpy(src, ep->family == AF_INET ? wan->ip4 : wan->ip6, alen);
+	else
+		memcpy(src, ep->family == AF_INET ? s->first4 : s->first6, alen);
+	return true;
+}
+
 static enum tl_drop parse_outer4(struct rte_mbuf *m, const struct tl_port_info *wan, struct tl_outer *o,
 				 uint16_t *l3len)
 {
@@ -63,12 +130,14 @@ static enum tl_drop parse_outer4(struct rte_mbuf *m, const struct tl_port_info *
 		return TL_DROP_malformed;
 	if (ip->next_proto_id != IPPROTO_UDP || (rte_be_to_cpu_16(ip->fragment_offset) & 0x3fff))
 		return TL_DROP_malformed;
-	if (!wan->has_ip4 || memcmp(&ip->dst_addr, wan->ip4, 4) != 0)
+	if (!tl_pkt_wan_local(wan, AF_INET, (const uint8_t *)&ip->dst_addr))
 		return TL_DROP_not_for_us;
 	if (!ip4_cksum_ok(m, ip))
 		return TL_DROP_bad_checksum;
 	o->family = AF_INET;
 	memcpy(o->src_ip, &ip->src_addr, 4);
+	memset(o->dst_ip, 0, sizeof(o->dst_ip));
+	memcpy(o->dst_ip, &ip->dst_addr, 4);
 	o->ecn = ip->type_of_service & 3;
 	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - tot);
 	*l3len = ihl;
@@ -87,10 +156,11 @@ static enum tl_drop parse_outer6(struct rte_mbuf *m, const struct tl_port_info *
 	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 || ip->proto != IPPROTO_UDP ||
 	    plen < 8 || plen > m->data_len - TL_ETH_LEN - sizeof(*ip))
 		return TL_DROP_malformed;
-	if (!wan->has_ip6 || memcmp(TL_IP6_ADDR(ip->dst_addr), wan->ip6, 16) != 0)
+	if (!tl_pkt_wan_local(wan, AF_INET6, TL_IP6_ADDR(ip->dst_addr)))
 		return TL_DROP_not_for_us;
 	o->family = AF_INET6;
 	memcpy(o->src_ip, TL_IP6_ADDR(ip->src_addr), 16);
+	memcpy(o->dst_ip, TL_IP6_ADDR(ip->dst_addr), 16);
 	o->ecn = (rte_be_to_cpu_32(ip->vtc_flow) >> 20) & 3;
 	rte_pktmbuf_trim(m, m->data_len - TL_ETH_LEN - sizeof(*ip) - plen);
 	*l3len = sizeof(*ip);
@@ -255,8 +325,9 @@ static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		      uint16_t src_port, uint8_t ecn, bool csum)
 {
 	uint16_t ulen = m->data_len + 8;
-	uint8_t *h;
+	uint8_t *h, src[16];
 
+	tl_pkt_wan_source(wan, ep, src);
 	if (ep->family == AF_INET) {
 		struct rte_ipv4_hdr *ip;
 
@@ -271,7 +342,7 @@ static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		ip->total_length = rte_cpu_to_be_16(20 + ulen);
 		ip->time_to_live = 64;
 		ip->next_proto_id = IPPROTO_UDP;
-		memcpy(&ip->src_addr, wan->ip4, 4);
+		memcpy(&ip->src_addr, src, 4);
 		memcpy(&ip->dst_addr, ep->ip, 4);
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		fill_udp((void *)(ip + 1), src_port, ep->port, ulen);
@@ -288,7 +359,7 @@ static int push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const 
 		ip->payload_len = rte_cpu_to_be_16(ulen);
 		ip->proto = IPPROTO_UDP;
 		ip->hop_limits = 64;
-		memcpy(TL_IP6_ADDR(ip->src_addr), wan->ip6, 16);
+		memcpy(TL_IP6_ADDR(ip->src_addr), src, 16);
 		memcpy(TL_IP6_ADDR(ip->dst_addr), ep->ip, 16);
 		udp = (struct rte_udp_hdr *)(ip + 1);
 		fill_udp(udp, src_port, ep->port, ulen);

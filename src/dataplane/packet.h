@@ -17,6 +17,7 @@
 struct tl_outer {
 	int family;
 	uint8_t src_ip[16];
+	uint8_t dst_ip[16];            /* the address of ours the peer wrote to */
 	uint16_t src_port;             /* host order */
 	uint8_t src_mac[6];
 	uint8_t ecn;                   /* outer ECN bits */
@@ -30,6 +31,20 @@ struct tl_inner {
 	uint16_t len;                  /* IP total length */
 	uint8_t ecn;
 };
+
+/* Whether addr (family's length) is an address of port wan now: one of its published set
+ * (tl_port_info.addrs), or without a set its fixed ip4/ip6. Any thread; a worker within its
+ * round. */
+bool tl_pkt_wan_local(const struct tl_port_info *wan, int family, const uint8_t *addr);
+
+/* Whether port wan has an address of family to send from now (else: no_endpoint). */
+bool tl_pkt_wan_has_family(const struct tl_port_info *wan, int family);
+
+/* The source address of a frame to ep, into src (16 bytes): the address of ours the peer last
+ * wrote to while it is still ours, else the family's first address; a udp port leaves it
+ * unspecified (all zero) instead, and the kernel picks the source as for any socket. False if
+ * the port has no address of the family. */
+bool tl_pkt_wan_source(const struct tl_port_info *wan, const struct tl_endpoint *ep, uint8_t src[16]);
 
 /* Strips Ethernet/IP/UDP (and any Ethernet padding after the IP packet) of a frame that
  * must be UDP to listen_port, sent to the MAC and an address of port wan, with a valid IPv4
@@ -50,8 +65,9 @@ enum tl_drop tl_pkt_parse_inner(const uint8_t *p, uint32_t avail, struct tl_inne
  * Returns true if it did. */
 bool tl_pkt_l4_csum_complete(uint8_t *p, const struct tl_inner *in);
 
-/* Prepends Ethernet/IP/UDP in front of the WireGuard message the mbuf holds. Returns -1
- * without headroom. */
+/* Prepends Ethernet/IP/UDP in front of the WireGuard message the mbuf holds, from the
+ * source tl_pkt_wan_source picks (all zero if the port has no address of the family).
+ * Returns -1 without headroom. */
 int tl_pkt_push_outer(struct rte_mbuf *m, const struct tl_port_info *wan, const struct tl_endpoint *ep,
 		      uint16_t src_port, uint8_t ecn);
 

@@ -11,6 +11,8 @@ struct tl_aqm_params tl_aqm_params_default(void)
 		.limit = 10240,
 		.memory_limit = 32u << 20,
 		.ecn = true,
+		.rtt_us = 0,
+		.l4s_us = 1000,
 	};
 }
 
@@ -28,6 +30,10 @@ const char *tl_aqm_params_check(const struct tl_aqm_params *p)
 		return "limit: must be 1..1048576 packets";
 	if (p->memory_limit < TL_AQM_MEMORY_MIN || p->memory_limit > TL_AQM_MEMORY_MAX)
 		return "memory_limit: must be 65536..4294967296 bytes";
+	if (p->rtt_us && (p->rtt_us < 20 || p->rtt_us > TL_AQM_INTERVAL_MAX))
+		return "rtt_us: must be 0 (target_us and interval_us) or 20..100000000 (100 s)";
+	if (p->l4s_us > TL_AQM_INTERVAL_MAX)
+		return "l4s_us: must be 0 (off) or up to 100000000 (100 s)";
 	return 0;
 }
 

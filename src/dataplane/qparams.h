@@ -23,6 +23,14 @@ struct tl_aqm_params {
 	uint32_t limit;          /* hard limit in packets (10240) */
 	uint64_t memory_limit;   /* hard limit in bytes of mbuf buffers (32 MiB) */
 	bool ecn;                /* mark CE instead of dropping ECT packets (true) */
+	/* The path's round-trip time, as CAKE's rtt: interval = rtt_us, target = rtt_us / 20
+	 * (target_us and interval_us are then not used). 0: target_us and interval_us. With a
+	 * shaper, the target is never below two frame times at its rate. (0) */
+	uint32_t rtt_us;
+	/* L4S (RFC 9331): an ECT(1) packet that waited at least this long is marked CE, the
+	 * step that scalable congestion controls expect; ECT(0) and not-ECT packets keep the
+	 * drop law. 0 = off; needs ecn. (1000) */
+	uint32_t l4s_us;
 };
 
 /* Token bucket on the real on-wire size of each frame (Ethernet header, FCS, preamble and

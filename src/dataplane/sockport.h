@@ -11,6 +11,8 @@
 
 #include <rte_mbuf.h>
 
+#include "dataplane/dp.h"
+
 /* Closes fd, whose set-up failed: -errno of that failure. */
 static inline int tl_sp_fail(int fd)
 {
@@ -44,6 +46,19 @@ static inline uint64_t tl_sp_cnt_get(const uint64_t *c)
 static inline uint32_t tl_sp_room(struct rte_mempool *mp)
 {
 	return (uint32_t)(rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM);
+}
+
+/* A frame (or message) read from the kernel that the port lets go of: counted in the port's
+ * ierrors and, with the counters of the worker that reads the queue (c; NULL: none), as
+ * received on port role and dropped there under why (conservation: rx = ... + drops). */
+static inline void tl_sp_rx_drop(uint64_t *ierrors, struct tl_counters *c, int role, enum tl_drop why)
+{
+	tl_sp_cnt_add(ierrors, 1);
+	if (!c)
+		return;
+	c->rx[role]++;
+	c->rx_drops[role]++;
+	c->drops[why]++;
 }
 
 #define TL_SP_BATCH 32

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_ether.h>
@@ -32,6 +33,18 @@
 /* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+/* A destination the kernel refused a UDP_SEGMENT send to (EMSGSIZE, or EINVAL before Linux
+ * 6.x: segments above its route's MTU; EIO: an xfrm route; EOPNOTSUPP) gets datagram by
+ * datagram for a while, then GSO is
+ * tried again (its path MTU may have grown): per queue, the latest few. */
+#define NO_GSO_DSTS 8
+#define NO_GSO_NS 1000000000ull
+
+struct no_gso {
+	uint64_t until_ns;             /* 0: a free entry */
+	uint8_t f, addr[16];
+	uint16_t port;                 /* network order */
+};
 
 struct rx_meta {
 	uint8_t dst[16];
@@ -56,8 +69,10 @@ struct udpq {
 	int swap;                      /* 1: next_fd holds a move not taken yet */
 	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
 	struct rte_mempool *mp;
+	struct tl_counters *cnt;       /* the reading worker's (rx drops), or NULL */
 	uint8_t first;                 /* family read first this time, alternated */
-	bool no_gso;                   /* UDP_SEGMENT refused once: send datagram by datagram */
+	struct no_gso no_gso[NO_GSO_DSTS];   /* destinations without GSO for now */
+	unsigned no_gso_n, no_gso_next;      /* entries in use (maybe expired), the next to replace */
 	int8_t out_full;               /* family whose socket took no more at the last send, or -1 */
 	uint8_t *arena;                /* GRO_MSGS x GRO_MSG_LEN */
 	struct rx_msg rm[GRO_MSGS];
@@ -65,6 +80,7 @@ struct udpq {
 	uint32_t rm_off;               /* its bytes handed out so far */
 	/* written by the queue's worker only, read by the control plane */
 	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs, gso_sends;
+	uint64_t gso_fallbacks;        /* UDP_SEGMENT sends refused (then sent datagram by datagram) */
 } __rte_cache_aligned;
 
 struct tl_udpport {
@@ -155,6 +171,7 @@ struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, 
 		u->q[q].out_full = -1;
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].mp = cfg->pools[q];
+		u->q[q].cnt = cfg->counters ? cfg->counters[q] : NULL;
 		u->q[q].arena = rte_malloc("tl_udpport_gro", GRO_MSGS * GRO_MSG_LEN, RTE_CACHE_LINE_SIZE);
 		if (!u->q[q].arena) {
 			snprintf(err, errlen, "udp port: out of memory");
@@ -197,10 +214,9 @@ void tl_udpport_close(struct tl_udpport *u)
 	rte_free(u);
 }
 
-int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen)
+int tl_udpport_move_prepare(struct tl_udpport *u, uint16_t port, int (*fds)[2], char *err, size_t errlen)
 {
 	struct tl_udpport_cfg c = u->cfg;
-	int fds[TL_MAX_WORKERS][2];
 
 	c.port = port;
 	for (uint16_t q = 0; q < u->queues; q++)
@@ -223,13 +239,35 @@ int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errle
 			}
 			fds[q][f] = fd;
 		}
+	return 0;
+}
+
+void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2])
+{
 	for (uint16_t q = 0; q < u->queues; q++) {
 		u->q[q].next_fd[0] = fds[q][0];
 		u->q[q].next_fd[1] = fds[q][1];
 		__atomic_store_n(&u->q[q].swap, 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&u->port, port, __ATOMIC_RELAXED);
-	return 0;
+}
+
+void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2])
+{
+	for (uint16_t q = 0; q < u->queues; q++)
+		for (int f = 0; f < 2; f++)
+			if (fds[q][f] >= 0)
+				close(fds[q][f]);
+}
+
+int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen)
+{
+	int fds[TL_MAX_WORKERS][2];
+	int r = tl_udpport_move_prepare(u, port, fds, err, errlen);
+
+	if (r == 0)
+		tl_udpport_move_commit(u, port, fds);
+	return r;
 }
 
 int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q)
@@ -288,6 +326,15 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
 
 	for (uint16_t i = 0; u && i < u->queues; i++)
 		n += cnt_get(&u->q[i].gro_msgs);
+	return n;
+}
+
+uint64_t tl_udpport_gso_fallbacks(const struct tl_udpport *u)
+{
+	uint64_t n = 0;
+
+	for (uint16_t i = 0; u && i < u->queues; i++)
+		n += cnt_get(&u->q[i].gso_fallbacks);
 	return n;
 }
 
@@ -425,7 +472,8 @@ static bool arena_fill(struct udpq *q, int fd, int f)
 		r->meta = (struct rx_meta){ .tos = 0 };
 		rx_cmsgs(q, f, &h[i].msg_hdr, &r->meta);
 		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
-			cnt_add(&q->ierrors, 1);    /* over 64 KiB: not a datagram we carry */
+			/* over 64 KiB: not a datagram we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 			continue;
 		}
 		if (r->meta.seg && h[i].msg_len > r->meta.seg)
@@ -466,7 +514,8 @@ static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf
 			cnt_add(&q->ibytes, x->pkt_len);
 			out[got++] = x;
 		} else {
-			cnt_add(&q->ierrors, 1);    /* larger than a buffer: not a frame we carry */
+			/* larger than a buffer (a peer's MTU above ours): not a frame we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
 		}
 		q->rm_off += len;
 		if (q->rm_off >= r->len) {
@@ -508,10 +557,11 @@ uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 
 /* ---- send --------------------------------------------------------------------------------- */
 
-/* Where the frame m goes: family index, address, ECN/DSCP byte, payload. -1 if it is not
- * an IPv4 or IPv6 UDP frame in one segment. */
+/* Where the frame m goes: family index, address, ECN/DSCP byte, payload, and the source
+ * address it names (all zero: the kernel picks one). -1 if it is not an IPv4 or IPv6 UDP
+ * frame in one segment. */
 static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_t *dlen, int *tos,
-		      struct iovec *payload)
+		      struct iovec *payload, uint8_t src[16])
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	const struct rte_ether_hdr *eth = (const void *)p;
@@ -532,6 +582,8 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 		a->sin_family = AF_INET;
 		memcpy(&a->sin_addr, &ip->dst_addr, 4);
 		a->sin_port = udp->dst_port;
+		memset(src, 0, 16);
+		memcpy(src, &ip->src_addr, 4);
 		*dlen = sizeof(*a);
 		*tos = ip->type_of_service;
 	} else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
@@ -545,6 +597,7 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 		a->sin6_family = AF_INET6;
 		memcpy(&a->sin6_addr, TL_IP6_ADDR(ip->dst_addr), 16);
 		a->sin6_port = udp->dst_port;
+		memcpy(src, ip->src_addr, 16);
 		*dlen = sizeof(*a);
 		*tos = (int)(rte_be_to_cpu_32(ip->vtc_flow) >> 20 & 0xff);
 	} else {
@@ -560,19 +613,21 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 }
 
 /* One datagram, or with UDP_SEGMENT one run of equal-sized datagrams (the last may be
- * shorter) to one address with one ECN field: the kernel segments it after one pass
- * through its stack. */
+ * shorter) to one address from one address with one ECN field: the kernel segments it after
+ * one pass through its stack. A source (the address of ours the peer wrote to) goes as
+ * IP_PKTINFO / IPV6_PKTINFO, as a server socket replies from where it was reached. */
 struct tx_msg {
 	int f, tos;
+	uint8_t src[16];               /* all zero: the kernel picks */
 	struct sockaddr_storage dst;
 	socklen_t dlen;
 	unsigned first, segs;          /* frames pkts[first .. first + segs) */
 	size_t seg, bytes;             /* segment size, total */
 };
 
-static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, int f, int tos)
+static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, int f, int tos, const uint8_t src[16])
 {
-	if (a->f != f || a->tos != tos)
+	if (a->f != f || a->tos != tos || memcmp(a->src, src, 16))
 		return false;
 	if (f == 0) {
 		const struct sockaddr_in *x = (const void *)&a->dst, *y = (const void *)d;
@@ -584,13 +639,106 @@ static bool same_dst(const struct tx_msg *a, const struct sockaddr_storage *d, i
 	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A destination's key: family index, address, port. */
+static void dst_key(const struct sockaddr_storage *d, int f, uint8_t addr[16], uint16_t *port)
+{
+	memset(addr, 0, 16);
+	if (f == 0) {
+		const struct sockaddr_in *a = (const void *)d;
+
+		memcpy(addr, &a->sin_addr, 4);
+		*port = a->sin_port;
+	} else {
+		const struct sockaddr_in6 *a = (const void *)d;
+
+		memcpy(addr, &a->sin6_addr, 16);
+		*port = a->sin6_port;
+	}
+}
+
+/* GSO is off for now for destination d (family index f). */
+static bool gso_off(struct udpq *q, const struct sockaddr_storage *d, int f, uint64_t now)
+{
+	uint8_t addr[16];
+	uint16_t port;
+
+	if (!q->no_gso_n)
+		return false;
+	dst_key(d, f, addr, &port);
+	for (unsigned i = 0; i < NO_GSO_DSTS; i++) {
+		struct no_gso *x = &q->no_gso[i];
+
+		if (!x->until_ns || x->f != f || x->port != port || memcmp(x->addr, addr, 16))
+			continue;
+		if (now < x->until_ns)
+			return true;
+		x->until_ns = 0;           /* expired: GSO again */
+		q->no_gso_n--;
+		return false;
+	}
+	return false;
+}
+
+/* The kernel refused a GSO send to d: datagram by datagram there for NO_GSO_NS (the oldest
+ * entry makes room). */
+static void gso_off_add(struct udpq *q, const struct sockaddr_storage *d, int f, uint64_t now)
+{
+	struct no_gso *x = &q->no_gso[q->no_gso_next];
+
+	q->no_gso_next = (q->no_gso_next + 1) % NO_GSO_DSTS;
+	if (!x->until_ns)
+		q->no_gso_n++;
+	x->f = (uint8_t)f;
+	dst_key(d, f, x->addr, &x->port);
+	x->until_ns = now + NO_GSO_NS;
+	cnt_add(&q->gso_fallbacks, 1);
+}
+
+static bool src_given(const uint8_t src[16])
+{
+	static const uint8_t any[16];
+
+	return memcmp(src, any, 16) != 0;
+}
+
+/* The IP_PKTINFO / IPV6_PKTINFO of a source address, after c. */
+static void src_cmsg(struct msghdr *mh, struct cmsghdr *c, const struct tx_msg *x)
+{
+	c = CMSG_NXTHDR(mh, c);
+	if (x->f) {
+		struct in6_pktinfo pi = { .ipi6_ifindex = 0 };
+
+		memcpy(&pi.ipi6_addr, x->src, 16);
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	} else {
+		struct in_pktinfo pi = { .ipi_ifindex = 0 };
+
+		memcpy(&pi.ipi_spec_dst, x->src, 4);
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	}
+}
+
 /* Sends msgs[0..n) (all of one family) with one sendmmsg. Returns how many messages the
  * kernel took, or -errno for the first. */
 static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iovec *iov)
 {
 	struct mmsghdr h[UDPP_BURST];
 	union {
-		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
 	} ctl[UDPP_BURST];
 	int k;
@@ -598,8 +746,11 @@ static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iov
 	for (unsigned i = 0; i < n; i++) {
 		struct tx_msg *x = &msgs[i];
 		struct cmsghdr *c;
-		size_t clen = CMSG_SPACE(sizeof(int)) + (x->segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0);
+		bool src = src_given(x->src);
+		size_t clen = CMSG_SPACE(sizeof(int)) + (x->segs > 1 ? CMSG_SPACE(sizeof(uint16_t)) : 0) +
+			      (!src ? 0 : x->f ? CMSG_SPACE(sizeof(struct in6_pktinfo)) : CMSG_SPACE(sizeof(struct in_pktinfo)));
 
+		memset(ctl[i].buf, 0, clen);      /* CMSG_NXTHDR reads the next header's length */
 		h[i].msg_hdr = (struct msghdr){ .msg_name = &x->dst, .msg_namelen = x->dlen, .msg_iov = &iov[x->first],
 						.msg_iovlen = x->segs, .msg_control = ctl[i].buf, .msg_controllen = clen };
 		c = CMSG_FIRSTHDR(&h[i].msg_hdr);
@@ -616,6 +767,8 @@ static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iov
 			c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 			memcpy(CMSG_DATA(c), &seg, sizeof(seg));
 		}
+		if (src)
+			src_cmsg(&h[i].msg_hdr, c, x);
 	}
 	k = sendmmsg(q->fd[msgs[0].f], h, n, MSG_DONTWAIT);
 	return k < 0 ? -errno : k;
@@ -628,6 +781,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 	struct iovec iov[UDPP_BURST];
 	struct tx_msg msgs[UDPP_BURST];
 	unsigned done = 0;
+	uint64_t now = q->no_gso_n ? mono_ns() : 0;   /* only to expire entries */
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
@@ -643,7 +797,8 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 		for (i = done; i < n; i++) {
 			struct sockaddr_storage dst;
 			socklen_t dlen = 0;
-			int tos = 0, ff = frame_read(pkts[i], &dst, &dlen, &tos, &iov[i]);
+			uint8_t src[16];
+			int tos = 0, ff = frame_read(pkts[i], &dst, &dlen, &tos, &iov[i], src);
 			struct tx_msg *last = nm ? &msgs[nm - 1] : NULL;
 
 			if (ff < 0 || q->fd[ff] < 0) {
@@ -657,15 +812,16 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			if (f >= 0 && ff != f)
 				break;
 			f = ff;
-			if (last && !q->no_gso && same_dst(last, &dst, ff, tos) && iov[i].iov_len <= last->seg &&
+			if (last && same_dst(last, &dst, ff, tos, src) && iov[i].iov_len <= last->seg &&
 			    last->bytes == last->seg * last->segs && last->segs < TL_UDPPORT_GSO_SEGS &&
-			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES) {
+			    last->bytes + iov[i].iov_len <= TL_UDPPORT_GSO_BYTES && !gso_off(q, &dst, ff, now)) {
 				last->segs++;
 				last->bytes += iov[i].iov_len;
 				continue;
 			}
-			msgs[nm++] = (struct tx_msg){ .f = ff, .tos = tos, .dst = dst, .dlen = dlen, .first = i, .segs = 1,
-						      .seg = iov[i].iov_len, .bytes = iov[i].iov_len };
+			msgs[nm] = (struct tx_msg){ .f = ff, .tos = tos, .dst = dst, .dlen = dlen, .first = i, .segs = 1,
+						    .seg = iov[i].iov_len, .bytes = iov[i].iov_len };
+			memcpy(msgs[nm++].src, src, 16);
 		}
 		if (!nm)
 			continue;
@@ -687,8 +843,10 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 			q->out_full = (int8_t)msgs[0].f;
 			break;           /* the socket is full: the rest waits with the caller */
 		}
-		if (msgs[0].segs > 1 && (k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
-			q->no_gso = true;  /* this kernel or device does not segment: one by one */
+		if (msgs[0].segs > 1 && (k == -EMSGSIZE || k == -EINVAL || k == -EIO || k == -EOPNOTSUPP)) {
+			if (!now)
+				now = mono_ns();
+			gso_off_add(q, &msgs[0].dst, msgs[0].f, now);   /* there: one by one */
 			continue;
 		}
 		failed[(*n_failed)++] = pkts[done++];   /* refused by the kernel (no route, too big...) */

@@ -21,6 +21,7 @@
 #include <rte_mbuf.h>
 
 struct tl_udpport;
+struct tl_counters;
 
 struct tl_udpport_cfg {
 	const char *iface;            /* SO_BINDTODEVICE */
@@ -31,6 +32,10 @@ struct tl_udpport_cfg {
 	const uint8_t *gw_mac;        /* their source MAC: the "next hop" every endpoint has */
 	const uint8_t *ip4, *ip6;     /* destination address when the kernel names none */
 	struct rte_mempool *const *pools;   /* one per queue: the frames read */
+	/* One per queue, or NULL: the counters of the worker that reads the queue. A datagram
+	 * read and let go of (larger than a buffer, or than 64 KiB) counts there as received on
+	 * the WAN port and dropped as oversized; always in the port's ierrors. */
+	struct tl_counters *const *counters;
 	int rcvbuf, sndbuf;           /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
 };
 
@@ -46,13 +51,19 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts,
 		       struct rte_mbuf **failed, uint16_t *n_failed);
 
 /* Counters as a DPDK port has them (ipackets, ibytes, opackets, obytes, imissed, ierrors:
- * datagrams too large for a buffer, oerrors: refused sends). */
+ * datagrams too large for a buffer, also dropped as oversized; oerrors: refused sends). */
 void tl_udpport_stats(const struct tl_udpport *u, struct rte_eth_stats *st);
 /* Moves the port to listen port `port`: every queue's sockets are opened there first (if
  * one cannot be, nothing changes: an error in err, -errno), then each queue's worker takes
  * the new sockets at its next call, reads the old ones until they are empty and closes
  * them. -EBUSY while a queue has not taken the last move. Control plane. */
 int tl_udpport_move(struct tl_udpport *u, uint16_t port, char *err, size_t errlen);
+/* tl_udpport_move in two steps: prepare opens every queue's sockets on `port` into fds (one
+ * pair per queue; 0, or -errno with nothing open and nothing changed), then exactly one of
+ * commit (hands them to the workers: cannot fail) or abort (closes them). */
+int tl_udpport_move_prepare(struct tl_udpport *u, uint16_t port, int (*fds)[2], char *err, size_t errlen);
+void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2]);
+void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2]);
 /* Every queue took the last move. */
 bool tl_udpport_moved(const struct tl_udpport *u);
 /* Messages read with more than one datagram in them (UDP_GRO), all queues. */
@@ -62,6 +73,10 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 int tl_udpport_tx_full(const struct tl_udpport *u, uint16_t q);
 /* UDP_SEGMENT sends of several datagrams, all queues. */
 uint64_t tl_udpport_gso_sends(const struct tl_udpport *u);
+/* UDP_SEGMENT sends the kernel refused (EMSGSIZE or EINVAL: segments above the destination's
+ * route MTU; EIO: an xfrm route; EOPNOTSUPP), all queues: their datagrams went one by one, and so do
+ * that destination's for a second, then GSO is tried there again. */
+uint64_t tl_udpport_gso_fallbacks(const struct tl_udpport *u);
 /* Queue q holds datagrams read from its sockets and not handed out yet. */
 bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
 /* Queue q's socket of family index f (0: IPv4, 1: IPv6), or -1. The queue's worker: after a

@@ -6,6 +6,7 @@
  * then seals and opens waiting jobs. So the AQM, not a ring, decides what is dropped
  * when a link is overloaded, and a peer's packets keep their order whichever worker did
  * their crypto. */
+#include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -31,13 +32,15 @@
  * (TL_IDLE_BLOCK_MS bounds how late a stop request is seen); otherwise sleep 50 us
  * growing to 1 ms per round. Blocking earlier, instead of yielding, costs throughput when
  * the CPUs are shared: each wake-up waits for the scheduler. A queue held back by the
- * shaper is not idle: the worker sleeps only until the next send slot. An owner waiting
+ * shaper is not idle: the worker spins through a gap shorter than TL_SHAPER_SPIN_NS and
+ * otherwise sleeps to the next send slot (shaper_sleep), never yields. An owner waiting
  * for its crypto jobs only spins and yields. */
 #define TL_IDLE_SPIN_NS 20000ull
 #define TL_IDLE_BLOCK_MS 10
 #define TL_IDLE_YIELD_NS 2000000ull
 #define TL_IDLE_SLEEP_MIN_US 50
 #define TL_IDLE_SLEEP_MAX_US 1000
+#define TL_SHAPER_SPIN_NS 50000ull   /* a shaped gap shorter than this is spun through */
 
 /* Crypto jobs a worker runs per round: an owner returns to its ports in between. */
 #define TL_CS_ROUND_JOBS 8
@@ -95,8 +98,10 @@ void tl_worker_fini(struct tl_worker *w)
 		w->dp->worker[w->id] = NULL;
 	tl_cs_owner_fini(w);
 	tl_hold_free(w);
-	for (int p = 0; p < TL_PORT_MAX; p++)
+	for (int p = 0; p < TL_PORT_MAX; p++) {
+		tl_shaper_backlog(&w->eg[p].sh, false, 0);   /* no longer counts in the port's backlog */
 		tl_aqm_free(w->eg[p].aqm);
+	}
 	ring_drain_free(w->ctrl_tx);
 	rte_ring_free(w->ctrl_tx);
 	ring_drain_free(w->slow_rx);
@@ -269,6 +274,30 @@ static void idle_block(struct tl_worker *w)
 	}
 }
 
+/* The shaper holds packets back for wait ns: spin through a short gap; sleep to the slot
+ * (an absolute CLOCK_MONOTONIC deadline, timer slack 1 ns) through a longer one, at most
+ * TL_IDLE_SLEEP_MAX_US so that input and stop requests are seen. Never a yield: with a
+ * runnable task beside it, a yield gives up the CPU for a slice or a tick (ms), and the
+ * shaper's clock, which keeps its debt, then sends the late frames back to back. */
+static void shaper_sleep(struct tl_worker *w, uint64_t wait)
+{
+	uint64_t until;
+	struct timespec ts;
+
+	if (wait < TL_SHAPER_SPIN_NS) {
+		rte_pause();
+		return;
+	}
+	until = w->now_ns + RTE_MIN(wait, TL_IDLE_SLEEP_MAX_US * 1000ull);
+	ts.tv_sec = (time_t)(until / 1000000000ull);
+	ts.tv_nsec = (long)(until % 1000000000ull);
+	w->cnt.shaper_sleeps++;
+	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);
+}
+
 static void idle(struct tl_worker *w)
 {
 	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_egress_shaper_wait_ns(w);
@@ -276,27 +305,28 @@ static void idle(struct tl_worker *w)
 	int out_fd;
 
 	w->cnt.idle_polls++;
-	if (idle_ns < TL_IDLE_SPIN_NS || (wait && wait < TL_IDLE_SPIN_NS)) {
+	if (wait) {
+		shaper_sleep(w, wait);
+		return;
+	}
+	if (idle_ns < TL_IDLE_SPIN_NS) {
 		rte_pause();
 		return;
 	}
-	if (w->owner && !wait && (out_fd = out_full_fd(w)) >= 0) {
+	if (w->owner && (out_fd = out_full_fd(w)) >= 0) {
 		idle_wait_out(w, out_fd);
 		return;
 	}
-	if (idle_ns < TL_IDLE_YIELD_NS || (wait && wait < 2 * TL_IDLE_SLEEP_MIN_US * 1000ull) ||
-	    (w->owner && tl_cs_busy(w))) {
+	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_cs_busy(w))) {
 		sched_yield();
 		return;
 	}
-	if (!wait && can_block(w)) {
+	if (can_block(w)) {
 		idle_block(w);
 		return;
 	}
 	us = (uint32_t)RTE_MIN((idle_ns - TL_IDLE_YIELD_NS) / 20000 + TL_IDLE_SLEEP_MIN_US,
 			       (uint64_t)TL_IDLE_SLEEP_MAX_US);
-	if (wait)
-		us = (uint32_t)RTE_MIN((uint64_t)us, wait / 1000);
 	rte_rcu_qsbr_thread_offline(w->dp->qsbr, w->id);
 	rte_delay_us_sleep(us);
 	rte_rcu_qsbr_thread_online(w->dp->qsbr, w->id);

@@ -11,6 +11,12 @@
 /* Copies the latest snapshot of worker w's egress queue of port role. Any thread. */
 void tl_worker_queue_read(struct tl_worker *w, int role, struct tl_queue_snapshot *s);
 
+/* The rules an egress queue's new parameters must meet on this dataplane (aqm or sh NULL: not
+ * checked): their own ranges, and an AQM holding no more than the port buffers were sized
+ * for at start (dp->queue_cap). NULL, or "<field>: <rule>". Any thread; no side effect. */
+const char *tl_queue_check(const struct tl_dp *dp, int role, const struct tl_aqm_params *aqm,
+			   const struct tl_shaper_params *sh);
+
 /* Live parameter change of one egress queue, applied by the worker between bursts with
  * queued packets kept (aqm or sh may be NULL: unchanged). Control thread only; waits for
  * the worker (at most about a millisecond when it is idle). NULL on success, else

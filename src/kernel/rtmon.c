@@ -1,9 +1,10 @@
-/* rtnetlink route and neighbour monitor (rtmon.h). */
+/* rtnetlink route, neighbour and address monitor (rtmon.h). */
 #include "kernel/rtmon.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <stdlib.h>
@@ -116,16 +117,50 @@ static void neigh_msg(struct tl_rtmon *m, const struct nlmsghdr *nlh)
 	m->ops->neigh(m->ctx, &n);
 }
 
+static void addr_msg(struct tl_rtmon *m, const struct nlmsghdr *nlh)
+{
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	struct tl_rt_addr r = { 0 };
+	struct attrs a = { 0 };
+	uint32_t flags;
+	size_t alen;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifa)) || (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6))
+		return;
+	if (mnl_attr_parse(nlh, sizeof(*ifa), attr_cb, &a) < 0)
+		return;
+	alen = ifa->ifa_family == AF_INET ? 4 : 16;
+	if (!attr_addr(a.tb[IFA_LOCAL], alen, r.ip) && !attr_addr(a.tb[IFA_ADDRESS], alen, r.ip))
+		return;
+	flags = a.tb[IFA_FLAGS] && mnl_attr_get_payload_len(a.tb[IFA_FLAGS]) == 4 ? mnl_attr_get_u32(a.tb[IFA_FLAGS])
+										   : ifa->ifa_flags;
+	r.add = nlh->nlmsg_type == RTM_NEWADDR;
+	r.family = ifa->ifa_family;
+	r.plen = ifa->ifa_prefixlen;
+	r.ifindex = (int)ifa->ifa_index;
+	r.usable = r.add && !(flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED));
+	m->ops->addr(m->ctx, &r);
+}
+
 static int msg_cb(const struct nlmsghdr *nlh, void *data)
 {
+	const struct tl_rtmon *m = data;
+
 	switch (nlh->nlmsg_type) {
 	case RTM_NEWROUTE:
 	case RTM_DELROUTE:
-		route_msg(data, nlh);
+		if (m->ops->route)
+			route_msg(data, nlh);
 		break;
 	case RTM_NEWNEIGH:
 	case RTM_DELNEIGH:
-		neigh_msg(data, nlh);
+		if (m->ops->neigh)
+			neigh_msg(data, nlh);
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		if (m->ops->addr)
+			addr_msg(data, nlh);
 		break;
 	default:
 		break;
@@ -137,7 +172,8 @@ static int msg_cb(const struct nlmsghdr *nlh, void *data)
 
 struct tl_rtmon *tl_rtmon_open(const struct tl_rtmon_ops *ops, void *ctx, int rcvbuf)
 {
-	unsigned groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE | RTMGRP_NEIGH;
+	unsigned groups = (ops->route ? RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE : 0) | (ops->neigh ? RTMGRP_NEIGH : 0) |
+			  (ops->addr ? RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR : 0);
 	struct tl_rtmon *m = calloc(1, sizeof(*m));
 	int fd, e;
 
@@ -211,6 +247,10 @@ static int dump_one(struct tl_rtmon *m, struct mnl_socket *sk, uint16_t type, in
 		struct rtmsg *rm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rm));
 
 		rm->rtm_family = (uint8_t)family;
+	} else if (type == RTM_GETADDR) {
+		struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+
+		ifa->ifa_family = (uint8_t)family;
 	} else {
 		struct ndmsg *nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
 
@@ -234,15 +274,20 @@ int tl_rtmon_dump(struct tl_rtmon *m, uint64_t *requests)
 		uint16_t type;
 		int family;
 	} what[] = { { RTM_GETROUTE, AF_INET }, { RTM_GETROUTE, AF_INET6 }, { RTM_GETNEIGH, AF_INET },
-		     { RTM_GETNEIGH, AF_INET6 } };
+		     { RTM_GETNEIGH, AF_INET6 }, { RTM_GETADDR, AF_INET }, { RTM_GETADDR, AF_INET6 } };
 	struct mnl_socket *sk = mnl_socket_open(NETLINK_ROUTE);
 	int rc = -errno;
 
 	if (!sk)
 		return rc;
 	rc = mnl_socket_bind(sk, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
-	for (size_t i = 0; !rc && i < sizeof(what) / sizeof(what[0]); i++)
-		rc = dump_one(m, sk, what[i].type, what[i].family, (unsigned)++*requests);
+	for (size_t i = 0; !rc && i < sizeof(what) / sizeof(what[0]); i++) {
+		uint16_t t = what[i].type;
+
+		if ((t == RTM_GETROUTE && m->ops->route) || (t == RTM_GETNEIGH && m->ops->neigh) ||
+		    (t == RTM_GETADDR && m->ops->addr))
+			rc = dump_one(m, sk, t, what[i].family, (unsigned)++*requests);
+	}
 	mnl_socket_close(sk);
 	return rc;
 }

@@ -17,6 +17,9 @@ int tl_udp_open(int family, uint16_t port, const char *iface)
 		return -errno;
 	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (family == AF_INET ? setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0
+			      : setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) < 0)
+		goto fail;
 	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, iface, (socklen_t)strlen(iface)) < 0)
 		goto fail;
 	if (tl_udp_ovfl_enable(fd) < 0)
@@ -53,8 +56,14 @@ int tl_udp_ovfl_enable(int fd)
 ssize_t tl_udp_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
 			uint64_t *dropped)
 {
+	return tl_udp_recv_to(fd, buf, len, src, NULL, ovfl_seen, dropped);
+}
+
+ssize_t tl_udp_recv_to(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint8_t *dst,
+		       uint32_t *ovfl_seen, uint64_t *dropped)
+{
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -67,9 +76,22 @@ ssize_t tl_udp_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src,
 
 	if (n < 0)
 		return n;
+	if (dst)
+		memset(dst, 0, 16);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		uint32_t total;
 
+		if (dst && c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(dst, &pi.ipi_addr, 4);
+		} else if (dst && c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(dst, &pi.ipi6_addr, 16);
+		}
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL)
 			continue;
 		memcpy(&total, CMSG_DATA(c), sizeof(total));

@@ -8,7 +8,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/* A non-blocking socket of family bound to port on iface (IPv6: v6 only), SO_RXQ_OVFL on.
+/* A non-blocking socket of family bound to port on iface (IPv6: v6 only), SO_RXQ_OVFL and
+ * the destination of each datagram (IP_PKTINFO / IPV6_RECVPKTINFO) on.
  * The fd, or -errno. */
 int tl_udp_open(int family, uint16_t port, const char *iface);
 /* Datagrams the kernel drops on the socket (receive buffer full) are counted through
@@ -20,5 +21,9 @@ int tl_udp_ovfl_enable(int fd);
  * drops since *ovfl_seen (the last running count read) are added to *dropped. */
 ssize_t tl_udp_recv(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint32_t *ovfl_seen,
 		    uint64_t *dropped);
+/* The same, and the address it was sent to into dst (16 bytes; all zero if the kernel did
+ * not say: IP_PKTINFO / IPV6_RECVPKTINFO, on in sockets of tl_udp_open). */
+ssize_t tl_udp_recv_to(int fd, void *buf, size_t len, struct sockaddr_storage *src, uint8_t *dst,
+		       uint32_t *ovfl_seen, uint64_t *dropped);
 
 #endif

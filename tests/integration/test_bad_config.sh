@@ -84,6 +84,7 @@ for src in configs/host-a.yaml configs/host-b.yaml configs/gateway-a.yaml; do
 	name=bc$$$(basename "$src" .yaml | tr -dc 'ab' | tail -c 1)
 	name=${name:0:15}
 	sed "s/^name:.*/name: $name/" "$ROOT/$src" >"$LAB_DIR/$(basename "$src")"
+	chmod 600 "$LAB_DIR/$(basename "$src")"   # it holds its key inline: only then is --check silent
 	before=$(snapshot "$name")
 	out=$(ip netns exec "$P-cfg" "$TUNLESSD" -c "$LAB_DIR/$(basename "$src")" --check 2>"$LAB_DIR/err")
 	rc=$?
@@ -94,9 +95,21 @@ for src in configs/host-a.yaml configs/host-b.yaml configs/gateway-a.yaml; do
 		nok "--check $src: exit $rc, stdout '$out', stderr '$(head -c 200 "$LAB_DIR/err")'"
 	fi
 done
-out=$(cd "$ROOT" && "$TUNLESSD" -c configs/host-a.yaml --check 2>&1)
+# As checked out: stdout says OK; stderr warns about the inline key exactly when the file is
+# readable by group or others (a checkout under umask 022 is), and is empty otherwise.
+out=$(cd "$ROOT" && "$TUNLESSD" -c configs/host-a.yaml --check 2>"$LAB_DIR/err")
 rc=$?
-if [ $rc -eq 0 ] && [ "$out" = "configs/host-a.yaml: configuration OK" ]; then ok "--check configs/host-a.yaml as given: '$out'"; else nok "--check configs/host-a.yaml: exit $rc, '$out'"; fi
+if [ $(( 0$(stat -c %a "$ROOT/configs/host-a.yaml") & 077 )) -ne 0 ]; then
+	warned=$(grep -c '^tunlessd: warning: configs/host-a.yaml:[0-9]*: private_key: the file is accessible to group or others' "$LAB_DIR/err")
+else
+	warned=$(wc -l <"$LAB_DIR/err")
+	[ "$warned" -eq 0 ] && warned=1 || warned=0
+fi
+if [ $rc -eq 0 ] && [ "$out" = "configs/host-a.yaml: configuration OK" ] && [ "$warned" -eq 1 ] && [ "$(wc -l <"$LAB_DIR/err")" -le 1 ]; then
+	ok "--check configs/host-a.yaml as given: '$out', mode $(stat -c %a "$ROOT/configs/host-a.yaml"), the key-mode warning as the mode asks"
+else
+	nok "--check configs/host-a.yaml: exit $rc, '$out', stderr '$(head -c 300 "$LAB_DIR/err")'"
+fi
 out=$(cd "$ROOT" && "$TUNLESSD" -c tests/unit/configs/bad/bad_mode.yaml --check 2>&1)
 rc=$?
 if [ $rc -eq 2 ]; then ok "--check on a bad file: exit 2"; else nok "--check on a bad file: exit $rc ($out)"; fi

@@ -4,8 +4,13 @@
 #   * results.json parses under the strict reader (no NaN/Infinity), has the schema's keys, and
 #     a record for every implementation x scenario, each ok, skipped with a reason, or an error
 #     with its message; every ok record has the metrics its scenario promises;
-#   * tunless, wireguard-go, boringtun and openvpn each have at least one ok record per scenario
-#     (kernel WireGuard may be skipped where the module does not load);
+#   * tunless, wireguard-go, wggo-ts (Tailscale's fork), boringtun and openvpn each have at least
+#     one ok record per scenario (kernel WireGuard may be skipped where the module does not load);
+#   * the gateway scenario (client -> gwa -> gwb -> server, no shaper) ran tunless once per pair
+#     of port kinds (AF_XDP on both; udp WAN with AF_XDP LAN), each ok, with its ratios to wggo-ts
+#     and wireguard-go from the same run and its cores per Gbit/s;
+#   * wggo-ts is named by its module and pseudo-version in results.json and both reports;
+#   * bench/throughput.sh -m gateway measures wggo-ts and tunless and writes their ratio;
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
 #   * results.json and the report name tunless's port kinds in host and gateway mode;
 #   * the counter snapshots carry Ip FragFails and the loss accounting counts them;
@@ -23,7 +28,7 @@ PY=python3
 
 before=$(ip netns list | awk '$1 ~ /^bn[0-9]+-/ { print $1 }' | sort)
 # No TL_LAB_LOCK: this test already runs under the lab lock.
-env -u TL_LAB_LOCK timeout 600 "$TUNLESS_ROOT/bench/run.sh" --smoke -o "$OUT" >"$OUT/run.log" 2>&1
+env -u TL_LAB_LOCK timeout 840 "$TUNLESS_ROOT/bench/run.sh" --smoke -o "$OUT" >"$OUT/run.log" 2>&1
 rc=$?
 P=0 F=0
 if [ $rc -eq 0 ]; then P=$((P + 1)); echo "ok bench/run.sh --smoke exits 0"; else
@@ -77,6 +82,25 @@ else
 	tail -n 20 "$OUT/run-int.log" | sed 's/^/#   /'
 fi
 
+# bench/throughput.sh -m gateway (the same gateway forwarding, paired runs): one short run of
+# wggo-ts and tunless writes its JSON with both measured and their ratio.
+env -u TL_LAB_LOCK timeout 300 "$TUNLESS_ROOT/bench/throughput.sh" -m gateway -t 1 -i wggo-ts,tunless \
+	-o "$OUT/tp-gateway/throughput.json" >"$OUT/tp-gateway.log" 2>&1
+trc=$?
+if $PY - "$OUT/tp-gateway/throughput.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = {r["impl"]: r for r in d["results"]}
+ok = (d["mode"] == "gateway" and all((res.get(i) or {}).get("gbit_s", 0) > 0 for i in ("wggo-ts", "tunless"))
+      and res["wggo-ts"]["version"].startswith("github.com/tailscale/wireguard-go v0.0.0-")
+      and "tunless/wggo-ts" in d["ratios"] and d["summary"]["tunless"]["vpn_cores_per_gbit_s"] is not None)
+sys.exit(0 if ok else 1)
+EOF
+then P=$((P + 1)); echo "ok bench/throughput.sh -m gateway: wggo-ts and tunless measured, their ratio and cores per Gbit/s (rc $trc)"; else
+	F=$((F + 1)); echo "not ok bench/throughput.sh -m gateway (rc $trc)"
+	tail -n 15 "$OUT/tp-gateway.log" | sed 's/^/#   /'
+fi
+
 $PY - "$OUT" "$P" "$F" "$TUNLESS_ROOT" <<'EOF'
 import glob, json, os, sys, tempfile
 out = sys.argv[1]
@@ -105,11 +129,14 @@ for k in ("profile", "date", "machine", "versions", "settings", "implementations
     check(k in doc, "results.json has '%s'" % k)
 check(all(k in doc["machine"] for k in ("kernel", "cpu", "cores")), "machine: kernel, cpu, cores")
 tp = doc.get("settings", {}).get("tunless_ports") or {}
-check(all(tp.get(m, {}).get("wan") and tp.get(m, {}).get("lan") for m in ("host", "gateway")),
-      "settings.tunless_ports names the WAN and LAN port kinds of both modes: %s" % json.dumps(tp))
-IMPLS = ("tunless", "wireguard-go", "boringtun", "openvpn", "kernel-wg")
-SCENS = ("throughput", "latency", "overload", "nodrop")
-NEED = {"throughput": ("gbit_s", "cpu_percent_per_gbit_s"),
+FWD = {"fwd-af_xdp-af_xdp": ("af_xdp", "af_xdp"), "fwd-udp-af_xdp": ("udp", "af_xdp")}
+check(all(tp.get(m, {}).get("wan") and tp.get(m, {}).get("lan") for m in ("host", "gateway")) and
+      all((tp.get(m, {}).get("wan"), tp.get(m, {}).get("lan")) == k for m, k in FWD.items()),
+      "settings.tunless_ports names the WAN and LAN port kinds of every mode: %s" % json.dumps(tp))
+IMPLS = ("tunless", "wireguard-go", "wggo-ts", "boringtun", "openvpn", "kernel-wg")
+SCENS = ("throughput", "gateway", "latency", "overload", "nodrop")
+TPUT = ("gbit_s", "cpu_percent_per_gbit_s", "cores_per_gbit_s")
+NEED = {"throughput": TPUT, "gateway": TPUT,
         "latency": ("idle_p50_ms", "load_p99_ms", "grade", "tcp_goodput_mbit_s"),
         "overload": ("forwarded_pps", "loss_percent", "unaccounted", "loss_by_place"),
         "nodrop": ("tcp_goodput_mbit_s", "tcp_retransmits", "video_loss_percent", "located", "unaccounted", "loss_by_place")}
@@ -132,6 +159,21 @@ for impl in IMPLS:
         check(rs and explained and (okc > 0 or not must),
               "%s x %s: %d record(s), %d ok%s" % (impl, s, len(rs), okc,
                   "" if okc or not rs else " (%s)" % (rs[0].get("reason") or rs[0].get("error"))))
+gw = [r for r in recs if r["impl"] == "tunless" and r["scenario"] == "gateway"]
+check(gw and {r["mode"] for r in gw} == set(FWD) and all(r["status"] == "ok" for r in gw),
+      "gateway scenario: tunless ran in %s, all ok: %s" % (sorted(FWD), sorted((r["mode"], r["status"]) for r in gw)))
+gr = doc["summary"].get("gateway_ratios") or {}
+for m in FWD:
+    for o in ("wggo-ts", "wireguard-go"):
+        k = "tunless %s/%s" % (m, o)
+        check(any((v.get(k) or 0) > 0 for v in gr.values()), "summary.gateway_ratios has %s" % k)
+check(all(r["metrics"].get("cores_per_gbit_s") is not None for r in recs
+          if r["scenario"] == "gateway" and r["status"] == "ok" and r["params"]["test"] == "tcp"),
+      "every gateway TCP record has its cores per Gbit/s")
+tsv = doc.get("versions", {}).get("wggo-ts") or ""
+check(tsv.startswith("github.com/tailscale/wireguard-go v0.0.0-") and
+      any(i["id"] == "wggo-ts" and i["version"] == tsv for i in doc["implementations"]),
+      "wggo-ts is named by its module and pseudo-version: '%s'" % tsv)
 # The loss accounting reads the kernel's forwarding drops for too big packets (Ip FragFails,
 # path MTU discovery): every snapshot has them, and located_loss() counts them on gwa/gwb.
 snaps = glob.glob(os.path.join(out, "raw", "*", "*", "after.json"))
@@ -152,8 +194,11 @@ md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(
 ht = open(os.path.join(out, "report.html")).read() if os.path.exists(os.path.join(out, "report.html")) else ""
 check(all(f in md and f in ht for f in pngs) and "<img" in ht, "report.md and report.html show every plot")
 check("unaccounted" in md and "grade" in md.lower(), "the report states unaccounted loss and the latency grades")
-check(all("WAN `%s`" % tp.get(m, {}).get("wan") in md for m in ("host", "gateway")),
+check(all("WAN `%s`" % tp.get(m, {}).get("wan") in md for m in ("host", "gateway")) and
+      all("%s mode: WAN `%s`" % (m, k[0]) in md for m, k in FWD.items()),
       "the report names tunless's port kinds")
+check(tsv and tsv in md and tsv in ht and "tunless fwd-af_xdp-af_xdp/wggo-ts (%s)" % tsv in md and "## Gateway forwarding" in md,
+      "report.md and report.html name wggo-ts's version, the gateway table and its ratios")
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF

@@ -42,15 +42,20 @@ ctl() { "$CTL" -n "$A" "$@"; }
 yq_get() { # <python expression on r (the reply mapping)>: evaluated on `tunlessctl --yaml show`
 	ctl --yaml show | python3 -c 'import sys, yaml; r = yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n")); print(eval(sys.argv[1]))' "$1"
 }
-# The configuration part of show: device (no uptime), peers' settings, queue parameters.
+# The configuration part of show: device, peers' settings, queue parameters. Left out are
+# what moves while traffic goes on (the control plane's keepalives and handshakes): the read
+# model's counters, by the kind it declares for each field (tunlessctl help --read-model), and
+# the two gauges of the moment, uptime and the crypto ring's fill.
 conf_snapshot() {
 	ctl --json show | python3 -c '
-import json, sys
+import json, subprocess, sys
+table = subprocess.run([sys.argv[1], "help", "--read-model"], capture_output=True, text=True, check=True).stdout
+moving = {"uptime_s", "crypto_ring"} | {c[2].strip(" `") for c in (l.split("|") for l in table.splitlines()) if len(c) > 4 and c[3].strip() == "counter"}
 r = json.load(sys.stdin)["result"]
-d = dict(r["device"]); d.pop("uptime_s", None)
+d = {k: v for k, v in r["device"].items() if k not in moving}
 peers = [{k: p.get(k) for k in ("public_key", "name", "allowed_ips", "persistent_keepalive")} for p in r["peers"]]
-queues = [{k: v for k, v in q.items() if k in ("port", "worker") or k.startswith(("aqm_", "shaper_"))} for q in r["queues"]]
-print(json.dumps({"device": d, "peers": peers, "queues": queues}, sort_keys=True))'
+queues = [{k: v for k, v in q.items() if k in ("port", "worker") or (k.startswith(("aqm_", "shaper_")) and k not in moving)} for q in r["queues"]]
+print(json.dumps({"device": d, "peers": peers, "queues": queues}, sort_keys=True))' "$CTL"
 }
 
 # Raw client: ctl_raw <mode> [payload]. Modes: req (payload with \n escapes, ends with "..."
@@ -160,8 +165,8 @@ hl_check "show: wan and lan ports with rx/tx packets" \
 	test "$(yq_get 'sorted(p["port"] for p in r["result"]["ports"] if p["rx_packets"] > 0 and p["tx_packets"] > 0 and p["ethdev_rx_packets"] > 0)')" = "['lan', 'wan']"
 hl_check "show: a queue per port and worker, wan dequeued > 0" \
 	test "$(yq_get 'len(r["result"]["queues"]) == 2 * r["result"]["device"]["workers"] and any(q["port"] == "wan" and q["dequeued"] > 0 for q in r["result"]["queues"])')" = True
-hl_check "show: default AQM parameters (fq_codel)" \
-	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")}')" = "{'aqm_target_us': 5000, 'aqm_interval_us': 100000, 'aqm_quantum': 1514, 'aqm_flows': 1024, 'aqm_limit': 10240, 'aqm_memory_limit': 33554432, 'aqm_ecn': True}"
+hl_check "show: default AQM parameters (fq_codel's; no rtt, the L4S step at 1 ms, no byte limit without a shaper)" \
+	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")} == {"aqm_target_us": 5000, "aqm_interval_us": 100000, "aqm_rtt_us": 0, "aqm_l4s_us": 1000, "aqm_quantum": 1514, "aqm_flows": 1024, "aqm_limit": 10240, "aqm_memory_limit": 33554432, "aqm_byte_limit": 0, "aqm_ecn": True}')" = True
 hl_check "show: every drop reason listed" test "$(yq_get '"aqm_codel" in r["result"]["drops"] and "xsk_ring_full" in r["result"]["drops"]')" = True
 hl_check "show: workers with busy_percent" test "$(yq_get 'all(0 <= w["busy_percent"] <= 100 for w in r["result"]["workers"])')" = True
 hl_check "show section=peers has only the peers and their count" test "$(ctl --yaml show section=peers | python3 -c 'import sys, yaml; print(list(yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n"))["result"]))')" = "['peers_total', 'peers']"

@@ -1,10 +1,13 @@
 /* Control-plane harness (see ctrl_harness.h): a device built as the daemon builds it, remote
  * peers played with the handshake functions, and views of the index table for the tests. */
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
@@ -143,6 +146,7 @@ void tl_ch_teardown(struct tl_ch *h)
 {
 	struct tl_device *dev = &h->dev;
 
+	tl_ch_worker_stop(h);
 	rte_rcu_qsbr_thread_unregister(dev->dp.qsbr, 0);
 	dev->dp.stop = true;          /* as the daemon stops: every peer wiped and freed at once */
 	tl_peers_destroy_all(dev);
@@ -330,6 +334,102 @@ unsigned tl_ch_worker_round(struct tl_ch *h)
 		w->cnt.idle_polls++;
 	rte_rcu_qsbr_thread_offline(h->dev.dp.qsbr, 0);
 	return n;
+}
+
+/* ---- worker 0 on a thread ---------------------------------------------------------------- */
+
+struct tl_ch_worker_thread {
+	struct tl_ch *h;
+	pthread_t tid;
+	const uint32_t *watch;
+	size_t n_watch;
+	uint64_t now;
+	atomic_bool stop;
+	_Atomic uint64_t wiped, rounds;
+};
+
+/* Whether a lookup of each watched index finds a keypair still whole (a wiped one has index 0). */
+static void watch_round(struct tl_ch_worker_thread *t)
+{
+	struct rte_hash *index = tl_dp_index(&t->h->dev.dp);
+
+	for (size_t i = 0; i < t->n_watch; i++) {
+		void *data;
+
+		if (rte_hash_lookup_data(index, &t->watch[i], &data) >= 0 &&
+		    ((const struct tl_keypair *)data)->local_index != t->watch[i])
+			atomic_fetch_add(&t->wiped, 1);
+	}
+}
+
+static void *worker_thread(void *arg)
+{
+	struct tl_ch_worker_thread *t = arg;
+	struct tl_dp *dp = &t->h->dev.dp;
+	struct tl_worker *w = &t->h->dev.workers[0];
+	const struct timespec ms = { .tv_nsec = 1000000 };
+
+	rte_rcu_qsbr_thread_online(dp->qsbr, 0);
+	while (!atomic_load(&t->stop)) {
+		watch_round(t);
+		w->now_ns = t->now;
+		if (tl_worker_round(w))          /* ends with a quiescent state report */
+			w->cnt.busy_polls++;
+		else
+			w->cnt.idle_polls++;
+		atomic_fetch_add(&t->rounds, 1);
+		nanosleep(&ms, NULL);            /* online: a grace period waits for the next round */
+	}
+	rte_rcu_qsbr_thread_offline(dp->qsbr, 0);
+	return NULL;
+}
+
+int tl_ch_worker_start(struct tl_ch *h, const uint32_t *watch, size_t n)
+{
+	struct tl_ch_worker_thread *t = calloc(1, sizeof(*t));
+
+	if (!t || h->worker_thread) {
+		free(t);
+		printf("worker thread: %s\n", t ? "already running" : "out of memory");
+		return -1;
+	}
+	t->h = h;
+	t->watch = watch;
+	t->n_watch = n;
+	t->now = h->now;
+	atomic_init(&t->stop, false);
+	if (pthread_create(&t->tid, NULL, worker_thread, t) != 0) {
+		printf("worker thread: cannot start\n");
+		free(t);
+		return -1;
+	}
+	h->worker_thread = t;
+	return 0;
+}
+
+uint64_t tl_ch_worker_stop(struct tl_ch *h)
+{
+	struct tl_ch_worker_thread *t = h->worker_thread;
+	uint64_t wiped;
+
+	if (!t)
+		return 0;
+	atomic_store(&t->stop, true);
+	pthread_join(t->tid, NULL);
+	wiped = atomic_load(&t->wiped);
+	h->worker_thread = NULL;
+	free(t);
+	return wiped;
+}
+
+uint64_t tl_ch_worker_rounds(struct tl_ch *h)
+{
+	return h->worker_thread ? atomic_load(&h->worker_thread->rounds) : 0;
+}
+
+uint64_t tl_ch_grace_periods(struct tl_ch *h)
+{
+	return __atomic_load_n(&h->dev.dp.qsbr->token, __ATOMIC_ACQUIRE);
 }
 
 /* ---- the index table ------------------------------------------------------------------ */

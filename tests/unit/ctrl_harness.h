@@ -25,6 +25,7 @@
 #define TL_TEST_CTRL_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "crypto/cookie.h"
@@ -43,6 +44,7 @@ struct tl_ch {
 	struct rte_ring *tx[TL_PORT_MAX];    /* what a port transmitted */
 	struct rte_mempool *pool;            /* port buffers and frames the remotes send */
 	uint64_t now;
+	struct tl_ch_worker_thread *worker_thread;   /* tl_ch_worker_start */
 };
 
 /* A remote peer the test plays: its identity, its handshake state as initiator (hs) and
@@ -107,6 +109,22 @@ void tl_ch_tick(struct tl_ch *h);
 /* One round of worker 0 on the test thread (online in the RCU state for that round only),
  * counted in its busy_polls or idle_polls as the worker's loop counts it. */
 unsigned tl_ch_worker_round(struct tl_ch *h);
+
+/* Worker 0 on a thread of its own, as the daemon runs a worker under load: online in the RCU
+ * state from start to stop (so that every grace period waits for it), it runs a round
+ * (tl_worker_round, counted as tl_ch_worker_round counts it, its clock at h->now of the
+ * start) and then sleeps a millisecond, reporting a quiescent state once a round. Before each
+ * round it looks up the n indices of watch (kept by the caller) in the index table and counts
+ * the keypairs it finds wiped: a keypair reclaimed before its grace period ended. The test
+ * thread runs no tl_ch_worker_round meanwhile. 0, or -1 (reason printed). */
+int tl_ch_worker_start(struct tl_ch *h, const uint32_t *watch, size_t n);
+/* Stops it (offline, as the daemon's workers stop); the wiped keypairs it found. */
+uint64_t tl_ch_worker_stop(struct tl_ch *h);
+/* Rounds the thread ran so far. */
+uint64_t tl_ch_worker_rounds(struct tl_ch *h);
+/* Grace periods begun on the device's RCU state so far: every rte_rcu_qsbr_synchronize begins
+ * one, as does every token taken for a batch of retired keypairs (rte_rcu_qsbr_start). */
+uint64_t tl_ch_grace_periods(struct tl_ch *h);
 
 /* Entries of the control plane's index table whose owner is pc (pc may be freed: only the
  * pointer is compared), and entries whose owner is not a current peer. */

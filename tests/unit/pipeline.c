@@ -17,6 +17,7 @@
 
 #include "crypto/messages.h"
 #include "crypto/primitives.h"
+#include "dataplane/bufsize.h"
 #include "dataplane/packet.h"
 #include "dataplane/dpdk_compat.h"
 #include "dataplane/runtime.h"
@@ -72,7 +73,7 @@ static void dp_init(struct tl_dp *dp, const struct tl_pl_opts *o)
 	dp->n_workers = o->workers > 1 ? RTE_MIN(o->workers, (unsigned)TL_PL_MAX_WORKERS) : 1;
 	dp->n_queues = 1;
 	dp->listen_port = TL_PL_LISTEN_PORT;
-	dp->mtu = TL_PL_MTU;
+	dp->mtu = o->mtu ? o->mtu : TL_PL_MTU;
 	dp->host_mode = true;
 	dp->limits = (struct tl_dp_limits){
 		.rekey_after_time_ns = 120ull * 1000000000ull,
@@ -114,7 +115,7 @@ static int setup(struct tl_pl *pl, const struct tl_pl_opts *opts)
 		return -1;
 	}
 	snprintf(name, sizeof(name), "pl%u_pool", setups);
-	pl->pool = rte_pktmbuf_pool_create(name, 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	pl->pool = rte_pktmbuf_pool_create(name, 8191, 0, 0, tl_buf_data_room(pl->dp.mtu, 0), (int)rte_socket_id());
 	if (!pl->pool || port_create(pl, TL_PORT_WAN) != 0 || port_create(pl, TL_PORT_LAN) != 0) {
 		printf("harness ports: %s\n", rte_strerror(rte_errno));
 		return -1;

@@ -57,7 +57,7 @@ struct tl_pl {
 	unsigned n_xw;
 	struct rte_ring *rx[TL_PORT_MAX];    /* what a port receives: tests enqueue here */
 	struct rte_ring *tx[TL_PORT_MAX];    /* what a port transmitted: tl_pl_collect */
-	struct rte_mempool *pool;            /* port buffers: frames tests craft */
+	struct rte_mempool *pool;            /* port buffers (tl_buf_data_room): frames tests craft */
 	struct tl_peer *peers[TL_PL_MAX_PEERS];
 	struct tl_keypair *kps[TL_PL_MAX_KEYPAIRS];
 	unsigned n_kps;
@@ -79,6 +79,8 @@ struct tl_pl_opts {
 	uint32_t aqm_limit;                  /* 0 = default */
 	unsigned workers;                    /* 0 or 1: worker 0 only; more: pl->xw[], which
 					      * the test drives (tl_cs_work), any thread */
+	uint16_t mtu;                        /* tunnel MTU, 0 = TL_PL_MTU; the port buffers are
+					      * sized from it as the daemon sizes them */
 };
 
 /* One dataplane with WAN and LAN net_ring ports and worker 0, registered and online in

@@ -26,11 +26,16 @@
 
 #include "check.h"
 #include "dataplane/afpacket.h"
+#include "dataplane/dp.h"
 #include "dataplane/dpdk_compat.h"
 #include "test_eal.h"
 
 #define VH sizeof(struct virtio_net_hdr)
 #define OPT 12                  /* TCP options: NOP NOP timestamps */
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* Linux 5.18 and later; not in every libc's headers */
+#endif
 
 static struct rte_mempool *pool;
 
@@ -239,6 +244,60 @@ static void test_rx_csum(struct tl_afp *p, int far)
 	rte_pktmbuf_free(m[0]);
 }
 
+/* UDP over IPv4 from 10.77.0.1:1 to .2:2 with payload bytes (0xab), checksum partial. */
+static size_t udp_frame(uint8_t *f, size_t payload)
+{
+	struct rte_ipv4_hdr *ip = (void *)(f + 14);
+	struct rte_udp_hdr *uh = (void *)(f + 34);
+
+	memset(f, 0x02, 12);
+	f[12] = 0x08, f[13] = 0x00;
+	*ip = (struct rte_ipv4_hdr){ .version_ihl = RTE_IPV4_VHL_DEF, .time_to_live = 64, .next_proto_id = IPPROTO_UDP,
+				     .total_length = htons((uint16_t)(28 + payload)) };
+	ip->src_addr = htonl(0x0a4d0001);
+	ip->dst_addr = htonl(0x0a4d0002);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	*uh = (struct rte_udp_hdr){ .src_port = htons(1), .dst_port = htons(2), .dgram_len = htons((uint16_t)(8 + payload)) };
+	memset(uh + 1, 0xab, payload);
+	uh->dgram_cksum = rte_ipv4_phdr_cksum(ip, 0);
+	return 42 + payload;
+}
+
+/* What the port reads and cannot hand out is dropped under a reason, as received on the LAN
+ * port, in the reading worker's counters (cnt): a 3000-byte frame (larger than a 2 KiB
+ * buffer) as oversized, a UDP GSO packet (not a kind the port splits) as gso_unsplittable;
+ * the frame after them arrives. */
+static void test_rx_dropped(struct tl_afp *p, int far, const struct tl_counters *cnt)
+{
+	static uint8_t f[4096];
+	struct virtio_net_hdr plain = { .gso_type = VIRTIO_NET_HDR_GSO_NONE };
+	struct virtio_net_hdr uso = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
+				      .hdr_len = 42, .gso_size = 500, .csum_start = 34, .csum_offset = 6 };
+	struct virtio_net_hdr vh;
+	size_t len = udp_frame(f, 3000 - 42);
+	struct rte_eth_stats st;
+	struct rte_mbuf *m[1];
+	uint64_t ierrors;
+
+	tl_afp_stats(p, &st);
+	ierrors = st.ierrors;
+	CHECK(far_send(far, &plain, f, len) == (ssize_t)(VH + len), "the host sends a 3000-byte frame (%s)", strerror(errno));
+	len = udp_frame(f, 2000);
+	CHECK(far_send(far, &uso, f, len) == (ssize_t)(VH + len), "the host sends a UDP GSO packet (%s)", strerror(errno));
+	len = udp_partial(f, &vh);
+	CHECK(far_send(far, &vh, f, len) == (ssize_t)(VH + len), "the host sends a UDP datagram");
+	CHECK(rx_all(p, m, 1) == 1 && m[0]->pkt_len == len, "the datagram after them arrives");
+	rte_pktmbuf_free(m[0]);
+	CHECK(cnt->drops[TL_DROP_oversized] == 1 && cnt->drops[TL_DROP_gso_unsplittable] == 1,
+	      "dropped: oversized %lu, gso_unsplittable %lu", (unsigned long)cnt->drops[TL_DROP_oversized],
+	      (unsigned long)cnt->drops[TL_DROP_gso_unsplittable]);
+	CHECK(cnt->rx[TL_PORT_LAN] == 2 && cnt->rx_drops[TL_PORT_LAN] == 2,
+	      "received and dropped on the LAN port (rx %lu, rx_drops %lu)", (unsigned long)cnt->rx[TL_PORT_LAN],
+	      (unsigned long)cnt->rx_drops[TL_PORT_LAN]);
+	tl_afp_stats(p, &st);
+	CHECK(st.ierrors == ierrors + 2, "and in ierrors (%lu)", (unsigned long)(st.ierrors - ierrors));
+}
+
 /* The pool runs dry after a packet was read: it waits in the port, and arrives whole (its
  * checksum completed once) when buffers are back. */
 static void test_rx_pool_empty(int far)
@@ -441,8 +500,8 @@ static void test_tx_many_flows(struct tl_afp *p, int far)
 }
 
 /* Twenty flows taking turns, two segments each: a flow's second segment is 20 messages
- * after its first, beyond the 16 a frame's flow is looked for among, so it leaves as a
- * message of its own; all 40 frames arrive and each flow's two in their order. */
+ * after its first, beyond the 16 a frame's flow is looked for among. However the port groups
+ * them (merged or not), all 40 segments arrive and every flow's bytes in their order. */
 static void test_tx_far_flows(struct tl_afp *p, int far)
 {
 	static uint8_t f[70000];
@@ -450,7 +509,7 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 	struct virtio_net_hdr vh;
 	uint32_t next[20];
 	uint16_t nf = 0, took;
-	unsigned ordered = 0, msgs = 0;
+	unsigned ordered = 0, whole = 0;
 
 	for (unsigned i = 0; i < 40; i++) {
 		size_t len = tcp_frame(f, false, 90000 + (i / 20) * 1000, 0x10, 0, 1000, (uint8_t)i);
@@ -464,16 +523,117 @@ static void test_tx_far_flows(struct tl_afp *p, int far)
 		next[k] = 90000;
 	took = tl_afp_tx(p, 0, m, 40, refused, &nf);
 	CHECK(took == 40 && nf == 0, "far flows: all 40 frames taken (%u)", took);
-	for (ssize_t n; (n = far_recv(far, &vh, f, sizeof(f))) > 54; msgs++) {
+	for (ssize_t n; (n = far_recv(far, &vh, f, sizeof(f))) > 54 + OPT;) {
 		struct rte_tcp_hdr *th = (void *)(f + 34);
-		unsigned k = ntohs(th->src_port) - 42000u;
+		unsigned k = ntohs(th->src_port) - 42000u, payload = (unsigned)(n - 54 - OPT);
 
-		if (k < 20 && ntohl(th->sent_seq) == next[k] && n == 14 + 20 + 20 + OPT + 1000) {
-			next[k] += 1000;
-			ordered++;
+		if (k < 20 && ntohl(th->sent_seq) == next[k] && payload % 1000 == 0) {
+			next[k] += payload;
+			ordered += payload / 1000;
 		}
 	}
-	CHECK(msgs == 40 && ordered == 40, "far flows: 40 messages, every flow's frames in order (%u, %u)", msgs, ordered);
+	for (unsigned k = 0; k < 20; k++)
+		whole += next[k] == 92000;
+	CHECK(ordered == 40 && whole == 20, "far flows: all 40 segments arrive, every flow's in order (%u, %u flows whole)",
+	      ordered, whole);
+}
+
+/* Four segments of one flow from sequence number seq, as the AQM hands them out. */
+static void flow_frames(struct rte_mbuf **m, uint32_t seq)
+{
+	static uint8_t f[2048];
+
+	for (unsigned i = 0; i < 4; i++) {
+		size_t len = tcp_frame(f, false, seq + i * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_tcp_hdr *th = (void *)(f + 34);
+
+		th->src_port = htons(43000);
+		th->cksum = rte_ipv4_udptcp_cksum((void *)(f + 14), th);
+		m[i] = mbuf_of(f, len);
+	}
+}
+
+/* A merged send refused (the veth down) turns merging off for a while, not for good: the
+ * frames are refused one by one; with the veth up again the next ones leave frame by frame,
+ * and after a second they are merged again. */
+static void test_tx_merge_recovers(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[4], *refused[4];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0, took;
+	uint64_t split, merged0, merged;
+	unsigned singles = 0;
+	ssize_t n;
+
+	tl_afp_gso_counts(p, &split, &merged0);
+	CHECK(system("ip link set vb down") == 0, "merge recovers: vb down");
+	flow_frames(m, 200000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	CHECK(took == 4 && nf == 4 && tl_afp_merge_fallbacks(p) == 1,
+	      "merge recovers: the merged send and then each frame refused (%u, %u refused, %lu fallbacks)", took, nf,
+	      (unsigned long)tl_afp_merge_fallbacks(p));
+	rte_pktmbuf_free_bulk(refused, nf);
+	CHECK(system("ip link set vb up && for i in $(seq 200); do [ $(ip -o link show up | grep -c 'v[ab]@.*state UP') = 2 ] && exit 0; "
+		     "sleep 0.01; done; exit 1") == 0, "merge recovers: vb up (operstate up: its qdisc active)");
+	for (int i = 0; i < 100; i++) {     /* until a frame crosses (the first after up may not) */
+		uint8_t udp[64] = { 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, [12] = 0x08, [14] = 0x45 };
+
+		m[0] = mbuf_of(udp, sizeof(udp));
+		if (tl_afp_tx(p, 0, m, 1, refused, &nf) != 1 || nf)
+			rte_pktmbuf_free(m[0]);
+		if (far_recv(far, &vh, f, sizeof(f)) == sizeof(udp))
+			break;
+	}
+	flow_frames(m, 300000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	for (unsigned i = 0; i < 4 && (n = far_recv(far, &vh, f, sizeof(f))) > 0; i++)
+		singles += n == 14 + 20 + 20 + OPT + 1000 && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE;
+	CHECK(took == 4 && nf == 0 && singles == 4, "merge recovers: at once, the frames leave one by one (%u, %u)", took,
+	      singles);
+	usleep(1100 * 1000);    /* past the second merging is off for */
+	flow_frames(m, 400000);
+	took = tl_afp_tx(p, 0, m, 4, refused, &nf);
+	n = far_recv(far, &vh, f, sizeof(f));
+	tl_afp_gso_counts(p, &split, &merged);
+	CHECK(took == 4 && nf == 0 && n == 14 + 20 + 20 + OPT + 4000 && vh.gso_type == VIRTIO_NET_HDR_GSO_TCPV4 &&
+	      merged == merged0 + 1, "merge recovers: a second later merged again (%zd bytes, merged %lu)", n,
+	      (unsigned long)(merged - merged0));
+}
+
+/* Two IPv4 fragments (MF set, offset 0) of one flow whose payloads look like consecutive
+ * TCP segments: fragments are not TCP segments, so they leave as two frames as they are,
+ * nothing merged (GRO never merges fragments). */
+static void test_tx_fragments(struct tl_afp *p, int far)
+{
+	static uint8_t f[70000];
+	struct rte_mbuf *m[2], *refused[2];
+	struct virtio_net_hdr vh;
+	uint16_t nf = 0;
+	uint64_t split, merged, merged_before;
+	unsigned plain = 0;
+
+	tl_afp_gso_counts(p, &split, &merged_before);
+	for (unsigned i = 0; i < 2; i++) {
+		size_t len = tcp_frame(f, false, 60000 + i * 1000, 0x10, 0, 1000, (uint8_t)i);
+		struct rte_ipv4_hdr *ip = (void *)(f + 14);
+
+		ip->packet_id = htons((uint16_t)(300 + i));
+		ip->fragment_offset = htons(RTE_IPV4_HDR_MF_FLAG);
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		m[i] = mbuf_of(f, len);
+	}
+	CHECK(tl_afp_tx(p, 0, m, 2, refused, &nf) == 2 && nf == 0, "fragments: both taken");
+	for (unsigned i = 0; i < 2; i++) {
+		ssize_t n = far_recv(far, &vh, f, sizeof(f));
+
+		plain += n == 14 + 20 + 20 + OPT + 1000 && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+			 ntohs(((struct rte_ipv4_hdr *)(f + 14))->packet_id) == 300 + i;
+	}
+	tl_afp_gso_counts(p, &split, &merged);
+	CHECK(plain == 2 && merged == merged_before, "fragments: two frames as they are (%u), merged %lu",
+	      plain, (unsigned long)(merged - merged_before));
 }
 
 /* A small receive buffer, more frames than it holds: read + imissed == sent. */
@@ -508,7 +668,9 @@ static void test_overflow_counted(int far)
 
 int main(int argc, char **argv)
 {
-	struct tl_afp_cfg c = { .iface = "vb", .queues = 1, .pools = &pool };
+	static struct tl_counters cnt;
+	struct tl_counters *const cnts[1] = { &cnt };
+	struct tl_afp_cfg c = { .iface = "vb", .queues = 1, .pools = &pool, .counters = cnts };
 	char err[256] = "";
 	struct tl_afp *p;
 	int far;
@@ -521,7 +683,7 @@ int main(int argc, char **argv)
 	/* No IPv6 of the namespace's own: its router solicitations and MLD reports would cross
 	 * the veth between the frames the cases send and read. */
 	if (system("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && "
-		   "ip link add va type veth peer name vb && ip link set va up && ip link set vb up") != 0) {
+		   "ip link add va mtu 9000 type veth peer name vb mtu 9000 && ip link set va up && ip link set vb up") != 0) {
 		printf("FAIL: cannot make the veth pair\n");
 		return 1;
 	}
@@ -535,11 +697,14 @@ int main(int argc, char **argv)
 	if (p && far >= 0) {
 		test_rx_split(p, far);
 		test_rx_csum(p, far);
+		test_rx_dropped(p, far, &cnt);
 		test_rx_pool_empty(far);
 		test_tx_merge(p, far);
 		test_tx_interleaved(p, far);
 		test_tx_many_flows(p, far);
 		test_tx_far_flows(p, far);
+		test_tx_fragments(p, far);
+		test_tx_merge_recovers(p, far);
 		test_overflow_counted(far);
 	}
 	if (far >= 0)

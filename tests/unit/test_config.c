@@ -58,6 +58,11 @@ static const struct bad_case bad_cases[] = {
 	{ "missing_lan.yaml", 4, "ports.lan", "required in gateway mode" },
 	{ "mtu_range.yaml", 7, "mtu", "100 is out of range 576..9000" },
 	{ "mtu_v6.yaml", 7, "mtu", "below 1280" },
+	/* an af_xdp port's buffers are one page each (4 KiB here): 3 426 is the largest MTU */
+	{ "mtu_af_xdp.yaml", 7, "mtu",
+	  "9000 is above 3426, the largest tunnel MTU the af_xdp port kind carries (ports.wan: " },
+	{ "mtu_host_lan_af_xdp.yaml", 8, "mtu",
+	  "3427 is above 3426, the largest tunnel MTU the af_xdp port kind carries (ports.lan: " },
 	{ "bad_mac.yaml", 9, "neighbours[1].mac", "is not a MAC address" },
 	{ "neighbour_lan_host.yaml", 8, "neighbours[0].port", "no lan port in host mode" },
 	{ "both_keys.yaml", 4, "private_key_file", "only one of" },
@@ -84,6 +89,7 @@ static const struct bad_case bad_cases[] = {
 	{ "workers_range.yaml", 7, "workers", "out of range 1..64" },
 	{ "handshake_threads_range.yaml", 7, "handshake_threads", "-1 is out of range 0..64" },
 	{ "handshake_threads_word.yaml", 7, "handshake_threads", "'all' is not an integer (nor auto)" },
+	{ "aqm_rtt_range.yaml", 8, "ports.wan.aqm.rtt_us", "must be 0 (target_us and interval_us) or 20.." },
 	{ "does-not-exist.yaml", 0, "(file)", "No such file" },
 };
 
@@ -314,14 +320,34 @@ static void test_host_lan(void)
 
 	if (!cfg)
 		return;
-	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000,
-	      "host mode: ports.lan chooses the packet kind and its queue (target %u us)", cfg->lan.aqm.target_us);
+	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000 &&
+	      cfg->lan.aqm.rtt_us == 200000 && cfg->lan.aqm.l4s_us == 500 && cfg->wan.aqm.l4s_us == 1000 &&
+	      cfg->wan.aqm.rtt_us == 0, "host mode: ports.lan chooses the packet kind and its queue (target %u us, "
+	      "rtt %u us, l4s %u us)", cfg->lan.aqm.target_us, cfg->lan.aqm.rtt_us, cfg->lan.aqm.l4s_us);
 	tl_config_free(cfg);
 	cfg = load_ok("configs/host-a.yaml");
 	if (cfg)
 		CHECK(!cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->wan.driver == TL_DRIVER_AUTO,
 		      "host mode without drivers: packet on the LAN, auto (udp unless zero-copy) on the WAN");
 	tl_config_free(cfg);
+}
+
+/* Jumbo frames where the port kinds carry them: host mode (packet LAN, auto WAN, which takes
+ * the udp kind above the af_xdp limit), a gateway of PMD ports. */
+static void test_jumbo(void)
+{
+	static const char *const files[] = { "tests/unit/configs/good/jumbo_host.yaml",
+					     "tests/unit/configs/good/jumbo_gateway.yaml" };
+
+	CHECK(tl_cfg_af_xdp_mtu_max() == (unsigned)sysconf(_SC_PAGESIZE) - 576 - 94,
+	      "af_xdp: a page less the buffer's header and headrooms less the frame's overhead (%u)",
+	      tl_cfg_af_xdp_mtu_max());
+	for (unsigned i = 0; i < 2; i++) {
+		struct tl_config *cfg = load_ok(files[i]);
+
+		CHECK(cfg && cfg->mtu == 9000, "%s: mtu 9000 loads", files[i]);
+		tl_config_free(cfg);
+	}
 }
 
 static void test_key_files(void)
@@ -601,6 +627,7 @@ int main(void)
 	test_workers_auto();
 	test_udp_wan();
 	test_host_lan();
+	test_jumbo();
 	test_key_files();
 	test_key_file_modes();
 	test_inline_key_mode();

@@ -1,8 +1,10 @@
 /* Retired session keys are wiped within a bounded time: a keypair that expires, belongs to a
  * removed peer or to the identity before a private-key change is wiped (and freed) within a
  * few control-plane ticks, with nothing else happening on the index table; the AEAD key
- * copies of the control plane and of the workers go with it. */
+ * copies of the control plane and of the workers go with it, also when a worker runs a round
+ * in the middle of the retirement with a message for the retiring keypair. */
 #include "check.h"
+#include "crypto/messages.h"
 #include "ctrl/peer.h"
 #include "ctrl/peer_ops.h"
 #include "ctrl/send.h"
@@ -165,6 +167,71 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* A worker round in the middle of a retirement, with a data message for the retiring keypair
+ * waiting on the WAN port: the round must not take the key into the worker's AEAD context
+ * under the generation the retirement ends with, or nothing would make it forget the key. */
+static struct tl_ch *race_h;
+static const struct tl_ch_remote *race_r;
+static bool race_keyed;
+
+/* A keepalive from r to our keypair index, waiting on the WAN port. */
+static bool keepalive_in(struct tl_ch *h, const struct tl_ch_remote *r, uint32_t index, uint64_t counter)
+{
+	uint8_t msg[sizeof(struct tl_msg_data) + TL_AEAD_TAG_LEN];
+	struct tl_msg_data hdr = { .type = TL_MSG_DATA, .receiver = index, .counter = counter };
+	struct rte_mbuf *m;
+
+	memcpy(msg, &hdr, sizeof(hdr));
+	tl_aead_seal(msg + sizeof(hdr), NULL, 0, counter, NULL, 0, r->keys.send);
+	m = tl_ch_frame(h, r, msg, sizeof(msg));
+	if (!m || rte_ring_enqueue(h->rx[TL_PORT_WAN], m) != 0) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	return true;
+}
+
+static void round_mid_retire(uint32_t index)
+{
+	tl_keypair_retire_test_hook = NULL;
+	if (!keepalive_in(race_h, race_r, index, 1))
+		return;
+	tl_ch_worker_round(race_h);
+	race_keyed = tl_dp_aead_keyed(race_h->dev.workers[0].aead);
+}
+
+static void test_retire_race(void)
+{
+	struct tl_ch h;
+	struct tl_ch_remote r;
+	struct tl_peer_ctrl *pc;
+	struct tl_keypair *kp;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	pc = tl_ch_peer_add(&h, &r, 5);
+	kp = pc ? session(&h, &r, pc) : NULL;
+	CHECK(kp != NULL, "session");
+	if (!kp)
+		goto out;
+	/* The session carries a message: the worker opens it (and its decapsulation job is
+	 * finished, none left open). */
+	CHECK(keepalive_in(&h, &r, kp->local_index, 0), "keepalive sent");
+	tl_ch_worker_round(&h);
+	CHECK(h.dev.workers[0].cnt.consumed == 1, "the worker opened the keepalive");
+	race_h = &h;
+	race_r = &r;
+	race_keyed = false;
+	tl_keypair_retire_test_hook = round_mid_retire;
+	CHECK(tl_peer_remove(&h.dev, pc) == 0, "peer removed");
+	CHECK(tl_keypair_retire_test_hook == NULL, "a worker round ran in the middle of the retirement");
+	tl_keypair_retire_test_hook = NULL;
+	tl_ch_worker_round(&h);
+	CHECK(!tl_dp_aead_keyed(h.dev.workers[0].aead),
+	      "the worker forgot the retired key at the next round (after the round in the middle: %d)", race_keyed);
+out:
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -175,6 +242,7 @@ int main(int argc, char **argv)
 	test_removed();
 	test_private_key_change();
 	test_rekey();
+	test_retire_race();
 	tl_ch_eal_fini();
 	return check_report();
 }

@@ -11,12 +11,13 @@
 #include "dataplane/runtime.h"
 #include "test_eal.h"
 
+/* 1 GiB: a jumbo MTU's dataplane (test_mtu) takes ~300 MB of buffers; taken only as touched. */
 static char runtime_dir[4096];
 
 int tl_test_eal_init(const char *argv0, const char *tag)
 {
 	char prefix[64];
-	char *eal[] = { (char *)argv0, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
+	char *eal[] = { (char *)argv0, "--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--no-telemetry",
 			"--file-prefix", prefix, "--log-level", "lib.eal:error", NULL };
 
 	snprintf(prefix, sizeof(prefix), "%s_%d", tag, (int)getpid());

@@ -297,6 +297,64 @@ static void test_rate_limit(void)
 	tl_pl_teardown(&f.pl);
 }
 
+/* Tunnel MTU mtu (the port buffers sized from it, as the daemon sizes them): an inner packet
+ * of len bytes crosses LAN -> WAN (one sealed frame the peer opens to the same bytes) and
+ * WAN -> LAN (one frame with the same bytes); while the peer has no session, a copy staged
+ * for the control plane is one buffer too. Nothing dropped, both ports balanced. */
+static void test_jumbo(uint16_t mtu, uint16_t len)
+{
+	static uint8_t ip[9100], out[9200];
+	const struct tl_pl_opts opts = { .mtu = mtu };
+	struct fixture f = { .peer = NULL };
+	struct rte_mbuf *m = NULL, *lan;
+	struct tl_staged st;
+	const char *why = "no frame";
+	uint64_t ctr = 0;
+	int n = -1;
+
+	if (tl_pl_setup(&f.pl, &opts) != 0) {
+		CHECK(0, "jumbo %u: harness up", len);
+		return;
+	}
+	f.peer = tl_pl_peer_add(&f.pl, 0, &PEER);
+	if (f.peer && tl_pl_route_add(&f.pl, AF_INET, PEER_NET4, 16, 0) == 0 && tl_pl_routes_publish(&f.pl) == 0)
+		f.kp = tl_pl_keypair_add(&f.pl, f.peer, LOCAL_INDEX, REMOTE_INDEX);
+	CHECK(f.kp != NULL, "jumbo %u: peer and keypair", len);
+	tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, len, 11);
+	lan = tl_pl_lan_frame(&f.pl, ip, len);
+	CHECK(lan != NULL, "jumbo %u: a LAN frame of %u bytes fits a port buffer of mtu %u", len, TL_ETH_LEN + len, mtu);
+	tl_pl_inject(&f.pl, TL_PORT_LAN, lan);
+	tl_pl_run(&f.pl);
+	if (tl_pl_collect(&f.pl, TL_PORT_WAN, &m, 1) == 1)
+		n = tl_pl_open_data(&f.pl, m, &PEER, f.kp, &ctr, out, sizeof(out), &why);
+	CHECK(n == RTE_MIN(RTE_ALIGN_CEIL(len, 16), mtu) && !memcmp(out, ip, len), "jumbo %u: LAN -> WAN, the peer opens the %u bytes "
+	      "(%d: %s)", len, len, n, n < 0 ? why : "");
+	rte_pktmbuf_free(m);
+	m = NULL;
+	tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, len, 12);
+	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &PEER, f.kp, 0, ip, len, NULL));
+	tl_pl_run(&f.pl);
+	n = (int)tl_pl_collect(&f.pl, TL_PORT_LAN, &m, 1);
+	CHECK(n == 1 && m->nb_segs == 1 && m->pkt_len == TL_ETH_LEN + (uint32_t)len &&
+	      !memcmp(rte_pktmbuf_mtod_offset(m, uint8_t *, TL_ETH_LEN), ip, len),
+	      "jumbo %u: WAN -> LAN, the %u bytes in one frame (%d)", len, len, n);
+	rte_pktmbuf_free(m);
+	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "jumbo %u: no drop", len);
+	CHECK(tl_pl_balanced(&f.pl), "jumbo %u: balance", len);
+	/* no session: the packet is staged, as a copy in the stage pool */
+	tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, len, 13);
+	if (f.kp)
+		atomic_store(&f.peer->current, NULL);
+	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));
+	tl_pl_run(&f.pl);
+	n = rte_ring_dequeue_elem(f.pl.dp.stage_ring, &st, sizeof(st));
+	CHECK(n == 0 && st.m->nb_segs == 1 && st.m->pkt_len == len, "jumbo %u: the staged copy is one buffer of %u bytes "
+	      "(%u segments)", len, len, n == 0 ? st.m->nb_segs : 0);
+	if (n == 0)
+		rte_pktmbuf_free(st.m);
+	tl_pl_teardown(&f.pl);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -312,6 +370,8 @@ int main(int argc, char **argv)
 	test_echo_gets_error();
 	test_ptb_multicast6();
 	test_rate_limit();
+	test_jumbo(9000, 3000);
+	test_jumbo(9000, 9000);
 	tl_pl_eal_fini();
 	return check_report();
 }

@@ -114,13 +114,50 @@ static int helpers_awake(void)
 	return awake;
 }
 
+/* Context switches of this process's threads other than the caller, summed (voluntary and
+ * not, from /proc/self/task/<tid>/status); -1 if they cannot be read. */
+static long helpers_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long sum = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], line[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			long v;
+
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+				sum += v;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
 /* Four helpers left idle wait on their condition variable (state S), they do not poll: each
- * is asleep once it has gone back to waiting (looked at for up to 10 s). */
+ * is asleep once it has gone back to waiting (looked at for up to 10 s), and, asleep, nothing
+ * wakes them: no helper is switched in or out while the caller waits 200 ms (a helper that
+ * polls with a sleep is in state S most of the time too, but wakes at every poll). */
 static void test_idle_helpers_sleep(void)
 {
 	struct tl_parfor *p = tl_parfor_new(4, NULL);
 	struct timespec pause = { 0, 10000000 };
 	int awake = -1;
+	long before, after;
 
 	CHECK(run_and_compare(p, 100) == 0, "a run before the pause");
 	for (int i = 0; i < 1000 && awake != 0; i++) {
@@ -128,6 +165,11 @@ static void test_idle_helpers_sleep(void)
 		awake = helpers_awake();
 	}
 	CHECK(awake == 0, "every idle helper asleep (%d not)", awake);
+	before = helpers_switches();
+	nanosleep(&(struct timespec){ 0, 200000000 }, NULL);
+	after = helpers_switches();
+	CHECK(before >= 0 && after == before, "no idle helper woke while the caller waited (%ld switches)",
+	      after - before);
 	tl_parfor_free(p);
 }
 

@@ -4,7 +4,11 @@
  * field their headers name, several queues share the port (SO_REUSEPORT), a frame the kernel
  * refuses is handed back and counted, and datagrams the kernel dropped for a full receive
  * buffer are counted as imissed: read + imissed == sent; a socket that takes no more is named
- * for the worker to wait for POLLOUT on. Needs root (SO_BINDTODEVICE, a namespace, tc). */
+ * for the worker to wait for POLLOUT on. Every address of the interface is the port's: a
+ * datagram to a second one (127.0.0.2 on lo) parses as ours, and a frame whose source is that
+ * address leaves from it (IP_PKTINFO), as a reply to a peer that wrote there must. What must
+ * not arrive is checked after a marker sent behind it did. Runs in a network namespace of its
+ * own. Needs root (SO_BINDTODEVICE, namespaces, tc). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -31,7 +35,8 @@
 #define QUEUES 2
 
 static const uint8_t MAC[6] = { 0x02, 0, 0, 0, 0, 0x0a }, GW[6] = { 0x02, 0x74, 0x6c, 0, 0, 1 };
-static const uint8_t LO4[4] = { 127, 0, 0, 1 };
+static const uint8_t LO4[4] = { 127, 0, 0, 1 }, LO4B[4] = { 127, 0, 0, 2 };
+#define WAIT_MS 5000      /* a bound for what must come, never a measure */
 
 static struct rte_mempool *pools[QUEUES];
 
@@ -71,7 +76,7 @@ static unsigned rx_all(struct tl_udpport *u, struct rte_mbuf **m, unsigned n)
 {
 	unsigned got = 0;
 
-	for (int round = 0; round < 100 && got < n; round++) {
+	for (int round = 0; round < WAIT_MS && got < n; round++) {
 		for (uint16_t q = 0; q < QUEUES && got < n; q++)
 			got += tl_udpport_rx(u, q, m + got, (uint16_t)RTE_MIN(n - got, 32u));
 		if (got < n)
@@ -115,15 +120,15 @@ static void test_rx_frames(void)
 	tl_udpport_close(u);
 }
 
-/* A frame as the dataplane builds it: to dst:port, with the ECN field. */
-static struct rte_mbuf *frame_to(const uint8_t dst[4], uint16_t port, uint8_t ecn, unsigned len)
+/* A frame as the dataplane builds it: from src to dst:port, with the ECN field. */
+static struct rte_mbuf *frame_from(const uint8_t src[4], const uint8_t dst[4], uint16_t port, uint8_t ecn, unsigned len)
 {
 	struct tl_port_info wan = { .has_ip4 = true };
 	struct tl_endpoint ep = { .family = AF_INET, .port = port, .mac_valid = true };
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pools[0]);
 
 	memcpy(wan.mac, MAC, 6);
-	memcpy(wan.ip4, LO4, 4);
+	memcpy(wan.ip4, src, 4);
 	memcpy(ep.ip, dst, 4);
 	memcpy(ep.mac, GW, 6);
 	if (!m)
@@ -136,6 +141,19 @@ static struct rte_mbuf *frame_to(const uint8_t dst[4], uint16_t port, uint8_t ec
 	return m;
 }
 
+static struct rte_mbuf *frame_to(const uint8_t dst[4], uint16_t port, uint8_t ecn, unsigned len)
+{
+	return frame_from(LO4, dst, port, ecn, len);
+}
+
+/* Waits until fd has a datagram, at most WAIT_MS: true if one is there. */
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, WAIT_MS) == 1;
+}
+
 /* One datagram from fd into buf, with the TOS byte it carried (-1 if none came). */
 static ssize_t recv_tos(int fd, uint8_t *buf, size_t len, int *tos)
 {
@@ -145,7 +163,7 @@ static ssize_t recv_tos(int fd, uint8_t *buf, size_t len, int *tos)
 	} ctl;
 	struct iovec iov = { buf, len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
-	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	ssize_t n = readable(fd) ? recvmsg(fd, &mh, MSG_DONTWAIT) : -1;
 
 	*tos = -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
@@ -178,15 +196,18 @@ static void test_tx_datagrams(void)
 	CHECK(nf == 2 && refused[0] == m[1] && refused[1] == m[2], "the non-IP frame and the one the kernel refused handed back (%u)", nf);
 	for (unsigned i = 0; i < nf; i++)
 		rte_pktmbuf_free(refused[i]);
-	usleep(20000);
+	/* a marker behind them: once it is read, whatever the port sent before it came */
+	m[0] = frame_to(LO4, PEER_PORT, 0, 77);
+	CHECK(m[0] && tl_udpport_tx(u, 1, m, 1, refused, &nf) == 1 && nf == 0, "a marker sent after them");
 	n = recv_tos(fd, buf, sizeof(buf), &tos);
 	CHECK(n == 300 && buf[0] == 0x17, "first datagram: the payload (%zd bytes)", n);
 	CHECK(tos >= 0 && (tos & 3) == 2, "first datagram: ECT(0) on the wire (tos %d)", tos);
 	n = recv_tos(fd, buf, sizeof(buf), &tos);
 	CHECK(n == 200 && (tos & 3) == 3, "second datagram: 200 bytes, CE (%zd, tos %d)", n, tos);
-	CHECK(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0, "nothing else arrived");
+	n = recv_tos(fd, buf, sizeof(buf), &tos);
+	CHECK(n == 77, "then the marker: nothing else arrived in between (%zd bytes)", n);
 	tl_udpport_stats(u, &st);
-	CHECK(st.opackets == 2 && st.oerrors == 2, "counted: opackets %lu, oerrors %lu", (unsigned long)st.opackets,
+	CHECK(st.opackets == 3 && st.oerrors == 2, "counted: opackets %lu, oerrors %lu", (unsigned long)st.opackets,
 	      (unsigned long)st.oerrors);
 	close(fd);
 	tl_udpport_close(u);
@@ -214,8 +235,7 @@ static void test_tx_run(void)
 	}
 	took = tl_udpport_tx(u, 0, m, 12, refused, &nf);
 	CHECK(took == 12 && nf == 0, "twelve frames taken (%u, %u refused)", took, nf);
-	usleep(20000);
-	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+	while (k < 12 && readable(fd) && (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
 		ok += buf[0] == k && n == (k == 11 ? 500 : 1000);
 		k++;
 	}
@@ -272,6 +292,79 @@ static void test_rx_gro(void)
 	CHECK(st.ipackets == 12 && st.ierrors == 0, "counted as 12 datagrams (%lu)", (unsigned long)st.ipackets);
 	for (uint16_t q = 0; q < QUEUES; q++)
 		CHECK(!tl_udpport_rx_pending(u, q), "queue %u has nothing left", q);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+/* The source a peer sees on what the port sends it for ep (built as the dataplane does). */
+static bool reply_source(struct tl_udpport *u, const struct tl_port_info *wan, const struct tl_endpoint *ep, int fd,
+			 struct sockaddr_in *from)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pools[0]), *refused[1];
+	socklen_t flen = sizeof(*from);
+	uint8_t buf[128];
+	uint16_t nf = 0;
+
+	if (!m)
+		return false;
+	memset(rte_pktmbuf_append(m, 64), 0x5a, 64);
+	if (tl_pkt_push_outer(m, wan, ep, PORT, 0) != 0 || tl_udpport_tx(u, 0, &m, 1, refused, &nf) != 1 || nf) {
+		rte_pktmbuf_free(nf ? refused[0] : m);
+		return false;
+	}
+	return readable(fd) && recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)from, &flen) == 64;
+}
+
+/* Every address of the interface is the port's: with lo's addresses 127.0.0.1 and 127.0.0.2
+ * published, a datagram to the second parses as ours and names it; the reply to the peer
+ * leaves from it. Once it is no longer the port's, datagrams to it are not_for_us and the
+ * reply leaves from the address the kernel picks; without any address nothing is ours. */
+static void test_second_address(void)
+{
+	struct tl_udpport *u = port_open(0);
+	uint8_t two[2][4], one[1][4];
+	struct tl_addrset both = { .n4 = 2, .a4 = two }, first = { .n4 = 1, .a4 = one }, none = { .n4 = 0 };
+	struct tl_port_info wan = { .has_ip4 = true, .udp = u };
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(PORT) }, from;
+	struct tl_endpoint ep = { .family = AF_INET, .mac_valid = true, .has_local = true };
+	struct rte_mbuf *m[1];
+	struct tl_outer o;
+	int fd = peer_socket();
+	uint8_t msg[64] = { 4 };
+
+	if (!u)
+		return;
+	memcpy(two[0], LO4, 4);
+	memcpy(two[1], LO4B, 4);
+	memcpy(one[0], LO4, 4);
+	memcpy(both.first4, LO4, 4);
+	memcpy(first.first4, LO4, 4);
+	memcpy(wan.mac, MAC, 6);
+	memcpy(wan.ip4, LO4, 4);                 /* the address picked at start */
+	atomic_store(&wan.addrs, &both);
+	memcpy(&to.sin_addr, LO4B, 4);
+	CHECK(sendto(fd, msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)sizeof(msg),
+	      "a datagram to 127.0.0.2");
+	CHECK(rx_all(u, m, 1) == 1, "read");
+	CHECK(tl_pkt_parse_outer(m[0], &wan, PORT, &o) == TL_DROP_MAX, "it parses as ours (a second address)");
+	CHECK(!memcmp(o.dst_ip, LO4B, 4) && o.src_port == PEER_PORT, "and names 127.0.0.2 as where it went");
+	rte_pktmbuf_free(m[0]);
+	memcpy(ep.ip, LO4, 4);
+	ep.port = PEER_PORT;
+	memcpy(ep.mac, GW, 6);
+	memcpy(ep.local, LO4B, 4);               /* learnt from it */
+	CHECK(reply_source(u, &wan, &ep, fd, &from) && !memcmp(&from.sin_addr, LO4B, 4) && ntohs(from.sin_port) == PORT,
+	      "the reply leaves from 127.0.0.2:%u (from %s)", PORT, inet_ntoa(from.sin_addr));
+	atomic_store(&wan.addrs, &first);        /* 127.0.0.2 is gone */
+	CHECK(reply_source(u, &wan, &ep, fd, &from) && !memcmp(&from.sin_addr, LO4, 4),
+	      "gone: the reply leaves from the kernel's pick, 127.0.0.1 (from %s)", inet_ntoa(from.sin_addr));
+	CHECK(sendto(fd, msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)sizeof(msg), "sent again");
+	CHECK(rx_all(u, m, 1) == 1 && tl_pkt_parse_outer(m[0], &wan, PORT, &o) == TL_DROP_not_for_us,
+	      "and a datagram to it is not_for_us");
+	rte_pktmbuf_free(m[0]);
+	atomic_store(&wan.addrs, &none);
+	CHECK(!tl_pkt_wan_has_family(&wan, AF_INET) && !tl_pkt_wan_local(&wan, AF_INET, LO4),
+	      "no address: nothing is ours, nothing to send from");
 	close(fd);
 	tl_udpport_close(u);
 }
@@ -351,12 +444,10 @@ static void test_move(void)
 	CHECK(tl_udpport_moved(u) && tl_udpport_fd(u, 0, 0) == old_fd, "and nothing changed");
 	close(busy);
 	send_to(fd, PORT, 1);                        /* waits in an old socket */
-	usleep(10000);
 	CHECK(tl_udpport_move(u, PORT + 10, err, sizeof(err)) == 0, "moved to :%u (%s)", PORT + 10, err);
 	CHECK(!tl_udpport_moved(u), "the workers have not taken it yet");
 	CHECK(tl_udpport_move(u, PORT + 11, err, sizeof(err)) == -EBUSY, "a second move waits for the first");
 	send_to(fd, PORT + 10, 2);
-	usleep(10000);
 	got = rx_all(u, m, 2);
 	CHECK(got == 2, "both datagrams arrive (%u)", got);
 	for (unsigned i = 0; i < got; i++) {
@@ -365,19 +456,21 @@ static void test_move(void)
 		CHECK(ntohs(uh->dst_port) == PORT + 10, "frame %u names the new port", i);
 	}
 	rte_pktmbuf_free_bulk(m, got);
-	CHECK(tl_udpport_moved(u), "every queue took the move");
 	for (uint16_t q = 0; q < QUEUES; q++)
-		tl_udpport_rx(u, q, m, 4);                 /* the drained old sockets close */
+		tl_udpport_rx(u, q, m, 4);                 /* each queue's next round; drained old sockets close */
+	CHECK(tl_udpport_moved(u), "every queue took the move");
 	for (uint16_t q = 0; q < QUEUES; q++)
 		CHECK(!tl_udpport_rx_pending(u, q), "queue %u: old sockets closed", q);
 	m[0] = frame_to(LO4, PEER_PORT, 0, 100);
 	CHECK(m[0] && tl_udpport_tx(u, 0, m, 1, refused, &nf) == 1 && nf == 0, "a frame sent after the move");
-	usleep(10000);
-	CHECK(recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen) == 100 &&
+	CHECK(readable(fd) && recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen) == 100 &&
 	      ntohs(from.sin_port) == PORT + 10, "it leaves from :%u", PORT + 10);
 	send_to(fd, PORT, 3);
-	usleep(10000);
-	CHECK(rx_all(u, m, 1) == 0, "nothing is read from the old port any more");
+	send_to(fd, PORT + 10, 4);                   /* a marker behind it, to the new port */
+	got = rx_all(u, m, 1);
+	CHECK(got == 1 && rte_pktmbuf_mtod_offset(m[0], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] == 4,
+	      "the marker is read (%u), and nothing sent to the old port came before it", got);
+	rte_pktmbuf_free_bulk(m, got);
 	close(fd);
 	tl_udpport_close(u);
 }
@@ -385,7 +478,7 @@ static void test_move(void)
 /* A socket that takes no more (its send buffer held by a slow qdisc on the way out): the
  * send stops, the port names the socket to wait on for POLLOUT, which is not ready yet;
  * once the queue drains the rest goes and the port names none. Runs last: it moves this
- * process into a network namespace of its own (a veth with a tbf qdisc of 8 kbit/s). */
+ * process into another network namespace of its own (a veth with a tbf qdisc of 8 kbit/s). */
 static void test_tx_full(void)
 {
 	static const uint8_t far[4] = { 10, 9, 0, 2 }, near[4] = { 10, 9, 0, 1 };
@@ -413,7 +506,7 @@ static void test_tx_full(void)
 	for (int round = 0; round < 20 && tl_udpport_tx_full(u, 0) < 0; round++) {
 		unsigned k = 0;
 
-		while (k < 32 && (m[k] = frame_to(far, PEER_PORT, 0, 1000)))
+		while (k < 32 && (m[k] = frame_from(near, far, PEER_PORT, 0, 1000)))
 			k++;
 		took = tl_udpport_tx(u, 0, m, (uint16_t)k, refused, &nf);
 		rte_pktmbuf_free_bulk(m + took, k - took);
@@ -424,7 +517,7 @@ static void test_tx_full(void)
 	CHECK(poll(&pfd, 1, 0) == 0, "and it is not writable yet: a wait for POLLOUT makes sense");
 	CHECK(system("tc qdisc del dev va root") == 0, "the qdisc goes (with what it held)");
 	CHECK(poll(&pfd, 1, 2000) == 1 && (pfd.revents & POLLOUT), "POLLOUT comes");
-	m[0] = frame_to(far, PEER_PORT, 0, 1000);
+	m[0] = frame_from(near, far, PEER_PORT, 0, 1000);
 	CHECK(m[0] && tl_udpport_tx(u, 0, m, 1, refused, &nf) == 1 && tl_udpport_tx_full(u, 0) < 0,
 	      "the next send goes and nothing is full");
 	tl_udpport_close(u);
@@ -445,11 +538,109 @@ static void test_port_in_use(void)
 	close(fd);
 }
 
+/* After test_tx_full (its namespace): a datagram larger than a buffer (3000 bytes, a peer
+ * whose MTU is above ours) is read and let go of: dropped as oversized, received and dropped on the WAN port in the reading
+ * worker's counters, and in ierrors; the datagram after it arrives. */
+static void test_rx_oversized(void)
+{
+	static struct tl_counters cnt[QUEUES];
+	struct tl_counters *const cnts[QUEUES] = { &cnt[0], &cnt[1] };
+	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = QUEUES, .v4 = true, .mac = MAC,
+				    .gw_mac = GW, .ip4 = LO4, .pools = pools, .counters = cnts };
+	char err[256] = "", big[3000], small[100];
+	struct tl_udpport *u = tl_udpport_open(&c, err, sizeof(err));
+	struct rte_eth_stats st;
+	struct rte_mbuf *m[2];
+	uint64_t over = 0, rx = 0, rx_drops = 0, other = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);       /* from an ephemeral port */
+	unsigned n;
+
+	CHECK(u != NULL, "oversized: the port opens (%s)", err);
+	CHECK(system("ip link set lo up") == 0, "lo up (the namespace test_tx_full made)");
+	if (!u)
+		return;
+	memset(big, 4, sizeof(big));
+	memset(small, 4, sizeof(small));
+	send_to_port(fd, big, sizeof(big), 0);
+	send_to_port(fd, small, sizeof(small), 0);
+	n = rx_all(u, m, 2);
+	CHECK(n == 1 && m[0]->pkt_len == RTE_ETHER_HDR_LEN + 28 + sizeof(small),
+	      "oversized: the small datagram arrives, the large one does not (%u frames)", n);
+	rte_pktmbuf_free_bulk(m, n);
+	for (int q = 0; q < QUEUES; q++) {
+		over += cnt[q].drops[TL_DROP_oversized];
+		rx += cnt[q].rx[TL_PORT_WAN];
+		rx_drops += cnt[q].rx_drops[TL_PORT_WAN];
+		for (int r = 0; r < TL_DROP_MAX; r++)
+			other += r == TL_DROP_oversized ? 0 : cnt[q].drops[r];
+	}
+	tl_udpport_stats(u, &st);
+	CHECK(over == 1 && other == 0, "oversized: one drop, reason oversized (%lu, others %lu)", (unsigned long)over,
+	      (unsigned long)other);
+	CHECK(rx == 1 && rx_drops == 1, "oversized: received and dropped on the WAN port (rx %lu, rx_drops %lu)",
+	      (unsigned long)rx, (unsigned long)rx_drops);
+	CHECK(st.ierrors == 1 && st.ipackets == 1, "oversized: ierrors %lu, ipackets %lu", (unsigned long)st.ierrors,
+	      (unsigned long)st.ipackets);
+	close(fd);
+	tl_udpport_close(u);
+}
+
+/* After test_tx_full (its namespace): on a veth, a route of MTU 1000 to 10.7.0.0/24
+ * and one of 1500 to 10.8.0.0/24. Four 1200-byte datagrams to each, from the veth's own
+ * address (the port sends from the source a frame carries): the GSO send to the
+ * first is refused (segments above its MTU) and its datagrams go one by one, every frame is
+ * taken and none refused, and GSO to the second still goes (gso_sends 1); the refusal is
+ * counted once, and a second burst to the first goes one by one without trying GSO again. */
+static void test_gso_per_destination(void)
+{
+	static const uint8_t small[4] = { 10, 7, 0, 5 }, big[4] = { 10, 8, 0, 5 }, D0_4[4] = { 10, 6, 0, 1 };
+	struct tl_udpport_cfg c = { .iface = "d0", .port = PORT, .queues = 1, .v4 = true, .mac = MAC, .gw_mac = GW,
+				    .ip4 = LO4, .pools = pools };
+	struct rte_mbuf *m[8], *refused[8];
+	struct rte_eth_stats st;
+	char err[256] = "";
+	struct tl_udpport *u;
+	uint16_t nf = 0, took;
+
+	if (system("ip link add d0 type veth peer name d1 && ip addr add 10.6.0.1/24 dev d0 && ip link set d0 up && "
+		   "ip link set d1 up && ip route add 10.7.0.0/24 dev d0 mtu 1000 && ip route add 10.8.0.0/24 dev d0 && "
+		   "ip neigh add 10.7.0.5 lladdr 02:00:00:00:07:05 dev d0 nud permanent && "
+		   "ip neigh add 10.8.0.5 lladdr 02:00:00:00:08:05 dev d0 nud permanent") != 0) {
+		CHECK(0, "gso per destination: a veth and two routes");
+		return;
+	}
+	u = tl_udpport_open(&c, err, sizeof(err));
+	CHECK(u != NULL, "gso per destination: the port opens on d0 (%s)", err);
+	if (!u)
+		return;
+	for (unsigned i = 0; i < 8; i++)
+		m[i] = frame_from(D0_4, i < 4 ? small : big, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 8, refused, &nf);
+	CHECK(took == 8 && nf == 0, "gso per destination: all 8 taken, none refused (%u, %u)", took, nf);
+	CHECK(tl_udpport_gso_sends(u) == 1, "gso per destination: GSO to the other destination still goes (%lu sends)",
+	      (unsigned long)tl_udpport_gso_sends(u));
+	CHECK(tl_udpport_gso_fallbacks(u) == 1, "gso per destination: one refusal counted (%lu)",
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = frame_from(D0_4, small, PEER_PORT, 0, 1200);
+	took = tl_udpport_tx(u, 0, m, 4, refused, &nf);
+	CHECK(took == 4 && nf == 0 && tl_udpport_gso_fallbacks(u) == 1,
+	      "gso per destination: the first again, one by one without a new refusal (%u, %lu)", took,
+	      (unsigned long)tl_udpport_gso_fallbacks(u));
+	tl_udpport_stats(u, &st);
+	CHECK(st.opackets == 12 && st.oerrors == 0, "gso per destination: 12 datagrams sent (%lu)",
+	      (unsigned long)st.opackets);
+	tl_udpport_close(u);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	if (tl_test_eal_init(argv[0], "udpport") != 0)
 		return 1;
+	/* A network namespace of its own: another run of this test on the machine would join
+	 * the port's SO_REUSEPORT group on the shared lo and take some of its datagrams. */
+	CHECK(unshare(CLONE_NEWNET) == 0 && system("ip link set lo up") == 0, "a network namespace with lo up");
 	for (int q = 0; q < QUEUES; q++) {
 		char name[32];
 
@@ -459,6 +650,7 @@ int main(int argc, char **argv)
 	}
 	if (pools[0] && pools[1]) {
 		test_rx_frames();
+		test_second_address();
 		test_tx_datagrams();
 		test_tx_run();
 		test_rx_gro();
@@ -466,6 +658,8 @@ int main(int argc, char **argv)
 		test_overflow_counted();
 		test_port_in_use();
 		test_tx_full();
+		test_rx_oversized();
+		test_gso_per_destination();
 	}
 	for (int q = 0; q < QUEUES; q++)
 		rte_mempool_free(pools[q]);
