@@ -597,7 +597,7 @@ static int frame_read(struct rte_mbuf *m, struct sockaddr_storage *dst, socklen_
 		a->sin6_family = AF_INET6;
 		memcpy(&a->sin6_addr, TL_IP6_ADDR(ip->dst_addr), 16);
 		a->sin6_port = udp->dst_port;
-		memcpy(src, ip->src_addr, 16);
+		memcpy(src, TL_IP6_ADDR(ip->src_addr), 16);
 		*dlen = sizeof(*a);
 		*tos = (int)(rte_be_to_cpu_32(ip->vtc_flow) >> 20 & 0xff);
 	} else {
