@@ -7,8 +7,8 @@
 # package test builds what is here) and runs inside it, in a chroot:
 #   * the build with warnings as errors (-Dwerror=true) and the unit suite,
 #   * the Debian package: suite deb (dpkg-buildpackage, dpkg -c, lintian), then the .deb is
-#     installed in the root with apt (its Depends resolved from trixie) and the installed
-#     tunlessd checks a packaged example configuration,
+#     installed in the root with apt (its Depends resolved from trixie), the installed
+#     tunlessd prints its version and checks a packaged example configuration,
 #   * the unit suite again under ASan+UBSan.
 # The network-namespace lab tests (suite integration) are not run here: see README ("Debian 13").
 # Ends with one line "tests: N passed, N failed". Needs root (chroot, mounts).
@@ -135,9 +135,10 @@ deb_install() {
 	(cd "$d/t" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc >"$d/log" 2>&1) || { tail -20 "$d/log"; return 1; }
 	echo "Depends: $(dpkg-deb -f "$d"/tunless_*.deb Depends)"
 	apt-get install -y -qq "$d"/tunless_*.deb >/dev/null &&
+		tunlessd --version &&
 		tunlessd --check -c /usr/share/doc/tunless/examples/host-a.yaml
 }
-step "the .deb installs (apt, its Depends from trixie), tunlessd --check of a packaged example" deb_install
+step "the .deb installs (apt, its Depends from trixie), tunlessd --version, tunlessd --check of a packaged example" deb_install
 step "build-san (ASan+UBSan)" build build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
 step "unit (ASan+UBSan)" meson test -C build-san --suite unit --print-errorlogs --num-processes 1
 echo "$passed $failed" >/src/result
