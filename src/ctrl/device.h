@@ -19,7 +19,7 @@
 struct tl_nl;
 struct tl_aips;
 struct tl_readmodel;
-struct tl_lanfib_ctl;
+struct tl_lanmirror;
 struct tl_wanaddr_ctl;
 struct tl_unix_server;
 struct tl_server;
@@ -97,7 +97,7 @@ struct tl_device {
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;
-	struct tl_lanfib_ctl *lanfib;      /* gateway mode: LAN routes and neighbours (lanfib.c) */
+	struct tl_lanmirror *lanmirror;    /* gateway mode: LAN routes and neighbours (lanmirror.c) */
 	struct tl_wanaddr_ctl *wanaddr;    /* the WAN interface's addresses (wanaddr.c) */
 	struct tl_unix_server *uapi;       /* wg UAPI socket and its clients (uapi.c) */
 	struct tl_ctlapi *ctlapi;          /* YAML control API on /run/tunless/<name>.sock (ctlapi.c) */

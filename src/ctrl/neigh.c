@@ -1,7 +1,7 @@
 /* Next-hop MAC addresses of peers' endpoints on the WAN port, from the kernel's route and
  * neighbour tables. Static entries in the configuration take precedence. Unresolved
  * addresses get a managed kernel entry (the kernel keeps resolving it) and are tried again
- * shortly. (LAN next hops in gateway mode: lanfib.c.) */
+ * shortly. (LAN next hops in gateway mode: lanmirror.c.) */
 #include <sys/socket.h>
 
 #include "ctrl/device.h"

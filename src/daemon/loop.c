@@ -16,7 +16,7 @@
 
 #include "api/server.h"
 #include "ctrl/handshake.h"
-#include "ctrl/lanfib.h"
+#include "ctrl/lanmirror.h"
 #include "ctrl/log.h"
 #include "ctrl/ratelimit.h"
 #include "ctrl/send.h"
@@ -135,7 +135,7 @@ static void tick(struct tl_device *dev, struct tl_ctrl_loop *l, uint64_t now)
 		l->last_second_ns = now;
 		second(dev, now);
 	}
-	busy |= dev->udp_blocked || tl_lanfib_pending(dev);
+	busy |= dev->udp_blocked || tl_lanmirror_pending(dev);
 	timer_set(l, busy ? TL_TICK_BUSY_NS : TL_TICK_IDLE_NS);
 }
 
@@ -149,7 +149,7 @@ static bool work_waiting(struct tl_device *dev, struct tl_ctrl_loop *l)
 		timer_set(l, TL_TICK_BUSY_NS);
 	}
 	return atomic_load_explicit(&dev->dp.ctrl_kicks, memory_order_relaxed) != l->seen_kicks ||
-	       (dev->lanfib && rte_ring_count(dev->dp.neigh_req) > 0);
+	       (dev->lanmirror && rte_ring_count(dev->dp.neigh_req) > 0);
 }
 
 void tl_loop_run(struct tl_device *dev, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
@@ -164,8 +164,8 @@ void tl_loop_run(struct tl_device *dev, volatile sig_atomic_t *stop, volatile si
 
 		tl_handshake_poll(dev, now);
 		tl_staged_poll(dev);         /* packets parked for a session or a next hop */
-		if (kicks != l->seen_kicks || l->ticked || tl_lanfib_pending(dev))
-			tl_lanfib_poll(dev, now);   /* next-hop requests come with a kick */
+		if (kicks != l->seen_kicks || l->ticked || tl_lanmirror_pending(dev))
+			tl_lanmirror_poll(dev, now);   /* next-hop requests come with a kick */
 		if (*reload) {
 			*reload = 0;
 			tl_notify_reload(dev);

@@ -24,7 +24,7 @@
 #include "ctrl/eal.h"
 #include "ctrl/handshake.h"
 #include "ctrl/hostmode.h"
-#include "ctrl/lanfib.h"
+#include "ctrl/lanmirror.h"
 #include "ctrl/wanaddr.h"
 #include "ctrl/log.h"
 #include "ctrl/neigh.h"
@@ -164,7 +164,7 @@ static void device_down(struct tl_device *dev)
 	tl_ports_teardown(dev);
 	if (dev->dp.host_mode)
 		tl_host_teardown(dev);
-	tl_lanfib_close(dev);
+	tl_lanmirror_close(dev);
 	tl_wanaddr_close(dev);
 	tl_device_objects_free(dev);
 	tl_identity_clear(&dev->id);
@@ -216,7 +216,7 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		snprintf(err, sizeof(err), "cannot load peers");
 		goto fail;
 	}
-	if (!dev->dp.host_mode && tl_lanfib_open(dev, err, sizeof(err)) != 0)
+	if (!dev->dp.host_mode && tl_lanmirror_open(dev, err, sizeof(err)) != 0)
 		goto fail;
 	if (workers_launch(dev) != 0) {
 		snprintf(err, sizeof(err), "cannot start workers");

@@ -17,7 +17,7 @@
 #include <rte_telemetry.h>
 
 #include "ctrl/device.h"
-#include "ctrl/lanfib.h"
+#include "ctrl/lanmirror.h"
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
 #include "daemon/telemetry.h"
@@ -196,12 +196,12 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
 
 static int cmd_lanfib(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct tl_lanfib_stats st;
+	struct tl_lanmirror_stats st;
 	struct tl_counters sum;
 
 	(void)cmd;
 	(void)params;
-	tl_lanfib_stats_get(g_dev, &st);
+	tl_lanmirror_stats_get(g_dev, &st);
 	tl_stats_counters_sum(g_dev, &sum);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "routes4", st.routes4);

@@ -1,7 +1,7 @@
 /* The kernel's routes, neighbours and interface addresses as they change (libmnl): a
  * non-blocking rtnetlink socket subscribed to the IPv4/IPv6 groups of the kinds the caller
  * has ops for, full dumps of those kinds on a socket of their own, and each message parsed
- * into a plain event for the caller (src/ctrl/lanfib.c keeps the gateway's LAN mirror with
+ * into a plain event for the caller (src/ctrl/lanmirror.c keeps the gateway's LAN mirror with
  * it, src/ctrl/wanaddr.c the WAN's addresses). No DPDK, no device. Not thread-safe. */
 #ifndef TL_KERNEL_RTMON_H
 #define TL_KERNEL_RTMON_H

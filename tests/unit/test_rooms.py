@@ -2,7 +2,8 @@
 """The rooms of src/ and the rules between them (docs/design.md section 7), read from the
 source: each room includes only the rooms it may (a project include names its room:
 "room/file.h"), no header includes one that includes it back, no source file of src/ or
-tests/ is over 900 lines, and src/ctrl/ stays under 6 500 lines.
+tests/ is over 900 lines, src/ctrl/ stays under 6 500 lines, and no two rooms hold a source
+file of one name (a reader who greps for lanfib.c finds one file).
 
 Usage: test_rooms.py <source root>. Prints one line per check (ok / not ok) and exits 1 if
 any failed."""
@@ -99,4 +100,36 @@ check(not long_files, "no source file of src/, tests/, bench/ over %d lines%s" %
 
 ctrl = sum(sum(1 for _ in open(p, encoding="utf-8")) for p in sources(os.path.join(src, "ctrl")))
 check(ctrl < MAX_CTRL_LINES, "src/ctrl/ has %d lines (under %d)" % (ctrl, MAX_CTRL_LINES))
+
+# one name, one file: no two folders of src/ hold a .c/.h of one name (lanfib.c and lanfib.h
+# count as one name, "lanfib"). The self-check runs the rule on a copy of src/ given a second
+# file of a name that exists, so the rule is seen to fail.
+def same_names(top):
+    where = {}
+    for path in sources(top):
+        stem = os.path.splitext(os.path.basename(path))[0]
+        where.setdefault(stem, set()).add(os.path.relpath(os.path.dirname(path), top))
+    return sorted("%s (%s)" % (n, ", ".join(sorted(d))) for n, d in where.items() if len(d) > 1)
+
+
+dups = same_names(src)
+check(not dups, "no two folders of src/ hold a source file of one name%s" % ("" if not dups else ": " + "; ".join(dups)))
+
+
+def self_check_same_names():
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "src")
+        shutil.copytree(src, copy)
+        first = next(sources(os.path.join(copy, rooms[0])))
+        name = os.path.basename(first)
+        shutil.copy(first, os.path.join(copy, rooms[1], name))
+        return name, same_names(copy)
+
+
+name, seen = self_check_same_names()
+stem = os.path.splitext(name)[0]
+check(any(d.startswith(stem + " (") for d in seen), "self-check: the one-name rule fails on a copy of src/ with src/%s/%s added: %s" % (
+    rooms[1], name, "; ".join(seen) or "nothing found"))
 sys.exit(1 if failed else 0)

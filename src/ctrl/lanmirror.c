@@ -4,7 +4,7 @@
  * - Routes: the unicast routes of the main table whose output interface is the LAN port
  *   (connected prefixes and routes via a gateway; of a multipath route the first hop). They
  *   live here in an rte_hash keyed by (family, prefix, length, metric); every change marks
- *   the snapshot dirty, and at most every TL_LF_BUILD_NS a new dataplane/lanfib.h snapshot
+ *   the snapshot dirty, and at most every TL_LM_BUILD_NS a new dataplane/lanfib.h snapshot
  *   (rte_fib + rte_fib6 + gateway addresses) is built and swapped in; the old one is freed
  *   after an RCU grace period of the workers. rte_fib of DPDK 22.11 promises nothing about
  *   lookups during add/delete, hence build-and-swap.
@@ -19,7 +19,7 @@
  *   missed (replays are idempotent). A notification overrun (ENOBUFS) triggers a full dump
  *   again.
  * - Resolution: a worker holding packets for a next hop asks once through dp->neigh_req;
- *   requests are deduplicated here (one kernel request per next hop per TL_LF_ASK_NS) and
+ *   requests are deduplicated here (one kernel request per next hop per TL_LM_ASK_NS) and
  *   handed to the kernel as a managed neighbour entry, which the kernel resolves and keeps
  *   fresh; the entry reaches the table by notification and the workers are kicked. A
  *   managed entry that fails (no such host) is deleted again, so that the kernel's table
@@ -34,44 +34,44 @@
 #include <rte_malloc.h>
 
 #include "ctrl/device.h"
-#include "ctrl/lanfib.h"
+#include "ctrl/lanmirror.h"
 #include "ctrl/log.h"
 #include "ctrl/neigh.h"
 #include "kernel/netlink.h"
 #include "kernel/rtmon.h"
 #include "dataplane/lanfib.h"
 
-#define TL_LF_ROUTES_MAX 16384
-#define TL_LF_PENDING 256
-#define TL_LF_ASK_NS (1000ull * 1000000ull)
-#define TL_LF_BUILD_NS (50ull * 1000000ull)
-#define TL_LF_RCVBUF (4 << 20)
-#define TL_LF_READS_PER_POLL 64
+#define TL_LM_ROUTES_MAX 16384
+#define TL_LM_PENDING 256
+#define TL_LM_ASK_NS (1000ull * 1000000ull)
+#define TL_LM_BUILD_NS (50ull * 1000000ull)
+#define TL_LM_RCVBUF (4 << 20)
+#define TL_LM_READS_PER_POLL 64
 
-struct tl_lf_route_key {
+struct tl_lm_route_key {
 	uint8_t family, plen, pad[2];
 	uint32_t metric;
 	uint8_t dst[16];
 };
 
-struct tl_lanfib_ctl {
+struct tl_lanmirror {
 	struct tl_rtmon *mon;             /* the kernel's routes and neighbours as they change */
 	struct tl_evitem ev_item;         /* its socket in the control loop */
 	int ifindex;
-	struct rte_hash *routes;          /* tl_lf_route_key -> struct tl_lanfib_route * */
+	struct rte_hash *routes;          /* tl_lm_route_key -> struct tl_lanfib_route * */
 	bool dirty, resync;
 	uint64_t build_after_ns, gen;
 	struct {
 		struct tl_neigh_key key;
 		uint64_t until;
-	} pend[TL_LF_PENDING];
+	} pend[TL_LM_PENDING];
 	unsigned n_pend;
-	struct tl_lanfib_stats st;
+	struct tl_lanmirror_stats st;
 };
 
 /* ---- the mirror ----------------------------------------------------------------------------- */
 
-static void route_forget(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *k)
+static void route_forget(struct tl_lanmirror *c, const struct tl_lm_route_key *k)
 {
 	struct tl_lanfib_route *old;
 
@@ -82,7 +82,7 @@ static void route_forget(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *
 	c->dirty = true;
 }
 
-static void route_keep(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *k, const struct tl_lanfib_route *r)
+static void route_keep(struct tl_lanmirror *c, const struct tl_lm_route_key *k, const struct tl_lanfib_route *r)
 {
 	struct tl_lanfib_route *e;
 
@@ -103,9 +103,9 @@ static void route_keep(struct tl_lanfib_ctl *c, const struct tl_lf_route_key *k,
 
 static void route_event(void *ctx, const struct tl_rt_route *r)
 {
-	struct tl_lanfib_ctl *c = ((struct tl_device *)ctx)->lanfib;
+	struct tl_lanmirror *c = ((struct tl_device *)ctx)->lanmirror;
 	struct tl_lanfib_route e = { .family = r->family, .plen = r->plen, .has_gw = r->has_gw, .metric = r->metric };
-	struct tl_lf_route_key k = { .family = r->family, .plen = r->plen, .metric = r->metric };
+	struct tl_lm_route_key k = { .family = r->family, .plen = r->plen, .metric = r->metric };
 
 	memcpy(e.dst, r->dst, 16);
 	memcpy(e.gw, r->gw, 16);
@@ -125,7 +125,7 @@ static void kick_workers(struct tl_device *dev)
 
 static void neigh_set(struct tl_device *dev, const struct tl_neigh_key *k, const uint8_t mac[6])
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 	void *old;
 
 	if (rte_hash_lookup_data(dev->dp.neigh_table, k, &old) >= 0 && (uintptr_t)old == tl_mac_pack(mac))
@@ -142,7 +142,7 @@ static void neigh_event(void *ctx, const struct tl_rt_neigh *n)
 	struct tl_device *dev = ctx;
 	struct tl_neigh_key k = { .family = n->family };
 
-	if (n->ifindex != dev->lanfib->ifindex)
+	if (n->ifindex != dev->lanmirror->ifindex)
 		return;
 	memcpy(k.ip, n->ip, 16);
 	if (tl_neigh_static(dev, TL_PORT_LAN, k.family, k.ip, NULL))
@@ -154,15 +154,15 @@ static void neigh_event(void *ctx, const struct tl_rt_neigh *n)
 	rte_hash_del_key(dev->dp.neigh_table, &k);
 	/* A managed entry we asked for that failed: no such host. The kernel would keep
 	 * probing it for ever; only hosts that answer stay in its table. */
-	if (n->failed_managed && tl_nl_neigh_del_managed(dev->nl, dev->lanfib->ifindex, k.family, k.ip) == 0)
-		dev->lanfib->st.failed_removed++;
+	if (n->failed_managed && tl_nl_neigh_del_managed(dev->nl, dev->lanmirror->ifindex, k.family, k.ip) == 0)
+		dev->lanmirror->st.failed_removed++;
 }
 
 static const struct tl_rtmon_ops mirror_ops = { .route = route_event, .neigh = neigh_event };
 
 /* ---- dumps -------------------------------------------------------------------------------- */
 
-static void routes_clear(struct tl_lanfib_ctl *c)
+static void routes_clear(struct tl_lanmirror *c)
 {
 	const void *k;
 	void *data;
@@ -177,15 +177,15 @@ static void routes_clear(struct tl_lanfib_ctl *c)
 /* Routes and neighbours of the LAN interface, from scratch. */
 static int dump_all(struct tl_device *dev)
 {
-	routes_clear(dev->lanfib);
-	return tl_rtmon_dump(dev->lanfib->mon, &dev->lanfib->st.dumps);
+	routes_clear(dev->lanmirror);
+	return tl_rtmon_dump(dev->lanmirror->mon, &dev->lanmirror->st.dumps);
 }
 
 /* ---- the snapshot ------------------------------------------------------------------------- */
 
 static int publish(struct tl_device *dev)
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 	uint32_t n = rte_hash_count(c->routes), i = 0, it = 0;
 	struct tl_lanfib_route *all = calloc(n ? n : 1, sizeof(*all));
 	struct tl_lanfib *f, *old;
@@ -219,7 +219,7 @@ static int publish(struct tl_device *dev)
 /* ---- requests from the workers ------------------------------------------------------------ */
 
 /* true if k was asked for recently; otherwise remembers it as asked now. */
-static bool asked_recently(struct tl_lanfib_ctl *c, const struct tl_neigh_key *k, uint64_t now)
+static bool asked_recently(struct tl_lanmirror *c, const struct tl_neigh_key *k, uint64_t now)
 {
 	unsigned oldest = 0;
 
@@ -227,22 +227,22 @@ static bool asked_recently(struct tl_lanfib_ctl *c, const struct tl_neigh_key *k
 		if (!memcmp(&c->pend[i].key, k, sizeof(*k))) {
 			if (now < c->pend[i].until)
 				return true;
-			c->pend[i].until = now + TL_LF_ASK_NS;
+			c->pend[i].until = now + TL_LM_ASK_NS;
 			return false;
 		}
 		if (c->pend[i].until < c->pend[oldest].until)
 			oldest = i;
 	}
-	if (c->n_pend < TL_LF_PENDING)
+	if (c->n_pend < TL_LM_PENDING)
 		oldest = c->n_pend++;
 	c->pend[oldest].key = *k;
-	c->pend[oldest].until = now + TL_LF_ASK_NS;
+	c->pend[oldest].until = now + TL_LM_ASK_NS;
 	return false;
 }
 
 static void resolve(struct tl_device *dev, const struct tl_neigh_key *k)
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 	uint8_t mac[6];
 
 	if (tl_neigh_static(dev, TL_PORT_LAN, k->family, k->ip, mac))
@@ -263,7 +263,7 @@ static unsigned serve_requests(struct tl_device *dev, uint64_t now)
 
 	while (rte_ring_sc_dequeue_elem(dev->dp.neigh_req, &k, sizeof(k)) == 0) {
 		n++;
-		if (rte_hash_lookup(dev->dp.neigh_table, &k) >= 0 || asked_recently(dev->lanfib, &k, now))
+		if (rte_hash_lookup(dev->dp.neigh_table, &k) >= 0 || asked_recently(dev->lanmirror, &k, now))
 			continue;
 		resolve(dev, &k);
 	}
@@ -274,9 +274,9 @@ static unsigned serve_requests(struct tl_device *dev, uint64_t now)
 
 static unsigned read_events(struct tl_device *dev)
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 	bool overrun = false;
-	unsigned n = c->mon ? tl_rtmon_read(c->mon, TL_LF_READS_PER_POLL, &overrun) : 0;
+	unsigned n = c->mon ? tl_rtmon_read(c->mon, TL_LM_READS_PER_POLL, &overrun) : 0;
 
 	c->st.events += n - overrun;
 	if (overrun) {
@@ -286,9 +286,9 @@ static unsigned read_events(struct tl_device *dev)
 	return n;
 }
 
-unsigned tl_lanfib_poll(struct tl_device *dev, uint64_t now)
+unsigned tl_lanmirror_poll(struct tl_device *dev, uint64_t now)
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 	unsigned n;
 
 	if (!c)
@@ -301,21 +301,21 @@ unsigned tl_lanfib_poll(struct tl_device *dev, uint64_t now)
 			c->resync = true;
 	}
 	if (c->dirty && !c->build_after_ns)
-		c->build_after_ns = now + TL_LF_BUILD_NS;
+		c->build_after_ns = now + TL_LM_BUILD_NS;
 	if (c->dirty && now >= c->build_after_ns && publish(dev) == 0)
 		c->build_after_ns = 0;
 	return n;
 }
 
-bool tl_lanfib_pending(const struct tl_device *dev)
+bool tl_lanmirror_pending(const struct tl_device *dev)
 {
-	return dev->lanfib && (dev->lanfib->dirty || dev->lanfib->resync);
+	return dev->lanmirror && (dev->lanmirror->dirty || dev->lanmirror->resync);
 }
 
-static void lanfib_event(void *arg, uint32_t events)
+static void lanmirror_event(void *arg, uint32_t events)
 {
 	(void)events;
-	tl_lanfib_poll(arg, tl_now_ns());
+	tl_lanmirror_poll(arg, tl_now_ns());
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
@@ -333,18 +333,18 @@ static void statics_load(struct tl_device *dev)
 	}
 }
 
-int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen)
+int tl_lanmirror_open(struct tl_device *dev, char *err, size_t errlen)
 {
 	struct rte_hash_parameters p = {
-		.name = "tl_lanfib_routes",
-		.entries = TL_LF_ROUTES_MAX,
-		.key_len = sizeof(struct tl_lf_route_key),
+		.name = "tl_lanmirror_routes",
+		.entries = TL_LM_ROUTES_MAX,
+		.key_len = sizeof(struct tl_lm_route_key),
 		.socket_id = (int)rte_socket_id(),
 	};
-	struct tl_lanfib_ctl *c = calloc(1, sizeof(*c));
+	struct tl_lanmirror *c = calloc(1, sizeof(*c));
 	int rc;
 
-	dev->lanfib = c;
+	dev->lanmirror = c;
 	if (c)
 		c->ev_item.fd = -1;
 	if (!c || !(c->routes = rte_hash_create(&p))) {
@@ -354,9 +354,9 @@ int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen)
 	c->ifindex = dev->ports[TL_PORT_LAN].ifindex;
 	statics_load(dev);
 	if (c->ifindex > 0) {
-		c->mon = tl_rtmon_open(&mirror_ops, dev, TL_LF_RCVBUF);
+		c->mon = tl_rtmon_open(&mirror_ops, dev, TL_LM_RCVBUF);
 		rc = c->mon ? 0 : -errno;
-		if (!rc && dev->loop && tl_evloop_add(dev->loop, &c->ev_item, tl_rtmon_fd(c->mon), EPOLLIN, lanfib_event, dev) != 0)
+		if (!rc && dev->loop && tl_evloop_add(dev->loop, &c->ev_item, tl_rtmon_fd(c->mon), EPOLLIN, lanmirror_event, dev) != 0)
 			rc = -errno;
 		if (!rc)
 			rc = dump_all(dev);
@@ -372,9 +372,9 @@ int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen)
 	return 0;
 }
 
-void tl_lanfib_close(struct tl_device *dev)
+void tl_lanmirror_close(struct tl_device *dev)
 {
-	struct tl_lanfib_ctl *c = dev->lanfib;
+	struct tl_lanmirror *c = dev->lanmirror;
 
 	if (!c)
 		return;
@@ -386,14 +386,14 @@ void tl_lanfib_close(struct tl_device *dev)
 		rte_hash_free(c->routes);
 	}
 	free(c);
-	dev->lanfib = NULL;
+	dev->lanmirror = NULL;
 }
 
-void tl_lanfib_stats_get(const struct tl_device *dev, struct tl_lanfib_stats *st)
+void tl_lanmirror_stats_get(const struct tl_device *dev, struct tl_lanmirror_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	if (dev->lanfib)
-		*st = dev->lanfib->st;
+	if (dev->lanmirror)
+		*st = dev->lanmirror->st;
 	st->neighbours = dev->dp.neigh_table ? (uint64_t)rte_hash_count(dev->dp.neigh_table) : 0;
 	st->netlink_requests = dev->nl ? tl_nl_requests(dev->nl) : 0;
 }

@@ -1,8 +1,8 @@
 /* Gateway mode: the LAN interface's routes and neighbours, mirrored from the kernel into
- * the dataplane (see the top of lanfib.c). Control thread only, except
- * tl_lanfib_stats_get (any thread: counters as last written). */
-#ifndef TL_CTRL_LANFIB_H
-#define TL_CTRL_LANFIB_H
+ * the dataplane (see the top of lanmirror.c). Control thread only, except
+ * tl_lanmirror_stats_get (any thread: counters as last written). */
+#ifndef TL_CTRL_LANMIRROR_H
+#define TL_CTRL_LANMIRROR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 
 struct tl_device;
 
-struct tl_lanfib_stats {
+struct tl_lanmirror_stats {
 	uint64_t routes4, routes6;         /* in the published tables */
 	uint64_t gateways4, gateways6;
 	uint64_t routes_skipped;           /* not in the tables: too many gateways, or refused */
@@ -28,14 +28,14 @@ struct tl_lanfib_stats {
 
 /* Subscribes, dumps, publishes the first snapshot (before the workers start). -1 and err on
  * failure. */
-int tl_lanfib_open(struct tl_device *dev, char *err, size_t errlen);
+int tl_lanmirror_open(struct tl_device *dev, char *err, size_t errlen);
 /* Notifications, the workers' resolution requests, the snapshot when due (the control loop
  * calls it when the subscription socket is readable, when a worker kicked it and on its
  * ticks). Returns the number of items handled. */
-unsigned tl_lanfib_poll(struct tl_device *dev, uint64_t now);
-void tl_lanfib_close(struct tl_device *dev);
+unsigned tl_lanmirror_poll(struct tl_device *dev, uint64_t now);
+void tl_lanmirror_close(struct tl_device *dev);
 /* A route table to build or a resync to do: the control loop ticks fast meanwhile. */
-bool tl_lanfib_pending(const struct tl_device *dev);
-void tl_lanfib_stats_get(const struct tl_device *dev, struct tl_lanfib_stats *st);
+bool tl_lanmirror_pending(const struct tl_device *dev);
+void tl_lanmirror_stats_get(const struct tl_device *dev, struct tl_lanmirror_stats *st);
 
 #endif
