@@ -1,7 +1,9 @@
-/* tunlessctl import: a wg-quick configuration (INI) as an equivalent tunless host-mode YAML. */
+/* tunlessctl import: a wg-quick configuration (INI) as an equivalent tunless host-mode YAML.
+ * Keys, prefixes and endpoints are checked by the common room's parsers (common/key.h,
+ * common/addr.h), the ones tunlessd's configuration uses, with their messages; the YAML is
+ * written by the control API's writer (api/yamlw.h). */
 #include "cli/import.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
+
+#include "api/yamlw.h"
+#include "common/addr.h"
+#include "common/buf.h"
+#include "common/key.h"
 
 #define IMP_MAX_LIST 256
 
@@ -60,49 +66,29 @@ static char *imp_trim(char *s)
 	return s;
 }
 
+/* A key as tunlessd reads one (exactly 44 base64 characters of 32 bytes); the copy is wiped. */
 static bool imp_key_ok(const char *b64)
 {
-	unsigned char k[32];
-	size_t n = 0;
+	uint8_t k[TL_KEY_LEN];
+	bool ok = tl_key_from_base64(k, b64) == 0;
 
-	return strlen(b64) == 44 &&
-	       sodium_base642bin(k, sizeof(k), b64, 44, NULL, &n, NULL, sodium_base64_VARIANT_ORIGINAL) == 0 && n == 32;
+	sodium_memzero(k, sizeof(k));
+	return ok;
 }
 
-static bool imp_prefix_ok(const char *s)
-{
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
-	unsigned char a[16];
-	long len = -1;
-	int fam;
-
-	if (strlen(s) >= sizeof(buf))
-		return false;
-	strcpy(buf, s);
-	slash = strchr(buf, '/');
-	if (slash) {
-		*slash = '\0';
-		errno = 0;
-		len = strtol(slash + 1, &end, 10);
-		if (errno || end == slash + 1 || *end)
-			return false;
-	}
-	fam = strchr(buf, ':') ? AF_INET6 : AF_INET;
-	if (inet_pton(fam, buf, a) != 1)
-		return false;
-	return len <= (fam == AF_INET ? 32 : 128) && (slash == NULL || len >= 0);
-}
-
-/* Splits a comma list into out[] (strdup'd, each checked as a prefix). */
+/* Splits a comma list into out[] (strdup'd, each checked as a prefix as tunlessd checks
+ * addresses and allowed IPs). */
 static int imp_list(const char *file, unsigned line, const char *key, char *val, char **out, int *n)
 {
 	for (char *tok = strtok(val, ","); tok; tok = strtok(NULL, ",")) {
 		char *t = imp_trim(tok);
+		const char *why;
 
 		if (!*t)
 			continue;
-		if (!imp_prefix_ok(t)) {
-			fprintf(stderr, "tunlessctl import: %s:%u: %s: '%s' is not an IP address or prefix\n", file, line, key, t);
+		why = tl_prefix_error(t);
+		if (why) {
+			fprintf(stderr, "tunlessctl import: %s:%u: %s: '%s' %s\n", file, line, key, t, why);
 			return -1;
 		}
 		if (*n == IMP_MAX_LIST)
@@ -110,37 +96,6 @@ static int imp_list(const char *file, unsigned line, const char *key, char *val,
 		out[(*n)++] = strdup(t);
 	}
 	return 0;
-}
-
-static bool imp_endpoint_ok(const char *s)
-{
-	char buf[INET6_ADDRSTRLEN + 16], *port, *end;
-	unsigned char a[16];
-	long p;
-
-	if (strlen(s) >= sizeof(buf))
-		return false;
-	strcpy(buf, s);
-	if (buf[0] == '[') {
-		char *rb = strchr(buf, ']');
-
-		if (!rb || rb[1] != ':')
-			return false;
-		*rb = '\0';
-		port = rb + 2;
-		if (inet_pton(AF_INET6, buf + 1, a) != 1)
-			return false;
-	} else {
-		port = strrchr(buf, ':');
-		if (!port)
-			return false;
-		*port++ = '\0';
-		if (inet_pton(AF_INET, buf, a) != 1)
-			return false;
-	}
-	errno = 0;
-	p = strtol(port, &end, 10);
-	return !errno && end != port && !*end && p >= 1 && p <= 65535;
 }
 
 static int imp_int(const char *file, unsigned line, const char *key, const char *val, long lo, long hi, int *out)
@@ -252,12 +207,14 @@ static int imp_parse(FILE *f, struct imp *c)
 			if (imp_list(c->file, line, key, val, p->allowed, &p->n_allowed))
 				return -1;
 		} else if (!strcasecmp(key, "Endpoint")) {
-			if (imp_endpoint_ok(val)) {
+			const char *why = tl_sockaddr_error(val);
+
+			if (!why) {
 				free(p->endpoint);
 				p->endpoint = strdup(val);
 			} else {
-				imp_note(c->file, line, "Endpoint",
-					 "tunless takes IPv4:port or [IPv6]:port, not host names; resolve it and add it by hand");
+				fprintf(stderr, "tunlessctl import: %s:%u: Endpoint not carried over: '%s' %s (tunless takes "
+					"IPv4:port or [IPv6]:port; resolve it and add it by hand)\n", c->file, line, val, why);
 			}
 		} else if (!strcasecmp(key, "PersistentKeepalive")) {
 			if (!strcasecmp(val, "off"))
@@ -278,103 +235,60 @@ static int imp_parse(FILE *f, struct imp *c)
 	return 0;
 }
 
-/* YAML output through libyaml's emitter (it quotes what needs quoting). */
-static int emit_scalar(yaml_emitter_t *e, const char *s)
+static void imp_list_out(struct tl_yaml_writer *w, const char *key, char *const *v, int n)
 {
-	yaml_event_t ev;
-
-	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, -1, 1, 1, YAML_ANY_SCALAR_STYLE);
-	return yaml_emitter_emit(e, &ev) ? 0 : -1;
-}
-
-static int emit_int(yaml_emitter_t *e, int v)
-{
-	char b[16];
-
-	snprintf(b, sizeof(b), "%d", v);
-	return emit_scalar(e, b);
-}
-
-static int emit_ev(yaml_emitter_t *e, int kind, int flow)
-{
-	yaml_event_t ev;
-
-	switch (kind) {
-	case 0: yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE); break;
-	case 1: yaml_mapping_end_event_initialize(&ev); break;
-	case 2: yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE); break;
-	default: yaml_sequence_end_event_initialize(&ev); break;
-	}
-	return yaml_emitter_emit(e, &ev) ? 0 : -1;
-}
-
-static int emit_list(yaml_emitter_t *e, const char *key, char *const *v, int n)
-{
-	int rc = emit_scalar(e, key) | emit_ev(e, 2, 1);
-
+	tl_yaml_key(w, key);
+	tl_yaml_flow_seq(w);
 	for (int i = 0; i < n; i++)
-		rc |= emit_scalar(e, v[i]);
-	return rc | emit_ev(e, 3, 1);
+		tl_yaml_str(w, v[i]);
+	tl_yaml_end_seq(w);
 }
 
-static int imp_write_handler(void *data, unsigned char *buf, size_t size)
+/* The YAML document into out (tl_buf_free wipes it: it holds the private key). 0 or -1. */
+static int imp_emit(struct tl_buf *out, const struct imp *c, const char *name, const char *wan)
 {
-	return fwrite(buf, 1, size, data) == size;
-}
+	struct tl_yaml_writer w;
 
-static int imp_emit(FILE *out, const struct imp *c, const char *name, const char *wan)
-{
-	yaml_emitter_t e;
-	yaml_event_t ev;
-	int rc = 0;
-
-	if (!yaml_emitter_initialize(&e))
-		return -1;
-	yaml_emitter_set_output(&e, imp_write_handler, out);
-	yaml_emitter_set_unicode(&e, 1);
-	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-	rc |= !yaml_emitter_emit(&e, &ev);
-	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-	rc |= !yaml_emitter_emit(&e, &ev);
-	rc |= emit_ev(&e, 0, 0);
-	rc |= emit_scalar(&e, "name") | emit_scalar(&e, name);
-	rc |= emit_scalar(&e, "mode") | emit_scalar(&e, "host");
-	rc |= emit_scalar(&e, "private_key") | emit_scalar(&e, c->private_key);
+	tl_yaml_begin(&w, out);
+	tl_yaml_map(&w);
+	tl_yaml_key_str(&w, "name", name);
+	tl_yaml_key_str(&w, "mode", "host");
+	tl_yaml_key_str(&w, "private_key", c->private_key);
 	if (c->listen_port)
-		rc |= emit_scalar(&e, "listen_port") | emit_int(&e, c->listen_port);
+		tl_yaml_key_u64(&w, "listen_port", (uint64_t)c->listen_port);
 	if (c->mtu)
-		rc |= emit_scalar(&e, "mtu") | emit_int(&e, c->mtu);
+		tl_yaml_key_u64(&w, "mtu", (uint64_t)c->mtu);
 	if (c->n_addresses)
-		rc |= emit_list(&e, "addresses", c->addresses, c->n_addresses);
-	rc |= emit_scalar(&e, "ports") | emit_ev(&e, 0, 0) | emit_scalar(&e, "wan") | emit_ev(&e, 0, 1);
-	rc |= emit_scalar(&e, "iface") | emit_scalar(&e, wan) | emit_ev(&e, 1, 1) | emit_ev(&e, 1, 0);
+		imp_list_out(&w, "addresses", c->addresses, c->n_addresses);
+	tl_yaml_key(&w, "ports");
+	tl_yaml_map(&w);
+	tl_yaml_key(&w, "wan");
+	tl_yaml_flow_map(&w);
+	tl_yaml_key_str(&w, "iface", wan);
+	tl_yaml_end_map(&w);
+	tl_yaml_end_map(&w);
 	if (c->n_peers) {
-		rc |= emit_scalar(&e, "peers") | emit_ev(&e, 2, 0);
+		tl_yaml_key(&w, "peers");
+		tl_yaml_seq(&w);
 		for (int i = 0; i < c->n_peers; i++) {
 			const struct imp_peer *p = &c->peers[i];
 
-			rc |= emit_ev(&e, 0, 0);
-			rc |= emit_scalar(&e, "public_key") | emit_scalar(&e, p->public_key);
+			tl_yaml_map(&w);
+			tl_yaml_key_str(&w, "public_key", p->public_key);
 			if (p->psk)
-				rc |= emit_scalar(&e, "preshared_key") | emit_scalar(&e, p->psk);
+				tl_yaml_key_str(&w, "preshared_key", p->psk);
 			if (p->endpoint)
-				rc |= emit_scalar(&e, "endpoint") | emit_scalar(&e, p->endpoint);
+				tl_yaml_key_str(&w, "endpoint", p->endpoint);
 			if (p->n_allowed)
-				rc |= emit_list(&e, "allowed_ips", p->allowed, p->n_allowed);
+				imp_list_out(&w, "allowed_ips", p->allowed, p->n_allowed);
 			if (p->keepalive)
-				rc |= emit_scalar(&e, "persistent_keepalive") | emit_int(&e, p->keepalive);
-			rc |= emit_ev(&e, 1, 0);
+				tl_yaml_key_u64(&w, "persistent_keepalive", (uint64_t)p->keepalive);
+			tl_yaml_end_map(&w);
 		}
-		rc |= emit_ev(&e, 3, 0);
+		tl_yaml_end_seq(&w);
 	}
-	rc |= emit_ev(&e, 1, 0);
-	yaml_document_end_event_initialize(&ev, 1);
-	rc |= !yaml_emitter_emit(&e, &ev);
-	yaml_stream_end_event_initialize(&ev);
-	rc |= !yaml_emitter_emit(&e, &ev);
-	rc |= !yaml_emitter_flush(&e);
-	yaml_emitter_delete(&e);
-	return rc ? -1 : 0;
+	tl_yaml_end_map(&w);
+	return tl_yaml_finish(&w);
 }
 
 static void imp_free(struct imp *c)
@@ -429,6 +343,7 @@ int ctl_import_main(int argc, char **argv)
 	const char *out_path = NULL, *name = NULL, *wan = "eth0";
 	char name_buf[IF_NAMESIZE], *base, *dot, *copy;
 	struct imp c = { 0 };
+	struct tl_buf doc = { 0 };
 	FILE *in, *out;
 	int opt, rc;
 
@@ -475,9 +390,12 @@ int ctl_import_main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out, "# imported from %s by tunlessctl import\n", c.file);
-	rc = imp_emit(out, &c, name, wan);
-	if (out_path && fclose(out) != 0)
+	rc = imp_emit(&doc, &c, name, wan);
+	if (!rc && fwrite(doc.p, 1, doc.len, out) != doc.len)
 		rc = -1;
+	if (out_path ? fclose(out) != 0 : fflush(out) != 0)
+		rc = -1;
+	tl_buf_free(&doc);
 	imp_free(&c);
 	if (rc) {
 		fprintf(stderr, "tunlessctl import: writing %s failed\n", out_path ? out_path : "stdout");

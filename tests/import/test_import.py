@@ -91,14 +91,23 @@ with tempfile.TemporaryDirectory() as tmp:
                             'unknown section [Peers]'),
         'unknown key': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nListenPrt = 1\n',
                         'unknown [Interface] key ListenPrt'),
+        # addresses and allowed IPs are checked by common/addr.c as tunlessd checks them, with its
+        # messages: what import writes, tunlessd --check reads
         'bad address': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n'
-                        'Address = 10.0.0.300/24\n', "'10.0.0.300/24' is not an IP address or prefix"),
+                        'Address = 10.0.0.300/24\n', "Address: '10.0.0.300/24' is not an IPv4/IPv6 prefix"),
+        'prefix length with a sign': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n'
+                                      'Address = 10.0.0.1/+24\n', "Address: '10.0.0.1/+24' has a malformed prefix length"),
+        'allowed IP above /32': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\n'
+                                 'PublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=\nAllowedIPs = 10.0.0.0/33\n',
+                                 "AllowedIPs: '10.0.0.0/33' has a prefix length above 32"),
         'bad port': ('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nListenPort = 70000\n',
                      'ListenPort'),
     }
     for what, (text, msg) in bad.items():
         src = os.path.join(tmp, 'bad.conf')
         out = os.path.join(tmp, 'bad.yaml')
+        if os.path.exists(out):
+            os.remove(out)
         open(src, 'w').write(text)
         r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
         check(f'bad input, {what}: exit status != 0 and "{msg}"', r.returncode != 0 and msg in r.stderr,
@@ -106,6 +115,21 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f'bad input, {what}: no output written', not os.path.exists(out))
     r = subprocess.run([ctl, 'import', os.path.join(tmp, 'absent.conf')], capture_output=True, text=True)
     check('missing file: exit status != 0', r.returncode != 0 and 'absent.conf' in r.stderr, r.stderr)
+
+    # An endpoint tunlessd would refuse (a port with a sign) is left out and reported, like a
+    # host name; the output passes tunlessd --check. A name of digits is written as a string.
+    src = os.path.join(tmp, '1234.conf')
+    out = os.path.join(tmp, '1234.yaml')
+    open(src, 'w').write('[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n[Peer]\n'
+                         'PublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=\nEndpoint = 192.0.2.1:+51820\n')
+    r = subprocess.run([ctl, 'import', src, '-o', out], capture_output=True, text=True)
+    y = yaml.safe_load(open(out)) if r.returncode == 0 else {}
+    check('endpoint 192.0.2.1:+51820: left out and reported', r.returncode == 0 and 'endpoint' not in (y.get('peers') or [{}])[0]
+          and "Endpoint not carried over: '192.0.2.1:+51820' has a port outside 1..65535" in r.stderr,
+          f'rc={r.returncode} {y} {r.stderr}')
+    check('a file named 1234.conf: the name reads back as the string "1234"', y.get('name') == '1234', repr(y.get('name')))
+    r2 = subprocess.run([daemon, '--check', '-c', out], capture_output=True, text=True)
+    check('endpoint 192.0.2.1:+51820: tunlessd --check accepts the output', r2.returncode == 0, r2.stdout + r2.stderr)
 
     # The output holds the private key: 0600 under the usual umask 022, an existing file open
     # to group or others is not overwritten, a 0600 one is (truncated); tunlessd warns about an
