@@ -1,5 +1,5 @@
 /* The control plane at hub scale, without a network (docs/results/peers.md): a device as the
- * daemon builds it (tests/unit/ctrl_harness.h), driven through the write model.
+ * daemon builds it (tests/unit/harness/ctrl_harness.h), driven through the write model.
  *
  *   tl-ctrl-peers-bench load N [AIPS]   N peers with AIPS /32 each (default 1) in 10.128.0.0/9
  *                                       by one request; one more added and removed; all

@@ -14,7 +14,7 @@
  *
  *   tl-pipeline-bench [--packets N] [--sizes 64,512,1420] [--workers 1,2,...] [--json]
  *
- * Built with the unit tests' pipeline harness (tests/unit/pipeline.h); run by bench/pipeline.sh. */
+ * Built with the unit tests' pipeline harness (tests/unit/harness/pipeline.h); run by bench/pipeline.sh. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>

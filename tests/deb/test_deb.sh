@@ -3,7 +3,7 @@
 # dpkg-buildpackage -b -us -uc in a temp dir (DEB_BUILD_OPTIONS=nocheck unless CHECK=1: the
 # unit suite runs on its own), then checks with dpkg -c that the .deb holds the binaries, XDP
 # objects, unit, tmpfiles.d file, manual pages and examples and nothing under /etc, that the
-# packaged binaries pass tests/unit/test_hardening.sh and check a packaged example, and that
+# packaged binaries pass tests/unit/deploy/test_hardening.sh and check a packaged example, and that
 # lintian reports no error or warning (the remaining remarks are justified in
 # debian/tunless.lintian-overrides). Uncommitted changes are not in the package. Needs
 # debhelper, lintian, git.
@@ -42,7 +42,7 @@ done
 echo "$list" | grep -q '^\./etc/'; [ $? -ne 0 ]; check "nothing under /etc" $?
 dpkg-deb -f "$deb" Depends | grep -q 'libdpdk\|librte'; check "Depends names the DPDK libraries (shlibs)" $?
 dpkg -x "$deb" "$d/x"
-"$root/tests/unit/test_hardening.sh" "$d/x/usr/sbin/tunlessd" "$d/x/usr/sbin/tunlessctl" >/dev/null
+"$root/tests/unit/deploy/test_hardening.sh" "$d/x/usr/sbin/tunlessd" "$d/x/usr/sbin/tunlessctl" >/dev/null
 check "packaged binaries hardened (test_hardening.sh)" $?
 "$d/x/usr/sbin/tunlessd" --check -c "$d/x/usr/share/doc/tunless/examples/host-a.yaml" >/dev/null
 check "packaged tunlessd --check -c (packaged) host-a.yaml" $?

@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${TUNLESS_BUILD:-$ROOT/build}
 TUNLESSD=$BUILD/src/daemon/tunlessd
-BAD_DIR=$ROOT/tests/unit/configs/bad
+BAD_DIR=$ROOT/tests/unit/config/configs/bad
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"
 
@@ -65,7 +65,7 @@ run_bad() {
 
 mkdir -p "$LAB_DIR/$P-cfg/wireguard"
 for f in "$BAD_DIR"/*.yaml; do
-	run_bad "tests/unit/configs/bad/$(basename "$f")"
+	run_bad "tests/unit/config/configs/bad/$(basename "$f")"
 done
 # absolute paths are reported as given, too
 run_bad "$BAD_DIR/bad_mode.yaml"
@@ -110,7 +110,7 @@ if [ $rc -eq 0 ] && [ "$out" = "configs/host-a.yaml: configuration OK" ] && [ "$
 else
 	nok "--check configs/host-a.yaml: exit $rc, '$out', stderr '$(head -c 300 "$LAB_DIR/err")'"
 fi
-out=$(cd "$ROOT" && "$TUNLESSD" -c tests/unit/configs/bad/bad_mode.yaml --check 2>&1)
+out=$(cd "$ROOT" && "$TUNLESSD" -c tests/unit/config/configs/bad/bad_mode.yaml --check 2>&1)
 rc=$?
 if [ $rc -eq 2 ]; then ok "--check on a bad file: exit 2"; else nok "--check on a bad file: exit $rc ($out)"; fi
 

@@ -1,4 +1,4 @@
-module tunless/tests/unit/gen
+module tunless/tests/unit/crypto/gen
 
 go 1.23.0
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BAD "tests/unit/configs/bad/"
+#define BAD "tests/unit/config/configs/bad/"
 
 struct bad_case {
 	const char *file;
@@ -118,7 +118,7 @@ static void test_bad(void)
 		test_bad_one(&bad_cases[i]);
 }
 
-/* Every file under tests/unit/configs/bad/ has an expectation. */
+/* Every file under tests/unit/config/configs/bad/ has an expectation. */
 static void test_bad_all_listed(void)
 {
 	glob_t g;
@@ -242,7 +242,7 @@ static void test_full_peers(const struct tl_config *cfg)
 
 static void test_full(void)
 {
-	struct tl_config *cfg = load_ok("tests/unit/configs/good/full.yaml");
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/full.yaml");
 	static const uint8_t mac1[6] = { 0x0a, 0xbc, 0xde, 0xf0, 0x12, 0x34 };
 
 	if (!cfg)
@@ -270,7 +270,7 @@ static void test_full(void)
  * workers. */
 static void test_workers_auto(void)
 {
-	struct tl_config *cfg = load_ok("tests/unit/configs/good/workers_auto.yaml");
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/workers_auto.yaml");
 	cpu_set_t set, one;
 	unsigned want = 1;
 
@@ -296,7 +296,7 @@ static void test_workers_auto(void)
 			break;
 		}
 	if (CPU_COUNT(&one) == 1 && sched_setaffinity(0, sizeof(one), &one) == 0) {
-		cfg = load_ok("tests/unit/configs/good/workers_auto.yaml");
+		cfg = load_ok("tests/unit/config/configs/good/workers_auto.yaml");
 		CHECK(cfg && cfg->workers == 1 && cfg->handshake_threads == 0,
 		      "one CPU: workers %u, handshake_threads %u", cfg ? cfg->workers : 0, cfg ? cfg->handshake_threads : 0);
 		tl_config_free(cfg);
@@ -306,7 +306,7 @@ static void test_workers_auto(void)
 
 static void test_udp_wan(void)
 {
-	struct tl_config *cfg = load_ok("tests/unit/configs/good/udp_wan.yaml");
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/udp_wan.yaml");
 
 	if (!cfg)
 		return;
@@ -316,7 +316,7 @@ static void test_udp_wan(void)
 
 static void test_host_lan(void)
 {
-	struct tl_config *cfg = load_ok("tests/unit/configs/good/host_lan.yaml");
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/host_lan.yaml");
 
 	if (!cfg)
 		return;
@@ -336,8 +336,8 @@ static void test_host_lan(void)
  * the udp kind above the af_xdp limit), a gateway of PMD ports. */
 static void test_jumbo(void)
 {
-	static const char *const files[] = { "tests/unit/configs/good/jumbo_host.yaml",
-					     "tests/unit/configs/good/jumbo_gateway.yaml" };
+	static const char *const files[] = { "tests/unit/config/configs/good/jumbo_host.yaml",
+					     "tests/unit/config/configs/good/jumbo_gateway.yaml" };
 
 	CHECK(tl_cfg_af_xdp_mtu_max() == (unsigned)sysconf(_SC_PAGESIZE) - 576 - 94,
 	      "af_xdp: a page less the buffer's header and headrooms less the frame's overhead (%u)",
@@ -352,7 +352,7 @@ static void test_jumbo(void)
 
 static void test_key_files(void)
 {
-	struct tl_config *cfg = load_ok("tests/unit/configs/good/keyfile.yaml");
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/keyfile.yaml");
 	uint8_t want[TL_KEY_LEN];
 
 	if (!cfg)
