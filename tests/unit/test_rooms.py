@@ -3,7 +3,10 @@
 source: each room includes only the rooms it may (a project include names its room:
 "room/file.h"), no header includes one that includes it back, no source file of src/ or
 tests/ is over 900 lines, src/ctrl/ stays under 6 500 lines, and no two rooms hold a source
-file of one name (a reader who greps for lanfib.c finds one file).
+file of one name (a reader who greps for lanfib.c finds one file). The unit tests sit beside
+the room they test: tests/unit/<room>/ names a room of src/ (or deploy/, harness/), and a
+test file there is named after a file of that room (or the room), or is listed in
+TEST_EXCEPTIONS with the reason, and is declared in that folder's meson.build.
 
 Usage: test_rooms.py <source root>. Prints one line per check (ok / not ok) and exits 1 if
 any failed."""
@@ -132,4 +135,90 @@ name, seen = self_check_same_names()
 stem = os.path.splitext(name)[0]
 check(any(d.startswith(stem + " (") for d in seen), "self-check: the one-name rule fails on a copy of src/ with src/%s/%s added: %s" % (
     rooms[1], name, "; ".join(seen) or "nothing found"))
+# ---- tests/unit/ beside the rooms ----------------------------------------------------------
+# Folders of tests/unit/ that are not rooms of src/: what the build installs (deploy) and what
+# the tests share (harness: no tests of its own).
+TEST_EXTRAS = {"deploy", "harness"}
+# Test files not named after a file of their room (or the room): why.
+TEST_EXCEPTIONS = {
+    "dataplane/test_crypt.c": "tests crypto_stage.c, which the dataplane's restructure names crypt.c",
+    "dataplane/test_pipeline.c": "the worker pipeline end to end (worker.c, encap.c, decap.c, egress.c) on harness/pipeline.h",
+    "dataplane/test_pipeline_checks.c": "outer-frame checks and edge cases of the same pipeline (decap.c, encap.c)",
+    "dataplane/test_mtu.c": "encap.c's inner packets above the tunnel MTU (ICMP errors, fragments) on the pipeline",
+    "dataplane/test_slowpath.c": "what kernels hand the pipeline: partial checksums (encap.c), reassembled datagrams (decap.c)",
+    "dataplane/test_lan_packet.c": "the worker's egress (egress.c) on real packet and udp ports",
+    "ctrl/test_readmodel.c": "the read model (stats.c) as readers on other threads see it while the write model changes",
+    "daemon/test_watchdog.c": "notify.c's watchdog during a long request (tl_device.progress)",
+    "deploy/test_hardening.sh": "both programs built hardened (meson.build's hardening options)",
+    "deploy/test_install.sh": "what `meson install` puts where",
+    "deploy/test_man.py": "the manual pages of docs/man/ against the programs' --help",
+}
+TEST_FILE = re.compile(r"^test_([a-z0-9_]+)\.(c|py|sh)$")
+
+
+def tests_layout(unit, src_dir):
+    """What breaks the layout of the unit tests (unit = tests/unit), as a list of lines."""
+    bad = []
+    rooms_of_src = {d for d in os.listdir(src_dir) if os.path.isdir(os.path.join(src_dir, d))}
+    for name in sorted(os.listdir(unit)):
+        path = os.path.join(unit, name)
+        if os.path.isdir(path):
+            if name not in rooms_of_src and name not in TEST_EXTRAS:
+                bad.append("tests/unit/%s/ is not a room of src/ (nor %s)" % (name, ", ".join(sorted(TEST_EXTRAS))))
+        elif name not in ("meson.build", "test_rooms.py"):
+            bad.append("tests/unit/%s: only meson.build and test_rooms.py sit at the top, the rest in a folder" % name)
+    for room in sorted(d for d in os.listdir(unit) if os.path.isdir(os.path.join(unit, d)) and d != "harness"):
+        folder = os.path.join(unit, room)
+        stems = set()
+        if os.path.isdir(os.path.join(src_dir, room)):
+            stems = {os.path.splitext(f)[0] for f in os.listdir(os.path.join(src_dir, room)) if f.endswith((".c", ".h"))}
+        meson = os.path.join(folder, "meson.build")
+        declared = open(meson, encoding="utf-8").read() if os.path.exists(meson) else ""
+        if not declared:
+            bad.append("tests/unit/%s/ has no meson.build declaring its tests" % room)
+        for f in sorted(os.listdir(folder)):
+            m = TEST_FILE.match(f)
+            if not m:
+                continue
+            name, rel = m.group(1), "%s/%s" % (room, f)
+            named = any(name == n or name.startswith(n + "_") for n in stems | {room})
+            if not named and rel not in TEST_EXCEPTIONS:
+                bad.append("tests/unit/%s is named after no file of src/%s/ and is not an exception" % (rel, room))
+            if declared and not re.search(r"(?<![A-Za-z0-9_])(test_)?%s(?![A-Za-z0-9_])" % re.escape(name), declared):
+                bad.append("tests/unit/%s is not declared in tests/unit/%s/meson.build" % (rel, room))
+    for rel in sorted(TEST_EXCEPTIONS):
+        if not os.path.exists(os.path.join(unit, rel)):
+            bad.append("TEST_EXCEPTIONS names tests/unit/%s, which does not exist" % rel)
+    return bad
+
+
+unit_dir = os.path.join(root, "tests", "unit")
+layout = tests_layout(unit_dir, src)
+check(not layout, "tests/unit/: each folder a room of src/ (or %s), each test named after a file of its room "
+      "(or an exception) and declared beside it%s" % (", ".join(sorted(TEST_EXTRAS)), "" if not layout else ": " + "; ".join(layout)))
+
+
+def self_check_tests_layout():
+    """A copy of tests/unit/ with a folder that is no room, a test named after nothing and
+    declared nowhere, and a stray test at the top: each must be reported."""
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "unit")
+        shutil.copytree(unit_dir, copy, ignore=shutil.ignore_patterns("configs", "gen"))
+        os.mkdir(os.path.join(copy, "wire"))
+        open(os.path.join(copy, "wire", "meson.build"), "w").close()
+        os.makedirs(os.path.join(copy, rooms[0]), exist_ok=True)
+        open(os.path.join(copy, rooms[0], "test_nosuchfile.c"), "w").close()
+        open(os.path.join(copy, "test_stray.c"), "w").close()
+        return tests_layout(copy, src)
+
+
+seen = self_check_tests_layout()
+want = ["tests/unit/wire/ is not a room", "tests/unit/%s/test_nosuchfile.c is named after no file" % rooms[0],
+        "tests/unit/%s/test_nosuchfile.c is not declared" % rooms[0], "tests/unit/test_stray.c: only meson.build"]
+missing = [w for w in want if not any(x.startswith(w) for x in seen)]
+check(not missing, "self-check: the tests/unit/ layout rule fails on a copy with a folder that is no room, a test "
+      "named after nothing, declared nowhere, and one at the top%s" % ("" if not missing else ": not reported: " + "; ".join(missing)))
+
 sys.exit(1 if failed else 0)
