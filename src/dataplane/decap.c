@@ -178,13 +178,13 @@ static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool 
  * endpoint may have moved by the time a packet from the old source is finished: its
  * checksum is checked too, and without it the packet is still delivered (the tag covers
  * what is used) but moves nothing. */
-static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m, const struct tl_outer *o)
+static void data_in(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
 	uint32_t clen = m->data_len - sizeof(*hdr) - TL_AEAD_TAG_LEN;
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
-	struct tl_cs_pkt *p;
+	struct tl_crypt_pkt *p;
 	bool moved, relocal, outer_ok = false;
 
 	if (!kp)
@@ -197,7 +197,7 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
 	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
-	p = tl_cs_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
+	p = tl_crypt_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
 	p->moved = moved;
 	p->outer_ok = outer_ok;
 	w->roams_inflight += moved;
@@ -206,7 +206,7 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	p->o = *o;
 }
 
-static void decap_one(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m)
+static void decap_one(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf *m)
 {
 	struct tl_outer o;
 	uint32_t type;
@@ -226,7 +226,7 @@ static void decap_one(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf 
 	to_ctrl(w, m, o.hdr_len);
 }
 
-void tl_decap_burst(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf **pkts, unsigned n)
+void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf **pkts, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		decap_one(w, j, pkts[i]);
@@ -234,14 +234,14 @@ void tl_decap_burst(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf **
 
 /* The keypair may have retired while the packet was being opened: it is looked up again
  * and must be the very one whose key opened it. */
-static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_cs_pkt *p, uint32_t index)
+static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_crypt_pkt *p, uint32_t index)
 {
 	struct tl_keypair *kp = index_lookup(w->dp, index);
 
 	return kp && kp == p->kp && kp->birth_ns == p->kp_birth ? kp : NULL;
 }
 
-static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_cs_pkt *p)
+static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_crypt_pkt *p)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
 	struct tl_keypair *kp;
@@ -281,14 +281,26 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 		tl_drop_rx(w, TL_PORT_WAN, m, r);
 }
 
-bool tl_decap_finish_job(struct tl_worker *w, struct tl_cs_job *j)
+/* A done job, all of it. */
+static void finish_job(struct tl_worker *w, const struct tl_table *t, struct tl_crypt_job *j)
 {
-	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
-
 	for (; j->next < j->n; j->next++) {
 		w->cnt.inflight[TL_DIR_DECAP]--;
 		w->roams_inflight -= j->p[j->next].moved;
 		finish_one(w, t, j->m[j->next], &j->p[j->next]);
 	}
-	return true;
+}
+
+unsigned tl_decap_finish(struct tl_worker *w)
+{
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+	struct tl_crypt_job *j;
+	unsigned total = 0;
+
+	while ((j = tl_crypt_done_head(w, TL_DIR_DECAP))) {
+		total += (unsigned)(j->n - j->next);
+		finish_job(w, t, j);
+		tl_crypt_release(w, j);
+	}
+	return total;
 }

@@ -203,7 +203,7 @@ struct tl_counters {
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t shaper_sleeps;    /* idle rounds slept to the shaper's next send slot */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
-	/* The crypto stage (crypto_stage.h): jobs and packets this worker sealed or opened, for
+	/* The crypto stage (crypt.h): jobs and packets this worker sealed or opened, for
 	 * any queue owner; packets of this owner's queues in jobs now (a gauge); rounds this
 	 * owner had packets but no free job, so it stopped reading (backpressure). */
 	uint64_t crypto_jobs, crypto_pkts;

@@ -246,7 +246,7 @@ static unsigned wan_take(struct tl_worker *w)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
-	struct tl_cs_job *j = tl_cs_open(w, TL_DIR_ENCAP);
+	struct tl_crypt_job *j = tl_crypt_open(w, TL_DIR_ENCAP);
 	struct rte_mbuf *m[TL_BURST];
 	unsigned taken = 0, got;
 
@@ -266,12 +266,13 @@ static unsigned wan_take(struct tl_worker *w)
 		if (!tl_shaper_on(&e->sh))
 			break;
 	}
-	tl_cs_submit(w, TL_DIR_ENCAP);
+	if (tl_crypt_submit(w, TL_DIR_ENCAP))
+		tl_encap_finish(w);
 	shaper_note_wait(w, e, taken);
 	return taken;
 }
 
-bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j)
+bool tl_egress_send_job(struct tl_worker *w, struct tl_crypt_job *j)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	uint32_t len[TL_BURST];

@@ -4,7 +4,7 @@
 #ifndef TL_EGRESS_H
 #define TL_EGRESS_H
 
-#include "dataplane/crypto_stage.h"
+#include "dataplane/crypt.h"
 
 int tl_egress_init(struct tl_worker *w, int role);
 
@@ -18,7 +18,7 @@ unsigned tl_egress_flush(struct tl_worker *w, int role);
 
 /* Transmits a finished encapsulation job from where it stopped (failed seals dropped
  * first). true when all of it is gone; false: the port refused some, the rest waits. */
-bool tl_egress_send_job(struct tl_worker *w, struct tl_cs_job *j);
+bool tl_egress_send_job(struct tl_worker *w, struct tl_crypt_job *j);
 
 /* Mailbox and snapshots, every round. */
 void tl_egress_housekeeping(struct tl_worker *w);

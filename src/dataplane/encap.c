@@ -12,6 +12,7 @@
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
+#include "dataplane/egress.h"
 #include "dataplane/encap.h"
 #include "dataplane/route.h"
 
@@ -251,11 +252,11 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 /* The peer is looked up again: allowed IPs may have changed, or the peer gone, while the
  * packet was queued. The ECN field is read now, after the AQM may have marked CE, and
  * copied to the outer header (RFC 6040 normal mode). */
-void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, struct tl_cs_job *j)
+void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, struct tl_crypt_job *j)
 {
 	struct tl_keypair *kp;
 	struct tl_peer *peer;
-	struct tl_cs_pkt *p;
+	struct tl_crypt_pkt *p;
 	struct tl_inner in;
 	struct tl_seal s;
 	enum tl_drop r;
@@ -277,6 +278,23 @@ void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_
 		return stage(w, peer, m);
 	if (r != TL_DROP_MAX)
 		return tl_drop_deq(w, TL_PORT_WAN, m, r);
-	p = tl_cs_add(j, m, kp, kp->send_key, s.counter, s.off, s.len);
+	p = tl_crypt_add(j, m, kp, kp->send_key, s.counter, s.off, s.len);
 	p->v6_csum = s.v6;
+}
+
+unsigned tl_encap_finish(struct tl_worker *w)
+{
+	struct tl_crypt_job *j;
+	unsigned total = 0, before;
+	bool whole;
+
+	while ((j = tl_crypt_done_head(w, TL_DIR_ENCAP))) {
+		before = j->next;
+		whole = tl_egress_send_job(w, j);
+		total += (unsigned)(j->next - before);
+		if (!whole)
+			break;
+		tl_crypt_release(w, j);
+	}
+	return total;
 }

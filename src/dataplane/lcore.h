@@ -1,5 +1,5 @@
 /* What one worker lcore owns, shared by the stage files that run on it (worker.c, encap.c,
- * decap.c, crypto_stage.c, egress.c, lanfib.c): the worker, its egress queues, its crypto
+ * decap.c, crypt.c, egress.c, lanfib.c): the worker, its egress queues, its crypto
  * jobs and counters, and the per-packet helpers every stage uses. The control plane's view
  * of a worker is worker.h. */
 #ifndef TL_LCORE_H
@@ -60,7 +60,7 @@ struct tl_egress {
 	const char *req_err;
 };
 
-struct tl_cs_job;
+struct tl_crypt_job;
 
 struct tl_worker {
 	unsigned id;
@@ -71,13 +71,13 @@ struct tl_worker {
 	struct tl_egress eg[TL_PORT_MAX];        /* the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
-	/* Queue owners (crypto_stage.c): this worker's crypto jobs per direction: all of them,
+	/* Queue owners (crypt.c): this worker's crypto jobs per direction: all of them,
 	 * the free ones, the ones in flight in submission order (SP/SC, the owner only; NULL
 	 * on a worker that owns no queue) and the one being filled. */
-	struct tl_cs_job *jobs[TL_DIR_MAX];
+	struct tl_crypt_job *jobs[TL_DIR_MAX];
 	struct rte_ring *jobs_free[TL_DIR_MAX];
 	struct rte_ring *jobs_order[TL_DIR_MAX];
-	struct tl_cs_job *job_open[TL_DIR_MAX];
+	struct tl_crypt_job *job_open[TL_DIR_MAX];
 	struct tl_counters cnt;
 	/* ICMP errors this worker may still send: a token bucket (TL_ICMP_RATE per second,
 	 * TL_ICMP_BURST deep), refilled at icmp_tb_ns. */
@@ -150,8 +150,18 @@ static inline bool tl_keypair_can_send(const struct tl_dp *dp, const struct tl_k
 	       atomic_load_explicit(&kp->send_counter, memory_order_relaxed) < dp->limits.reject_after_messages;
 }
 
-/* Wakes w if it is blocked in poll() (worker.c). Call after giving it work. */
-void tl_worker_kick(struct tl_worker *w);
+/* Wakes w if it is blocked in poll() (worker.c idle_block). Call after giving it work. */
+static inline void tl_worker_kick(struct tl_worker *w)
+{
+	static const uint64_t one = 1;
+
+	/* Pairs with the fence in idle_block(): either the worker sees the new work before
+	 * it blocks, or we see it blocked and wake it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->blocked, memory_order_relaxed) && write(w->kick_fd, &one, sizeof(one)) < 0) {
+		/* Only a saturated counter fails, and then the worker is being woken anyway. */
+	}
+}
 
 /* lanfib.c: a decrypted IP packet (data at the IP header) toward dst on the LAN port:
  * framed for its next hop and queued, held while the next hop resolves, or dropped

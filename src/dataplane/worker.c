@@ -43,7 +43,7 @@
 #define TL_SHAPER_SPIN_NS 50000ull   /* a shaped gap shorter than this is spun through */
 
 /* Crypto jobs a worker runs per round: an owner returns to its ports in between. */
-#define TL_CS_ROUND_JOBS 8
+#define TL_CRYPT_ROUND_JOBS 8
 
 static struct rte_ring *ring_create(const char *what, unsigned id, unsigned size, unsigned flags)
 {
@@ -77,7 +77,7 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (tl_egress_init(w, role) != 0)
 			return -1;
-	if (w->owner && tl_cs_owner_init(w) != 0)
+	if (w->owner && tl_crypt_owner_init(w) != 0)
 		return -1;
 	if (id < TL_MAX_WORKERS)
 		dp->worker[id] = w;
@@ -96,7 +96,7 @@ void tl_worker_fini(struct tl_worker *w)
 {
 	if (w->dp && w->id < TL_MAX_WORKERS && w->dp->worker[w->id] == w)
 		w->dp->worker[w->id] = NULL;
-	tl_cs_owner_fini(w);
+	tl_crypt_owner_fini(w);
 	tl_hold_free(w);
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		tl_shaper_backlog(&w->eg[p].sh, false, 0);   /* no longer counts in the port's backlog */
@@ -120,12 +120,12 @@ void tl_worker_fini(struct tl_worker *w)
 static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 {
 	struct rte_mbuf *pkts[TL_BURST];
-	struct tl_cs_job *j;
+	struct tl_crypt_job *j;
 	unsigned n;
 
 	if (src && rte_ring_empty(src))
 		return 0;
-	j = tl_cs_open(w, TL_DIR_DECAP);
+	j = tl_crypt_open(w, TL_DIR_DECAP);
 	if (!j)
 		return 0;
 	if (src) {
@@ -140,7 +140,8 @@ static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 	}
 	if (n) {
 		tl_decap_burst(w, j, pkts, n);
-		tl_cs_submit(w, TL_DIR_DECAP);
+		if (tl_crypt_submit(w, TL_DIR_DECAP))
+			tl_decap_finish(w);
 	}
 	return n;
 }
@@ -172,18 +173,6 @@ static unsigned poll_port(struct tl_worker *w, int role)
 
 /* ---- idle --------------------------------------------------------------------------------- */
 
-void tl_worker_kick(struct tl_worker *w)
-{
-	static const uint64_t one = 1;
-
-	/* Pairs with the fence in idle_block(): either the worker sees the new work before
-	 * it blocks, or we see it blocked and wake it. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&w->blocked, memory_order_relaxed) && write(w->kick_fd, &one, sizeof(one)) < 0) {
-		/* Only a saturated counter fails, and then the worker is being woken anyway. */
-	}
-}
-
 static bool can_block(const struct tl_worker *w)
 {
 	if (!w->owner)
@@ -194,7 +183,7 @@ static bool can_block(const struct tl_worker *w)
 	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue) ||
 	    tl_afp_rx_pending(w->dp->port[TL_PORT_LAN].afp, w->queue))
 		return false;   /* read from the sockets, not handed out yet */
-	return !tl_cs_busy(w);
+	return !tl_crypt_busy(w);
 }
 
 static bool work_waiting(struct tl_worker *w)
@@ -317,7 +306,7 @@ static void idle(struct tl_worker *w)
 		idle_wait_out(w, out_fd);
 		return;
 	}
-	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_cs_busy(w))) {
+	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_crypt_busy(w))) {
 		sched_yield();
 		return;
 	}
@@ -353,7 +342,7 @@ static unsigned owner_round(struct tl_worker *w)
 	if (w->n_hold)
 		tl_hold_poll(w);
 	work = tl_egress_ctrl_flush(w);
-	work += tl_cs_complete(w, TL_DIR_ENCAP) + tl_cs_complete(w, TL_DIR_DECAP);
+	work += tl_encap_finish(w) + tl_decap_finish(w);
 	work += tl_egress_flush(w, TL_PORT_WAN) + tl_egress_flush(w, TL_PORT_LAN);
 	work += wan_read(w, w->slow_rx);
 	work += poll_port(w, TL_PORT_WAN);
@@ -368,9 +357,9 @@ unsigned tl_worker_round(struct tl_worker *w)
 	housekeeping(w);
 	if (w->owner)
 		work = owner_round(w);
-	work += tl_cs_work(w, TL_CS_ROUND_JOBS);
+	work += tl_crypt_work(w, TL_CRYPT_ROUND_JOBS);
 	if (w->owner)   /* what this round sealed and opened leaves in it */
-		work += tl_cs_complete(w, TL_DIR_ENCAP) + tl_cs_complete(w, TL_DIR_DECAP);
+		work += tl_encap_finish(w) + tl_decap_finish(w);
 	rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);
 	return work;
 }

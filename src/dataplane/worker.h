@@ -1,7 +1,7 @@
 /* A worker lcore as the control plane sees it: start, stop, wake, the snapshots of its
  * egress queues and their live parameters, and per-port conservation. A worker below
  * dp->n_queues owns RX/TX queue pair `queue` of every port; every worker seals and opens
- * packets for the owners (crypto_stage.h). Workers back off when idle. */
+ * packets for the owners (crypt.h). Workers back off when idle. */
 #ifndef TL_WORKER_H
 #define TL_WORKER_H
 
