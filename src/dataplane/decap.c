@@ -10,7 +10,9 @@
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
+#include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
+#include "dataplane/queue.h"
 
 static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 {
@@ -303,4 +305,69 @@ unsigned tl_decap_finish(struct tl_worker *w)
 		tl_crypt_release(w, j);
 	}
 	return total;
+}
+
+/* ---- the LAN queue released it: to the port ---------------------------------------------- */
+
+/* Sends n (at most a burst) frames on the LAN port and returns how many it took; those
+ * not taken are m[taken..n), in their order (a `packet` port may send frames of different
+ * flows out of order, so the ones taken need not have been the first). A `packet` port may
+ * refuse some (the kernel's send error): dropped here as kernel_send_failed; *lost says how
+ * many and *lost_bytes their bytes. */
+static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost, uint64_t *lost_bytes)
+{
+	struct tl_afp *p = w->dp->port[TL_PORT_LAN].afp;
+	struct rte_mbuf *failed[TL_AFP_TX_MAX];
+	uint16_t nf = 0, sent;
+
+	*lost = 0;
+	*lost_bytes = 0;
+	if (!p)
+		return rte_eth_tx_burst(w->eg[TL_PORT_LAN].port_id, w->queue, m, (uint16_t)n);
+	sent = tl_afp_tx(p, w->queue, m, (uint16_t)n, failed, &nf);
+	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
+		tl_drop_deq(w, TL_PORT_LAN, failed[i], TL_DROP_kernel_send_failed);
+	}
+	*lost = nf;
+	return sent;
+}
+
+unsigned tl_decap_lan_send(struct tl_worker *w, unsigned max)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_LAN];
+	struct rte_mbuf *out[TL_AFP_TX_MAX];
+	uint64_t bytes = 0, lost_bytes;
+	unsigned n = 0, got, sent, lost;
+
+	while (n < max && tl_queue_open(e, w->now_ns)) {
+		got = tl_aqm_dequeue_burst(e->aqm, out + n, tl_shaper_on(&e->sh) ? 1 : max - n, w->now_ns);
+		if (got == 0)
+			break;
+		for (unsigned i = n; i < n + got; i++)
+			tl_queue_charge(e, out[i]);
+		n += got;
+		if (!tl_shaper_on(&e->sh))
+			break;
+	}
+	tl_queue_note_wait(w, e, n);
+	if (n == 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+		bytes += out[i]->pkt_len;
+	sent = lan_tx(w, out, n, &lost, &lost_bytes);
+	for (unsigned i = sent; i < n; i++)       /* not taken: still ours */
+		bytes -= out[i]->pkt_len;
+	e->tx_bytes += bytes - lost_bytes;
+	e->tx_packets += sent - lost;
+	w->cnt.tx[TL_PORT_LAN] += sent - lost;
+	if (sent < n) {
+		for (unsigned i = sent; i < n; i++)
+			tl_queue_refund(e, out[i]);
+		tl_aqm_requeue_head(e->aqm, out + sent, n - sent);
+		e->backpressure++;
+		w->cnt.backpressure[TL_PORT_LAN]++;
+		return sent;
+	}
+	return n;
 }

@@ -15,4 +15,9 @@ void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf
  * the LAN. Returns the packets finished. */
 unsigned tl_decap_finish(struct tl_worker *w);
 
+/* One burst of at most max (<= TL_AFP_TX_MAX) frames the LAN queue's AQM and the shaper
+ * release, to the LAN port; what it does not take returns to the head of the queue, in
+ * order. Returns how many were offered. */
+unsigned tl_decap_lan_send(struct tl_worker *w, unsigned max);
+
 #endif

@@ -19,7 +19,6 @@
 
 #include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
-#include "dataplane/egress.h"
 #include "dataplane/encap.h"
 #include "dataplane/udpport.h"
 #include "dataplane/worker.h"
@@ -75,7 +74,7 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	if (!w->aead || !w->ctrl_tx || !w->slow_rx || w->kick_fd < 0)
 		return -1;
 	for (int role = 0; role < TL_PORT_MAX; role++)
-		if (tl_egress_init(w, role) != 0)
+		if (tl_queue_init(w, role) != 0)
 			return -1;
 	if (w->owner && tl_crypt_owner_init(w) != 0)
 		return -1;
@@ -171,6 +170,30 @@ static unsigned poll_port(struct tl_worker *w, int role)
 	return total;
 }
 
+/* ---- the egress queues ------------------------------------------------------------------- */
+
+/* Frames the LAN port takes in one burst: a packet port merges each TCP flow's frames of a
+ * burst into GSO packets, so it takes more at once (with 8 flows, 32 frames made runs of
+ * about 5 segments). */
+static unsigned lan_burst_max(const struct tl_worker *w)
+{
+	return w->dp->port[TL_PORT_LAN].afp ? TL_AFP_TX_MAX : TL_BURST;
+}
+
+unsigned tl_worker_flush(struct tl_worker *w, int role)
+{
+	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : lan_burst_max(w);
+
+	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
+	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {
+		n = role == TL_PORT_WAN ? tl_encap_take(w) : tl_decap_lan_send(w, max);
+		total += n;
+		if (n < max)
+			break;
+	}
+	return total;
+}
+
 /* ---- idle --------------------------------------------------------------------------------- */
 
 static bool can_block(const struct tl_worker *w)
@@ -188,7 +211,7 @@ static bool can_block(const struct tl_worker *w)
 
 static bool work_waiting(struct tl_worker *w)
 {
-	return !rte_ring_empty(w->ctrl_tx) || !rte_ring_empty(w->slow_rx) || tl_egress_requests_pending(w) ||
+	return !rte_ring_empty(w->ctrl_tx) || !rte_ring_empty(w->slow_rx) || tl_queue_requests_pending(w) ||
 	       !rte_ring_empty(w->dp->crypto_ring) || w->dp->stop;
 }
 
@@ -289,7 +312,7 @@ static void shaper_sleep(struct tl_worker *w, uint64_t wait)
 
 static void idle(struct tl_worker *w)
 {
-	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_egress_shaper_wait_ns(w);
+	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_queue_shaper_wait_ns(w);
 	uint32_t us;
 	int out_fd;
 
@@ -331,7 +354,7 @@ static void housekeeping(struct tl_worker *w)
 		w->key_gen = gen;
 		tl_dp_aead_forget(w->aead);
 	}
-	tl_egress_housekeeping(w);
+	tl_queue_housekeeping(w);
 }
 
 /* A queue owner's part of the round: its ports, queues and finished jobs. */
@@ -341,9 +364,9 @@ static unsigned owner_round(struct tl_worker *w)
 
 	if (w->n_hold)
 		tl_hold_poll(w);
-	work = tl_egress_ctrl_flush(w);
+	work = tl_encap_ctrl_flush(w);
 	work += tl_encap_finish(w) + tl_decap_finish(w);
-	work += tl_egress_flush(w, TL_PORT_WAN) + tl_egress_flush(w, TL_PORT_LAN);
+	work += tl_worker_flush(w, TL_PORT_WAN) + tl_worker_flush(w, TL_PORT_LAN);
 	work += wan_read(w, w->slow_rx);
 	work += poll_port(w, TL_PORT_WAN);
 	work += poll_port(w, TL_PORT_LAN);

@@ -18,8 +18,8 @@
 #include "check.h"
 #include "dataplane/crypt.h"
 #include "dataplane/decap.h"
-#include "dataplane/egress.h"
 #include "dataplane/encap.h"
+#include "dataplane/queue.h"
 #include "pipeline.h"
 
 #define LOCAL_INDEX 0x1001
@@ -203,7 +203,7 @@ static void test_encap_order(const struct tl_endpoint *ep)
 	tl_worker_round(&f.pl.w);           /* LAN frames into the WAN queue; no job yet */
 	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 64, "encap order: queue holds %" PRIu64,
 	      tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm));
-	CHECK(tl_egress_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
+	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
 	a = steal_job(&f);
 	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == 32, "encap order: second job not run");
 	CHECK(tl_encap_finish(&f.pl.w) == 0, "encap order: sent ahead of the first job");
