@@ -15,6 +15,12 @@ void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf
  * the LAN. Returns the packets finished. */
 unsigned tl_decap_finish(struct tl_worker *w);
 
+/* Gateway mode: tl_hold_poll releases (in order, once the next hop's MAC is known) or gives
+ * up (after TL_HOLD_NS, as no_neighbour) packets held for a next hop, every round;
+ * tl_hold_free frees them at shutdown. */
+void tl_hold_poll(struct tl_worker *w);
+void tl_hold_free(struct tl_worker *w);
+
 /* One burst of at most max (<= TL_AFP_TX_MAX) frames the LAN queue's AQM and the shaper
  * release, to the LAN port; what it does not take returns to the head of the queue, in
  * order. Returns how many were offered. */

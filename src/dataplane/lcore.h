@@ -10,7 +10,6 @@
 #include "crypto/primitives.h"
 #include "dataplane/aqm.h"
 #include "dataplane/dp.h"
-#include "dataplane/lanfib.h"
 #include "dataplane/shaper.h"
 
 #define TL_CTRL_TX_SIZE 512
@@ -60,6 +59,22 @@ struct tl_egress {
 	const char *req_err;
 };
 
+/* Held packets of one unresolved next hop (gateway mode, per worker, decap.c): at most
+ * TL_HOLD_PKTS per next hop and TL_HOLD_HOPS next hops per worker; they leave in order when
+ * the MAC appears, or after TL_HOLD_NS as no_neighbour. The control plane is asked once per
+ * held next hop. */
+#define TL_HOLD_HOPS 16
+#define TL_HOLD_PKTS 8
+#define TL_HOLD_NS (3000ull * 1000000ull)
+
+struct tl_hold {
+	struct tl_neigh_key key;
+	uint64_t until;
+	bool asked;                      /* the request reached the control plane */
+	uint16_t n;
+	struct rte_mbuf *m[TL_HOLD_PKTS];
+};
+
 struct tl_crypt_job;
 
 struct tl_worker {
@@ -96,7 +111,7 @@ struct tl_worker {
 	int wake_fd2[TL_PORT_MAX];        /* a second socket of the port (udp: IPv6), or -1 */
 	int kick_fd;
 	atomic_bool blocked;
-	/* Decrypted packets waiting for the MAC of their LAN next hop (lanfib.c). */
+	/* Decrypted packets waiting for the MAC of their LAN next hop (decap.c). */
 	struct tl_hold hold[TL_HOLD_HOPS];
 	unsigned n_hold;
 };
@@ -162,13 +177,5 @@ static inline void tl_worker_kick(struct tl_worker *w)
 		/* Only a saturated counter fails, and then the worker is being woken anyway. */
 	}
 }
-
-/* lanfib.c: a decrypted IP packet (data at the IP header) toward dst on the LAN port:
- * framed for its next hop and queued, held while the next hop resolves, or dropped
- * (counted). tl_hold_poll releases or gives up held packets (every round); tl_hold_free
- * frees them at shutdown. */
-void tl_lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst);
-void tl_hold_poll(struct tl_worker *w);
-void tl_hold_free(struct tl_worker *w);
 
 #endif
