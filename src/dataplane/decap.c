@@ -10,9 +10,9 @@
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
-#include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
 #include "dataplane/lanfib.h"
+#include "dataplane/port.h"
 #include "dataplane/queue.h"
 
 static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
@@ -434,15 +434,11 @@ void tl_hold_free(struct tl_worker *w)
  * many and *lost_bytes their bytes. */
 static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost, uint64_t *lost_bytes)
 {
-	struct tl_afp *p = w->dp->port[TL_PORT_LAN].afp;
-	struct rte_mbuf *failed[TL_AFP_TX_MAX];
+	struct rte_mbuf *failed[TL_PORT_TX_MAX];
 	uint16_t nf = 0, sent;
 
-	*lost = 0;
 	*lost_bytes = 0;
-	if (!p)
-		return rte_eth_tx_burst(w->eg[TL_PORT_LAN].port_id, w->queue, m, (uint16_t)n);
-	sent = tl_afp_tx(p, w->queue, m, (uint16_t)n, failed, &nf);
+	sent = tl_port_tx(&w->dp->port[TL_PORT_LAN], w->queue, m, (uint16_t)n, failed, &nf);
 	for (unsigned i = 0; i < nf; i++) {
 		*lost_bytes += failed[i]->pkt_len;
 		tl_drop_deq(w, TL_PORT_LAN, failed[i], TL_DROP_kernel_send_failed);
@@ -454,7 +450,7 @@ static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, uns
 unsigned tl_decap_lan_send(struct tl_worker *w, unsigned max)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_LAN];
-	struct rte_mbuf *out[TL_AFP_TX_MAX];
+	struct rte_mbuf *out[TL_PORT_TX_MAX];
 	uint64_t bytes = 0, lost_bytes;
 	unsigned n = 0, got, sent, lost;
 

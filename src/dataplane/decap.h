@@ -21,7 +21,7 @@ unsigned tl_decap_finish(struct tl_worker *w);
 void tl_hold_poll(struct tl_worker *w);
 void tl_hold_free(struct tl_worker *w);
 
-/* One burst of at most max (<= TL_AFP_TX_MAX) frames the LAN queue's AQM and the shaper
+/* One burst of at most max (<= TL_PORT_TX_MAX) frames the LAN queue's AQM and the shaper
  * release, to the LAN port; what it does not take returns to the head of the queue, in
  * order. Returns how many were offered. */
 unsigned tl_decap_lan_send(struct tl_worker *w, unsigned max);

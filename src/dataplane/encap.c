@@ -15,7 +15,7 @@
 #include "dataplane/packet.h"
 #include "dataplane/encap.h"
 #include "dataplane/queue.h"
-#include "dataplane/udpport.h"
+#include "dataplane/port.h"
 #include "dataplane/route.h"
 
 /* Fragments of one packet at most: a LAN frame fills one buffer, of at most 2 KiB or the MTU's
@@ -319,22 +319,18 @@ unsigned tl_encap_take(struct tl_worker *w)
 	return taken;
 }
 
-/* Sends n (at most a burst) frames on the WAN port and returns how many it took. A `udp`
+/* Sends n (at most a burst) frames on the WAN port and returns how many it took. A socket
  * port may refuse some of them (the kernel's send error: no route, too big): those are
  * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
  * the control plane; *lost says how many and *lost_bytes their bytes. */
 static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost,
 		       uint64_t *lost_bytes)
 {
-	struct tl_udpport *u = w->dp->port[TL_PORT_WAN].udp;
 	struct rte_mbuf *failed[TL_BURST];
 	uint16_t nf = 0, sent;
 
-	*lost = 0;
 	*lost_bytes = 0;
-	if (!u)
-		return rte_eth_tx_burst(w->eg[TL_PORT_WAN].port_id, w->queue, m, (uint16_t)n);
-	sent = tl_udpport_tx(u, w->queue, m, (uint16_t)n, failed, &nf);
+	sent = tl_port_tx(&w->dp->port[TL_PORT_WAN], w->queue, m, (uint16_t)n, failed, &nf);
 	for (unsigned i = 0; i < nf; i++) {
 		*lost_bytes += failed[i]->pkt_len;
 		if (queued)

@@ -44,7 +44,6 @@ struct tl_queue_snapshot {
  * queues: one rate whatever the number of workers. */
 struct tl_egress {
 	struct tl_aqm *aqm;
-	uint16_t port_id;
 	struct tl_aqm_params params;
 	struct tl_shaper_params shaper;
 	struct tl_shaper sh;               /* this queue's view of the port's clock */

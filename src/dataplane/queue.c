@@ -147,7 +147,6 @@ int tl_queue_init(struct tl_worker *w, int role)
 	char name[32];
 
 	snprintf(name, sizeof(name), "aqm_w%u_%s", w->id, role == TL_PORT_WAN ? "wan" : "lan");
-	e->port_id = w->dp->port[role].port_id;
 	e->params = w->dp->aqm_init[role];
 	tl_shaper_init(&e->sh, &w->dp->shaper_port[role]);
 	e->aqm = tl_aqm_create(name, &e->params, role == TL_PORT_WAN ? 0 : RTE_ETHER_HDR_LEN, (int)rte_socket_id());

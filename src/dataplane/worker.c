@@ -17,10 +17,9 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
 #include "dataplane/encap.h"
-#include "dataplane/udpport.h"
+#include "dataplane/port.h"
 #include "dataplane/worker.h"
 
 /* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
@@ -131,10 +130,7 @@ static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
 		w->cnt.slowpath_rx += n;
 	} else {
-		const struct tl_port_info *p = &w->dp->port[TL_PORT_WAN];
-
-		n = p->udp ? tl_udpport_rx(p->udp, w->queue, pkts, (uint16_t)(TL_BURST - j->n)) :
-			     rte_eth_rx_burst(p->port_id, w->queue, pkts, (uint16_t)(TL_BURST - j->n));
+		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_BURST - j->n));
 		w->cnt.rx[TL_PORT_WAN] += n;
 	}
 	if (n) {
@@ -147,10 +143,8 @@ static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
 
 static unsigned lan_read(struct tl_worker *w)
 {
-	const struct tl_port_info *p = &w->dp->port[TL_PORT_LAN];
 	struct rte_mbuf *pkts[TL_BURST];
-	uint16_t n = p->afp ? tl_afp_rx(p->afp, w->queue, pkts, TL_BURST) :
-			      rte_eth_rx_burst(p->port_id, w->queue, pkts, TL_BURST);
+	uint16_t n = tl_port_rx(&w->dp->port[TL_PORT_LAN], w->queue, pkts, TL_BURST);
 
 	w->cnt.rx[TL_PORT_LAN] += n;
 	tl_encap_burst(w, pkts, n);
@@ -172,17 +166,9 @@ static unsigned poll_port(struct tl_worker *w, int role)
 
 /* ---- the egress queues ------------------------------------------------------------------- */
 
-/* Frames the LAN port takes in one burst: a packet port merges each TCP flow's frames of a
- * burst into GSO packets, so it takes more at once (with 8 flows, 32 frames made runs of
- * about 5 segments). */
-static unsigned lan_burst_max(const struct tl_worker *w)
-{
-	return w->dp->port[TL_PORT_LAN].afp ? TL_AFP_TX_MAX : TL_BURST;
-}
-
 unsigned tl_worker_flush(struct tl_worker *w, int role)
 {
-	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : lan_burst_max(w);
+	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
 
 	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
 	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {
@@ -203,9 +189,9 @@ static bool can_block(const struct tl_worker *w)
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (w->wake_fd[role] < 0 || tl_aqm_backlog(w->eg[role].aqm))
 			return false;
-	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue) ||
-	    tl_afp_rx_pending(w->dp->port[TL_PORT_LAN].afp, w->queue))
-		return false;   /* read from the sockets, not handed out yet */
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		if (tl_port_rx_pending(&w->dp->port[role], w->queue))
+			return false;   /* read from the sockets, not handed out yet */
 	return !tl_crypt_busy(w);
 }
 
@@ -222,12 +208,15 @@ static int idle_fds(const struct tl_worker *w, struct pollfd *pfd)
 	int n = 0;
 
 	for (int role = 0; w->owner && role < TL_PORT_MAX; role++) {
-		const struct tl_udpport *u = w->dp->port[role].udp;
+		const struct tl_port_info *p = &w->dp->port[role];
 
-		if (u) {   /* its sockets change when the listen port moves */
-			for (int f = 0; f < 2; f++)
-				if (tl_udpport_fd(u, w->queue, f) >= 0)
-					pfd[n++] = (struct pollfd){ .fd = tl_udpport_fd(u, w->queue, f), .events = POLLIN };
+		if (tl_port_live_fds(p)) {   /* its sockets change when the listen port moves */
+			for (int f = 0; f < 2; f++) {
+				int fd = tl_port_fd(p, w->queue, f);
+
+				if (fd >= 0)
+					pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			}
 			continue;
 		}
 		pfd[n++] = (struct pollfd){ .fd = w->wake_fd[role], .events = POLLIN };
@@ -241,9 +230,9 @@ static int idle_fds(const struct tl_worker *w, struct pollfd *pfd)
 /* A socket port took no more at its last send: its socket, to wait for POLLOUT on, or -1. */
 static int out_full_fd(const struct tl_worker *w)
 {
-	int fd = tl_udpport_tx_full(w->dp->port[TL_PORT_WAN].udp, w->queue);
+	int fd = tl_port_tx_full_fd(&w->dp->port[TL_PORT_WAN], w->queue);
 
-	return fd >= 0 ? fd : tl_afp_tx_full(w->dp->port[TL_PORT_LAN].afp, w->queue);
+	return fd >= 0 ? fd : tl_port_tx_full_fd(&w->dp->port[TL_PORT_LAN], w->queue);
 }
 
 /* Waits (at most 1 ms) until the full socket takes more, input arrives or the worker is
