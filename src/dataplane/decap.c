@@ -1,6 +1,8 @@
-/* WAN -> LAN: WireGuard datagrams. Handshake messages go to the control plane; data
- * messages are checked and handed to the crypto stage, opened there by any worker, and
- * finished here in arrival order: replay-checked, source-checked and delivered. */
+/* WAN -> LAN, in packet order: WireGuard datagrams parsed, typed and looked up by index;
+ * handshake messages go to the control plane as copies; data messages go into a crypto
+ * job, opened by any worker (crypt.c) || finished here in arrival order (replay, roaming,
+ * source check, ECN) -> the next-hop hold (gateway mode) -> the LAN egress queue ||
+ * released by the queue -> the LAN port. */
 #include <string.h>
 #include <sys/socket.h>
 

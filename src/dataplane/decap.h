@@ -1,5 +1,6 @@
-/* WAN -> LAN (decap.c): classification of WireGuard datagrams into crypto jobs, and the
- * in-order finish of opened packets toward the LAN egress queue. */
+/* WAN -> LAN (decap.c): classification of WireGuard datagrams into crypto jobs, the
+ * in-order finish of opened packets through the next-hop hold into the LAN egress queue,
+ * and what that queue releases to the LAN port. */
 #ifndef TL_DECAP_H
 #define TL_DECAP_H
 

@@ -1,7 +1,9 @@
-/* LAN -> WAN: cryptokey routing on the inner destination, then the WAN egress queue;
- * nonce and outer headers when the queue releases the packet (so that the AQM sees inner
- * headers and only packets that will be sent use nonces), then sealing in the crypto
- * stage, by any worker. */
+/* LAN -> WAN, in packet order: classification (cryptokey routing on the inner destination,
+ * checks, MTU: fragments or ICMP errors) into the WAN egress queue || nonce and outer
+ * headers when the queue releases the packet (so that the AQM sees inner headers and only
+ * packets that will be sent use nonces), or staged for a handshake -> a crypto job, sealed
+ * by any worker (crypt.c) || the owner finishes its jobs in order -> the WAN port; frames
+ * of the control plane go out ahead of the queue. */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,7 +29,7 @@ static struct tl_peer *route_lookup(struct tl_dp *dp, const struct tl_table *t, 
 	return tl_route_peer(dp, t, in->family, in->dst);
 }
 
-/* What the crypto stage seals in a frame tl_encap_frame built. */
+/* What a crypto job seals in a frame encap_frame built. */
 struct tl_seal {
 	uint64_t counter;
 	uint16_t off, len;                /* plaintext (padded) from data start; the tag follows */

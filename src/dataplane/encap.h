@@ -1,5 +1,5 @@
 /* LAN -> WAN (encap.c): classification of LAN frames into the WAN egress queue, and the
- * readying of the packets that queue releases for the crypto stage. */
+ * readying of the packets that queue releases into crypto jobs, and their sending in order. */
 #ifndef TL_ENCAP_H
 #define TL_ENCAP_H
 

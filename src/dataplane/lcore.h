@@ -1,6 +1,6 @@
-/* What one worker lcore owns, shared by the stage files that run on it (worker.c, encap.c,
- * decap.c, crypt.c, egress.c, lanfib.c): the worker, its egress queues, its crypto
- * jobs and counters, and the per-packet helpers every stage uses. The control plane's view
+/* What one worker lcore owns, shared by the files that run on it (worker.c, encap.c,
+ * decap.c, crypt.c, queue.c): the worker, its egress queues, its crypto jobs, next-hop
+ * holds and counters, and the per-packet helpers they all use. The control plane's view
  * of a worker is worker.h. */
 #ifndef TL_LCORE_H
 #define TL_LCORE_H

@@ -1,11 +1,13 @@
-/* The worker loop, in packet order. A queue owner, every round: frames of the control
+/* The worker loop: the round's order, idle and blocking. It knows each direction's entry
+ * points (encap.c: LAN -> WAN, decap.c: WAN -> LAN) and the port interface (port.h), no
+ * port kind and no step of a direction. A queue owner, every round: frames of the control
  * plane go out first; finished crypto jobs leave in order (WAN frames to the port,
- * decrypted packets to the LAN queue); each egress queue offers what its AQM and the
- * port's shaper release (WAN packets into crypto jobs); then the RX rings are read, LAN
- * frames into the WAN queue and WAN frames into crypto jobs. Every worker, owner or not,
- * then seals and opens waiting jobs. So the AQM, not a ring, decides what is dropped
- * when a link is overloaded, and a peer's packets keep their order whichever worker did
- * their crypto. */
+ * decrypted packets toward the LAN queue); each egress queue offers what its AQM and the
+ * port's shaper release (WAN packets into crypto jobs, LAN frames to the port); then the
+ * RX rings are read, LAN frames into the WAN queue and WAN frames into crypto jobs. Every
+ * worker, owner or not, then seals and opens waiting jobs. So the AQM, not a ring, decides
+ * what is dropped when a link is overloaded, and a peer's packets keep their order
+ * whichever worker did their crypto. */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
