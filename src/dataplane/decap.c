@@ -239,6 +239,32 @@ void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf
 		decap_one(w, j, pkts[i]);
 }
 
+unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src)
+{
+	struct rte_mbuf *pkts[TL_BURST];
+	struct tl_crypt_job *j;
+	unsigned n;
+
+	if (src && rte_ring_empty(src))
+		return 0;
+	j = tl_crypt_open(w, TL_DIR_DECAP);
+	if (!j)
+		return 0;
+	if (src) {
+		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
+		w->cnt.slowpath_rx += n;
+	} else {
+		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_BURST - j->n));
+		w->cnt.rx[TL_PORT_WAN] += n;
+	}
+	if (n) {
+		tl_decap_burst(w, j, pkts, n);
+		if (tl_crypt_submit(w, TL_DIR_DECAP))
+			tl_decap_finish(w);
+	}
+	return n;
+}
+
 /* The keypair may have retired while the packet was being opened: it is looked up again
  * and must be the very one whose key opened it. */
 static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_crypt_pkt *p, uint32_t index)

@@ -253,6 +253,16 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 		encap_one(w, t, pkts[i]);
 }
 
+unsigned tl_encap_rx(struct tl_worker *w)
+{
+	struct rte_mbuf *pkts[TL_BURST];
+	uint16_t n = tl_port_rx(&w->dp->port[TL_PORT_LAN], w->queue, pkts, TL_BURST);
+
+	w->cnt.rx[TL_PORT_LAN] += n;
+	tl_encap_burst(w, pkts, n);
+	return n;
+}
+
 /* The peer is looked up again: allowed IPs may have changed, or the peer gone, while the
  * packet was queued. The ECN field is read now, after the AQM may have marked CE, and
  * copied to the outer header (RFC 6040 normal mode). */

@@ -115,50 +115,12 @@ void tl_worker_fini(struct tl_worker *w)
 
 /* ---- receive ------------------------------------------------------------------------------ */
 
-/* Reads WAN frames into the open decapsulation job, at most the room it has; none when
- * every job is in flight (the frames wait in the port's ring). src NULL: the port. */
-static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
-{
-	struct rte_mbuf *pkts[TL_BURST];
-	struct tl_crypt_job *j;
-	unsigned n;
-
-	if (src && rte_ring_empty(src))
-		return 0;
-	j = tl_crypt_open(w, TL_DIR_DECAP);
-	if (!j)
-		return 0;
-	if (src) {
-		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
-		w->cnt.slowpath_rx += n;
-	} else {
-		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_BURST - j->n));
-		w->cnt.rx[TL_PORT_WAN] += n;
-	}
-	if (n) {
-		tl_decap_burst(w, j, pkts, n);
-		if (tl_crypt_submit(w, TL_DIR_DECAP))
-			tl_decap_finish(w);
-	}
-	return n;
-}
-
-static unsigned lan_read(struct tl_worker *w)
-{
-	struct rte_mbuf *pkts[TL_BURST];
-	uint16_t n = tl_port_rx(&w->dp->port[TL_PORT_LAN], w->queue, pkts, TL_BURST);
-
-	w->cnt.rx[TL_PORT_LAN] += n;
-	tl_encap_burst(w, pkts, n);
-	return n;
-}
-
 static unsigned poll_port(struct tl_worker *w, int role)
 {
 	unsigned total = 0, n;
 
 	for (int r = 0; r < TL_RX_ROUNDS; r++) {
-		n = role == TL_PORT_WAN ? wan_read(w, NULL) : lan_read(w);
+		n = role == TL_PORT_WAN ? tl_decap_rx(w, NULL) : tl_encap_rx(w);
 		total += n;
 		if (n < TL_BURST)
 			break;
@@ -358,7 +320,7 @@ static unsigned owner_round(struct tl_worker *w)
 	work = tl_encap_ctrl_flush(w);
 	work += tl_encap_finish(w) + tl_decap_finish(w);
 	work += tl_worker_flush(w, TL_PORT_WAN) + tl_worker_flush(w, TL_PORT_LAN);
-	work += wan_read(w, w->slow_rx);
+	work += tl_decap_rx(w, w->slow_rx);
 	work += poll_port(w, TL_PORT_WAN);
 	work += poll_port(w, TL_PORT_LAN);
 	return work;
