@@ -40,13 +40,14 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 
 /* Handshake messages go to the control plane as copies in its own pool: port RX buffers
  * never wait on the control plane, so a handshake flood cannot starve the port of
- * buffers. The outer headers come along (source address and MAC), the Ethernet padding
+ * buffers. The frame's outer headers come along, and as parsed here (source address, port
+ * and MAC: where to answer) in the copy's private area (tl_hs_outer); the Ethernet padding
  * the parser trimmed does not. */
-static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
+static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct rte_mbuf *c;
 
-	rte_pktmbuf_prepend(m, outer_len);
+	rte_pktmbuf_prepend(m, o->hdr_len);
 	c = rte_pktmbuf_copy(m, w->dp->hs_pool, 0, UINT32_MAX);
 	rte_pktmbuf_free(m);
 	if (!c) {
@@ -54,6 +55,7 @@ static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 		w->cnt.rx_drops[TL_PORT_WAN]++;
 		return;
 	}
+	*tl_hs_outer(c) = *o;
 	if (rte_ring_mp_enqueue(w->dp->hs_ring, c) != 0)
 		return tl_drop_rx(w, TL_PORT_WAN, c, TL_DROP_handshake_overload);
 	w->cnt.to_ctrl++;
@@ -230,7 +232,7 @@ static void decap_one(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mb
 	r = tl_pkt_outer_udp_check(m, &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
-	to_ctrl(w, m, o.hdr_len);
+	to_ctrl(w, m, &o);
 }
 
 void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf **pkts, unsigned n)
