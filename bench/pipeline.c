@@ -32,7 +32,7 @@
 
 #include "crypto/messages.h"
 #include "crypto/primitives.h"
-#include "dataplane/crypto_stage.h"
+#include "dataplane/crypt.h"
 #include "pipeline.h"
 
 #define LOCAL_INDEX 0x1001
@@ -81,7 +81,7 @@ static void *crypto_loop(void *arg)
 	struct crypto_thread *c = arg;
 
 	while (!atomic_load_explicit(c->stop, memory_order_relaxed))
-		if (!tl_cs_work(c->w, 4))
+		if (!tl_crypt_work(c->w, 4))
 			sched_yield();
 	return NULL;
 }

@@ -23,7 +23,8 @@
 #include "kernel/xdp_features.h"
 #include "dataplane/afpacket.h"
 #include "dataplane/bufsize.h"
-#include "dataplane/crypto_stage.h"
+#include "dataplane/crypt.h"
+#include "dataplane/port.h"
 #include "dataplane/udpport.h"
 #include "kernel/iface.h"
 #include "kernel/netlink.h"
@@ -47,7 +48,7 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 {
 	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
 	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4 +
-	       TL_DIR_MAX * tl_cs_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
+	       TL_DIR_MAX * tl_crypt_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
 }
 
 _Static_assert(TL_CFG_FRAME_OVERHEAD == TL_FRAME_OVERHEAD, "config and dataplane agree on a frame's overhead");
@@ -435,42 +436,27 @@ static int packet_open(struct tl_device *dev, int role, uint16_t queues, char *e
 
 int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	if (dev->dp.port[role].udp) {
-		tl_udpport_stats(dev->dp.port[role].udp, st);
-		return 0;
+	const struct tl_port_info *pi = &dev->dp.port[role];
+
+	if (!tl_port_sockets(pi) && !dev->ports[role].started) {
+		memset(st, 0, sizeof(*st));
+		return -1;
 	}
-	if (dev->dp.port[role].afp) {
-		tl_afp_stats(dev->dp.port[role].afp, st);
-		return 0;
-	}
-	return dev->ports[role].started ? rte_eth_stats_get(dev->dp.port[role].port_id, st) : -1;
+	return tl_port_stats_read(pi, st);
 }
 
 void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx)
 {
-	const struct tl_port_info *pi = &dev->dp.port[role];
-
-	*rx = *tx = 0;
-	if (pi->udp) {
-		*rx = tl_udpport_gro_msgs(pi->udp);
-		*tx = tl_udpport_gso_sends(pi->udp);
-	} else if (pi->afp) {
-		tl_afp_gso_counts(pi->afp, rx, tx);
-	}
+	tl_port_gso_counts(&dev->dp.port[role], rx, tx);
 }
 
 int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which)
 {
-	const struct tl_udpport *u = dev->dp.port[role].udp;
+	int fd = tl_port_fd(&dev->dp.port[role], queue, which);
 
-	if (u) {
-		int fd4 = tl_udpport_fd(u, queue, 0), fd6 = tl_udpport_fd(u, queue, 1);
-
-		return which == 0 ? (fd4 >= 0 ? fd4 : fd6) : (fd4 >= 0 ? fd6 : -1);
-	}
-	if (dev->dp.port[role].afp)
-		return which == 0 ? tl_afp_fd(dev->dp.port[role].afp, queue) : -1;
+	if (fd != -2)
+		return fd;
+	/* an ethdev port: net_af_xdp's socket, which the control plane opened */
 	return which == 0 && dev->ports[role].af_xdp && queue < TL_MAX_WORKERS ? dev->ports[role].xsk_fd[queue] : -1;
 }
 

@@ -11,6 +11,7 @@
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
+#include "dataplane/port.h"
 
 /* One peer's configuration as a publish saw it: immutable, shared by every view that shows it
  * unchanged (a publish makes records for the peers that changed only). Freed once retired (no
@@ -105,7 +106,7 @@ enum tl_drop tl_stats_missed_reason(const struct tl_device *dev, int role)
 	 * rx_dropped: the fill ring was empty because the RX ring, which holds as many, was not
 	 * read; a frame arriving at a full RX ring is the same case); a NIC PMD reports frames
 	 * its own RX ring had no room for. */
-	if (dev->dp.port[role].udp || dev->dp.port[role].afp)   /* the sockets' drop counts */
+	if (tl_port_sockets(&dev->dp.port[role]))   /* the sockets' drop counts */
 		return TL_DROP_kernel_socket_overflow;
 	return dev->ports[role].af_xdp ? TL_DROP_xsk_ring_full : TL_DROP_nic_rx_missed;
 }

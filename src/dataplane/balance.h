@@ -8,7 +8,7 @@
  * generated toward that port's queue and the IPv4 fragments it made beyond the packets it
  * split, is exactly one of: transmitted by the queue its packets go to (LAN -> WAN queue,
  * WAN -> LAN queue), dropped under a named reason (before the queue, in the AQM, at
- * dequeue or after the crypto stage), handed to the control plane (handshake messages,
+ * dequeue or after the crypto jobs), handed to the control plane (handshake messages,
  * keepalives, packets staged for a handshake), or still queued (in an egress queue, a
  * crypto job or a LAN next-hop hold). Exact when the dataplane is quiet; off by the
  * packets in flight while it works. */

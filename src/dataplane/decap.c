@@ -1,6 +1,8 @@
-/* WAN -> LAN: WireGuard datagrams. Handshake messages go to the control plane; data
- * messages are checked and handed to the crypto stage, opened there by any worker, and
- * finished here in arrival order: replay-checked, source-checked and delivered. */
+/* WAN -> LAN, in packet order: WireGuard datagrams parsed, typed and looked up by index;
+ * handshake messages go to the control plane as copies; data messages go into a crypto
+ * job, opened by any worker (crypt.c) || finished here in arrival order (replay, roaming,
+ * source check, ECN) -> the next-hop hold (gateway mode) -> the LAN egress queue ||
+ * released by the queue -> the LAN port. */
 #include <string.h>
 #include <sys/socket.h>
 
@@ -11,6 +13,9 @@
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
 #include "dataplane/decap.h"
+#include "dataplane/lanfib.h"
+#include "dataplane/port.h"
+#include "dataplane/queue.h"
 
 static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 {
@@ -35,13 +40,14 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 
 /* Handshake messages go to the control plane as copies in its own pool: port RX buffers
  * never wait on the control plane, so a handshake flood cannot starve the port of
- * buffers. The outer headers come along (source address and MAC), the Ethernet padding
+ * buffers. The frame's outer headers come along, and as parsed here (source address, port
+ * and MAC: where to answer) in the copy's private area (tl_hs_outer); the Ethernet padding
  * the parser trimmed does not. */
-static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
+static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct rte_mbuf *c;
 
-	rte_pktmbuf_prepend(m, outer_len);
+	rte_pktmbuf_prepend(m, o->hdr_len);
 	c = rte_pktmbuf_copy(m, w->dp->hs_pool, 0, UINT32_MAX);
 	rte_pktmbuf_free(m);
 	if (!c) {
@@ -49,6 +55,7 @@ static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, uint16_t outer_len)
 		w->cnt.rx_drops[TL_PORT_WAN]++;
 		return;
 	}
+	*tl_hs_outer(c) = *o;
 	if (rte_ring_mp_enqueue(w->dp->hs_ring, c) != 0)
 		return tl_drop_rx(w, TL_PORT_WAN, c, TL_DROP_handshake_overload);
 	w->cnt.to_ctrl++;
@@ -134,6 +141,8 @@ static bool ecn_decap(uint8_t *ip, const struct tl_inner *in, uint8_t outer_ecn)
 	return true;
 }
 
+static void lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst);
+
 /* TL_DROP_MAX: m went on toward the LAN (queued, held or dropped there); else the reason
  * to drop it for. */
 static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struct tl_peer *peer,
@@ -150,7 +159,7 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 	rte_pktmbuf_trim(m, m->data_len - in.len);
 	if (!ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn))
 		return TL_DROP_ecn_ce_not_ect;
-	tl_lan_output(w, m, in.family, in.dst);
+	lan_output(w, m, in.family, in.dst);
 	return TL_DROP_MAX;
 }
 
@@ -178,13 +187,13 @@ static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool 
  * endpoint may have moved by the time a packet from the old source is finished: its
  * checksum is checked too, and without it the packet is still delivered (the tag covers
  * what is used) but moves nothing. */
-static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m, const struct tl_outer *o)
+static void data_in(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
 	uint32_t clen = m->data_len - sizeof(*hdr) - TL_AEAD_TAG_LEN;
 	uint64_t ctr = rte_le_to_cpu_64(hdr->counter);
 	struct tl_keypair *kp = index_lookup(w->dp, hdr->receiver);
-	struct tl_cs_pkt *p;
+	struct tl_crypt_pkt *p;
 	bool moved, relocal, outer_ok = false;
 
 	if (!kp)
@@ -197,7 +206,7 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	if (tl_age_ns(w->now_ns, kp->birth_ns) >= w->dp->limits.reject_after_time_ns ||
 	    ctr >= w->dp->limits.reject_after_messages)
 		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_key_expired);
-	p = tl_cs_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
+	p = tl_crypt_add(j, m, kp, kp->recv_key, ctr, sizeof(*hdr), (uint16_t)clen);
 	p->moved = moved;
 	p->outer_ok = outer_ok;
 	w->roams_inflight += moved;
@@ -206,7 +215,7 @@ static void data_in(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m
 	p->o = *o;
 }
 
-static void decap_one(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf *m)
+static void decap_one(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf *m)
 {
 	struct tl_outer o;
 	uint32_t type;
@@ -223,25 +232,51 @@ static void decap_one(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf 
 	r = tl_pkt_outer_udp_check(m, &o);
 	if (r != TL_DROP_MAX)
 		return tl_drop_rx(w, TL_PORT_WAN, m, r);
-	to_ctrl(w, m, o.hdr_len);
+	to_ctrl(w, m, &o);
 }
 
-void tl_decap_burst(struct tl_worker *w, struct tl_cs_job *j, struct rte_mbuf **pkts, unsigned n)
+void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf **pkts, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		decap_one(w, j, pkts[i]);
 }
 
+unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src)
+{
+	struct rte_mbuf *pkts[TL_BURST];
+	struct tl_crypt_job *j;
+	unsigned n;
+
+	if (src && rte_ring_empty(src))
+		return 0;
+	j = tl_crypt_open(w, TL_DIR_DECAP);
+	if (!j)
+		return 0;
+	if (src) {
+		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
+		w->cnt.slowpath_rx += n;
+	} else {
+		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_BURST - j->n));
+		w->cnt.rx[TL_PORT_WAN] += n;
+	}
+	if (n) {
+		tl_decap_burst(w, j, pkts, n);
+		if (tl_crypt_submit(w, TL_DIR_DECAP))
+			tl_decap_finish(w);
+	}
+	return n;
+}
+
 /* The keypair may have retired while the packet was being opened: it is looked up again
  * and must be the very one whose key opened it. */
-static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_cs_pkt *p, uint32_t index)
+static struct tl_keypair *still_current(struct tl_worker *w, const struct tl_crypt_pkt *p, uint32_t index)
 {
 	struct tl_keypair *kp = index_lookup(w->dp, index);
 
 	return kp && kp == p->kp && kp->birth_ns == p->kp_birth ? kp : NULL;
 }
 
-static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_cs_pkt *p)
+static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, const struct tl_crypt_pkt *p)
 {
 	struct tl_msg_data *hdr = rte_pktmbuf_mtod(m, struct tl_msg_data *);
 	struct tl_keypair *kp;
@@ -281,14 +316,202 @@ static void finish_one(struct tl_worker *w, const struct tl_table *t, struct rte
 		tl_drop_rx(w, TL_PORT_WAN, m, r);
 }
 
-bool tl_decap_finish_job(struct tl_worker *w, struct tl_cs_job *j)
+/* A done job, all of it. */
+static void finish_job(struct tl_worker *w, const struct tl_table *t, struct tl_crypt_job *j)
 {
-	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
-
 	for (; j->next < j->n; j->next++) {
 		w->cnt.inflight[TL_DIR_DECAP]--;
 		w->roams_inflight -= j->p[j->next].moved;
 		finish_one(w, t, j->m[j->next], &j->p[j->next]);
 	}
+}
+
+unsigned tl_decap_finish(struct tl_worker *w)
+{
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+	struct tl_crypt_job *j;
+	unsigned total = 0;
+
+	while ((j = tl_crypt_done_head(w, TL_DIR_DECAP))) {
+		total += (unsigned)(j->n - j->next);
+		finish_job(w, t, j);
+		tl_crypt_release(w, j);
+	}
+	return total;
+}
+
+/* ---- LAN output: framed for the next hop and queued, held while the next hop resolves ---- */
+
+static bool mac_of(struct tl_worker *w, const struct tl_neigh_key *k, uint8_t mac[6])
+{
+	void *data;
+
+	if (rte_hash_lookup_data(w->dp->neigh_table, k, &data) < 0)
+		return false;
+	tl_mac_unpack(mac, (uintptr_t)data);
 	return true;
+}
+
+static void send_lan(struct tl_worker *w, struct rte_mbuf *m, const uint8_t mac[6], int family)
+{
+	if (tl_pkt_push_eth(m, mac, w->dp->port[TL_PORT_LAN].mac, family) != 0)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_malformed);
+	tl_egress_enqueue(w, TL_PORT_LAN, m);
+}
+
+static struct tl_hold *hold_find(struct tl_worker *w, const struct tl_neigh_key *k)
+{
+	for (unsigned i = 0; i < w->n_hold; i++)
+		if (!memcmp(&w->hold[i].key, k, sizeof(*k)))
+			return &w->hold[i];
+	return NULL;
+}
+
+/* One request per held next hop; a full ring is retried by tl_hold_poll. */
+static void hold_ask(struct tl_worker *w, struct tl_hold *h)
+{
+	h->asked = rte_ring_mp_enqueue_elem(w->dp->neigh_req, &h->key, sizeof(h->key)) == 0;
+	if (h->asked)
+		tl_dp_kick_ctrl(w->dp);
+}
+
+static void hold_add(struct tl_worker *w, struct tl_hold *h, const struct tl_neigh_key *k, struct rte_mbuf *m)
+{
+	if (!h) {
+		if (w->n_hold == TL_HOLD_HOPS)
+			return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_neigh_hold_overflow);
+		h = &w->hold[w->n_hold++];
+		h->key = *k;
+		h->until = w->now_ns + TL_HOLD_NS;
+		h->n = 0;
+		hold_ask(w, h);
+	}
+	if (h->n == TL_HOLD_PKTS)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_neigh_hold_overflow);
+	h->m[h->n++] = m;
+	w->cnt.held++;
+}
+
+/* A decrypted IP packet (data at the IP header) toward dst on the LAN port: framed for its
+ * next hop and queued, held while the next hop resolves, or dropped (counted). */
+static void lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst)
+{
+	const struct tl_port_info *lan = &w->dp->port[TL_PORT_LAN];
+	const struct tl_lanfib *f;
+	struct tl_neigh_key hop;
+	struct tl_hold *h = NULL;
+	uint8_t mac[6];
+
+	if (lan->fixed_peer_mac)
+		return send_lan(w, m, lan->peer_mac, family);
+	f = atomic_load_explicit(&w->dp->lanfib, memory_order_acquire);
+	if (tl_lanfib_next_hop(f, family, dst, &hop) != 0)
+		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_lan_no_route);
+	/* Behind packets already held for this next hop: order is kept. */
+	if (w->n_hold)
+		h = hold_find(w, &hop);
+	if (!h && mac_of(w, &hop, mac))
+		return send_lan(w, m, mac, family);
+	hold_add(w, h, &hop, m);
+}
+
+static void hold_remove(struct tl_worker *w, unsigned i)
+{
+	w->cnt.held -= w->hold[i].n;
+	w->hold[i] = w->hold[--w->n_hold];
+}
+
+void tl_hold_poll(struct tl_worker *w)
+{
+	uint8_t mac[6];
+
+	for (unsigned i = 0; i < w->n_hold;) {
+		struct tl_hold *h = &w->hold[i];
+
+		if (mac_of(w, &h->key, mac)) {
+			for (unsigned j = 0; j < h->n; j++)
+				send_lan(w, h->m[j], mac, h->key.family);
+		} else if (w->now_ns >= h->until) {
+			for (unsigned j = 0; j < h->n; j++)
+				tl_drop_rx(w, TL_PORT_WAN, h->m[j], TL_DROP_no_neighbour);
+		} else {
+			if (!h->asked)
+				hold_ask(w, h);
+			i++;
+			continue;
+		}
+		hold_remove(w, i);
+	}
+}
+
+void tl_hold_free(struct tl_worker *w)
+{
+	while (w->n_hold) {
+		struct tl_hold *h = &w->hold[0];
+
+		for (unsigned j = 0; j < h->n; j++)
+			rte_pktmbuf_free(h->m[j]);
+		hold_remove(w, 0);
+	}
+}
+
+/* ---- the LAN queue released it: to the port ---------------------------------------------- */
+
+/* Sends n (at most a burst) frames on the LAN port and returns how many it took; those
+ * not taken are m[taken..n), in their order (a `packet` port may send frames of different
+ * flows out of order, so the ones taken need not have been the first). A `packet` port may
+ * refuse some (the kernel's send error): dropped here as kernel_send_failed; *lost says how
+ * many and *lost_bytes their bytes. */
+static unsigned lan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, unsigned *lost, uint64_t *lost_bytes)
+{
+	struct rte_mbuf *failed[TL_PORT_TX_MAX];
+	uint16_t nf = 0, sent;
+
+	*lost_bytes = 0;
+	sent = tl_port_tx(&w->dp->port[TL_PORT_LAN], w->queue, m, (uint16_t)n, failed, &nf);
+	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
+		tl_drop_deq(w, TL_PORT_LAN, failed[i], TL_DROP_kernel_send_failed);
+	}
+	*lost = nf;
+	return sent;
+}
+
+unsigned tl_decap_lan_send(struct tl_worker *w, unsigned max)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_LAN];
+	struct rte_mbuf *out[TL_PORT_TX_MAX];
+	uint64_t bytes = 0, lost_bytes;
+	unsigned n = 0, got, sent, lost;
+
+	while (n < max && tl_queue_open(e, w->now_ns)) {
+		got = tl_aqm_dequeue_burst(e->aqm, out + n, tl_shaper_on(&e->sh) ? 1 : max - n, w->now_ns);
+		if (got == 0)
+			break;
+		for (unsigned i = n; i < n + got; i++)
+			tl_queue_charge(e, out[i]);
+		n += got;
+		if (!tl_shaper_on(&e->sh))
+			break;
+	}
+	tl_queue_note_wait(w, e, n);
+	if (n == 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+		bytes += out[i]->pkt_len;
+	sent = lan_tx(w, out, n, &lost, &lost_bytes);
+	for (unsigned i = sent; i < n; i++)       /* not taken: still ours */
+		bytes -= out[i]->pkt_len;
+	e->tx_bytes += bytes - lost_bytes;
+	e->tx_packets += sent - lost;
+	w->cnt.tx[TL_PORT_LAN] += sent - lost;
+	if (sent < n) {
+		for (unsigned i = sent; i < n; i++)
+			tl_queue_refund(e, out[i]);
+		tl_aqm_requeue_head(e->aqm, out + sent, n - sent);
+		e->backpressure++;
+		w->cnt.backpressure[TL_PORT_LAN]++;
+		return sent;
+	}
+	return n;
 }

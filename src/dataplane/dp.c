@@ -12,6 +12,7 @@
 #include "dataplane/bufsize.h"
 #include "dataplane/dp.h"
 #include "dataplane/lanfib.h"
+#include "dataplane/packet.h"
 #include "dataplane/route.h"
 
 #define TL_HS_RING_SIZE 4096
@@ -243,7 +244,7 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 	/* Buffers for frames of the MTU: staged packets, reassembled datagrams of the slow path. */
 	dp->ctrl_pool = rte_pktmbuf_pool_create("tl_ctrl", TL_CTRL_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						socket);
-	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, 0, TL_SMALL_BUF, socket);
+	dp->hs_pool = rte_pktmbuf_pool_create("tl_hs", TL_HS_POOL_SIZE, 64, TL_HS_PRIV, TL_SMALL_BUF, socket);
 	dp->stage_pool = rte_pktmbuf_pool_create("tl_stage", TL_STAGE_POOL_SIZE, 64, 0, tl_buf_data_room(dp->mtu, 0),
 						 socket);
 	/* Room for every job of every possible queue owner: submitting never fails. */

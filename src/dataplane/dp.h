@@ -34,7 +34,7 @@
 
 enum tl_port_role { TL_PORT_WAN, TL_PORT_LAN, TL_PORT_MAX };
 
-/* The two directions of the crypto stage: LAN -> WAN (seal) and WAN -> LAN (open). */
+/* The two directions of the crypto jobs (crypt.h): LAN -> WAN (seal) and WAN -> LAN (open). */
 enum tl_dir { TL_DIR_ENCAP, TL_DIR_DECAP, TL_DIR_MAX };
 
 /* Protocol limits in nanoseconds / messages, fixed at start. */
@@ -184,15 +184,15 @@ struct tl_counters {
 	uint64_t unstaged;         /* staged packets sent after the handshake */
 	uint64_t from_ctrl;        /* frames built by the control plane and sent */
 	uint64_t slowpath_rx;      /* datagrams the kernel reassembled for the listen port (worker) */
-	/* The control plane's own account (tl_ctrl_balance in ctrl/accounting.h): handshake
+	/* The control plane's own account (tl_ctrl_balance in ctrl/stats.h): handshake
 	 * messages it dropped; staged packets dropped (worker: evicted by a newer one; control
 	 * plane: expired, peer removed, not sendable); frames it put on a control TX ring;
 	 * datagrams it read from the kernel's listen-port sockets, and dropped of those. */
 	uint64_t hs_drops, staged_drops, built, slowpath_read, slowpath_drops;
 	uint64_t backpressure[TL_PORT_MAX];   /* rounds where the egress queue held packets */
-	/* Per-port accounting (see tl_conservation in worker.h): drops of packets received on
-	 * a port before they reach a queue, drops at the dequeue of a port's queue, and ICMP
-	 * errors the LAN path generated into the LAN queue. */
+	/* Per-port accounting (see tl_conservation in dataplane/balance.h): drops of packets
+	 * received on a port before they reach a queue, drops at the dequeue of a port's queue,
+	 * and ICMP errors the LAN path generated into the LAN queue. */
 	uint64_t rx_drops[TL_PORT_MAX], deq_drops[TL_PORT_MAX];
 	uint64_t icmp_errors;
 	uint64_t fragmented;       /* LAN IPv4 packets without DF above the MTU, split */
@@ -203,7 +203,7 @@ struct tl_counters {
 	uint64_t wakeups;          /* blocking idle rounds ended by an event (not the timeout) */
 	uint64_t shaper_sleeps;    /* idle rounds slept to the shaper's next send slot */
 	uint64_t busy_ns, loop_ns;         /* time in rounds that did work / in all rounds */
-	/* The crypto stage (crypto_stage.h): jobs and packets this worker sealed or opened, for
+	/* The crypto jobs (crypt.h): jobs and packets this worker sealed or opened, for
 	 * any queue owner; packets of this owner's queues in jobs now (a gauge); rounds this
 	 * owner had packets but no free job, so it stopped reading (backpressure). */
 	uint64_t crypto_jobs, crypto_pkts;

@@ -1,7 +1,9 @@
-/* LAN -> WAN: cryptokey routing on the inner destination, then the WAN egress queue;
- * nonce and outer headers when the queue releases the packet (so that the AQM sees inner
- * headers and only packets that will be sent use nonces), then sealing in the crypto
- * stage, by any worker. */
+/* LAN -> WAN, in packet order: classification (cryptokey routing on the inner destination,
+ * checks, MTU: fragments or ICMP errors) into the WAN egress queue || nonce and outer
+ * headers when the queue releases the packet (so that the AQM sees inner headers and only
+ * packets that will be sent use nonces), or staged for a handshake -> a crypto job, sealed
+ * by any worker (crypt.c) || the owner finishes its jobs in order -> the WAN port; frames
+ * of the control plane go out ahead of the queue. */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -9,10 +11,13 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_ip_frag.h>
+#include <rte_ring_peek_zc.h>
 
 #include "crypto/messages.h"
 #include "dataplane/packet.h"
 #include "dataplane/encap.h"
+#include "dataplane/queue.h"
+#include "dataplane/port.h"
 #include "dataplane/route.h"
 
 /* Fragments of one packet at most: a LAN frame fills one buffer, of at most 2 KiB or the MTU's
@@ -24,7 +29,7 @@ static struct tl_peer *route_lookup(struct tl_dp *dp, const struct tl_table *t, 
 	return tl_route_peer(dp, t, in->family, in->dst);
 }
 
-/* What the crypto stage seals in a frame tl_encap_frame built. */
+/* What a crypto job seals in a frame encap_frame built. */
 struct tl_seal {
 	uint64_t counter;
 	uint16_t off, len;                /* plaintext (padded) from data start; the tag follows */
@@ -248,14 +253,24 @@ void tl_encap_burst(struct tl_worker *w, struct rte_mbuf **pkts, unsigned n)
 		encap_one(w, t, pkts[i]);
 }
 
+unsigned tl_encap_rx(struct tl_worker *w)
+{
+	struct rte_mbuf *pkts[TL_BURST];
+	uint16_t n = tl_port_rx(&w->dp->port[TL_PORT_LAN], w->queue, pkts, TL_BURST);
+
+	w->cnt.rx[TL_PORT_LAN] += n;
+	tl_encap_burst(w, pkts, n);
+	return n;
+}
+
 /* The peer is looked up again: allowed IPs may have changed, or the peer gone, while the
  * packet was queued. The ECN field is read now, after the AQM may have marked CE, and
  * copied to the outer header (RFC 6040 normal mode). */
-void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, struct tl_cs_job *j)
+static void encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_mbuf *m, struct tl_crypt_job *j)
 {
 	struct tl_keypair *kp;
 	struct tl_peer *peer;
-	struct tl_cs_pkt *p;
+	struct tl_crypt_pkt *p;
 	struct tl_inner in;
 	struct tl_seal s;
 	enum tl_drop r;
@@ -277,6 +292,149 @@ void tl_encap_prepare(struct tl_worker *w, const struct tl_table *t, struct rte_
 		return stage(w, peer, m);
 	if (r != TL_DROP_MAX)
 		return tl_drop_deq(w, TL_PORT_WAN, m, r);
-	p = tl_cs_add(j, m, kp, kp->send_key, s.counter, s.off, s.len);
+	p = tl_crypt_add(j, m, kp, kp->send_key, s.counter, s.off, s.len);
 	p->v6_csum = s.v6;
+}
+
+/* ---- the WAN queue released it: nonce and headers, sealed by any worker, sent in order ---- */
+
+
+/* Up to a burst the WAN queue's AQM releases and the shaper allows, readied for sealing
+ * into the open encapsulation job, which is submitted. Without a free job the queue waits. */
+unsigned tl_encap_take(struct tl_worker *w)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
+	struct tl_crypt_job *j = tl_crypt_open(w, TL_DIR_ENCAP);
+	struct rte_mbuf *m[TL_BURST];
+	unsigned taken = 0, got;
+
+	while (j && j->n < TL_BURST && tl_queue_open(e, w->now_ns)) {
+		/* Without a shaper a whole burst at once; with one, packet by packet. */
+		got = tl_aqm_dequeue_burst(e->aqm, m, tl_shaper_on(&e->sh) ? 1 : TL_BURST - j->n, w->now_ns);
+		if (got == 0)
+			break;
+		taken += got;
+		for (unsigned i = 0; i < got; i++) {
+			unsigned before = j->n;
+
+			encap_prepare(w, t, m[i], j);
+			if (j->n > before)
+				tl_queue_charge(e, j->m[before]);
+		}
+		if (!tl_shaper_on(&e->sh))
+			break;
+	}
+	if (tl_crypt_submit(w, TL_DIR_ENCAP))
+		tl_encap_finish(w);
+	tl_queue_note_wait(w, e, taken);
+	return taken;
+}
+
+/* Sends n (at most a burst) frames on the WAN port and returns how many it took. A socket
+ * port may refuse some of them (the kernel's send error: no route, too big): those are
+ * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
+ * the control plane; *lost says how many and *lost_bytes their bytes. */
+static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost,
+		       uint64_t *lost_bytes)
+{
+	struct rte_mbuf *failed[TL_BURST];
+	uint16_t nf = 0, sent;
+
+	*lost_bytes = 0;
+	sent = tl_port_tx(&w->dp->port[TL_PORT_WAN], w->queue, m, (uint16_t)n, failed, &nf);
+	for (unsigned i = 0; i < nf; i++) {
+		*lost_bytes += failed[i]->pkt_len;
+		if (queued)
+			tl_drop_deq(w, TL_PORT_WAN, failed[i], TL_DROP_kernel_send_failed);
+		else
+			tl_drop_pkt(&w->cnt, failed[i], TL_DROP_kernel_send_failed);
+	}
+	*lost = nf;
+	return sent;
+}
+
+/* Transmits a done job from where it stopped (failed seals dropped first). true when all
+ * of it is gone; false: the port refused some, the rest waits. */
+static bool send_job(struct tl_worker *w, struct tl_crypt_job *j)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	uint32_t len[TL_BURST];
+	unsigned k = 0, sent, lost, n;
+	uint64_t lost_bytes;
+
+	if (!j->checked) {
+		/* A failed seal may have left plaintext in the buffer: never sent. */
+		for (unsigned i = 0; i < j->n; i++) {
+			if (j->p[i].ok) {
+				j->m[k++] = j->m[i];
+				continue;
+			}
+			w->cnt.inflight[TL_DIR_ENCAP]--;
+			tl_drop_deq(w, TL_PORT_WAN, j->m[i], TL_DROP_encrypt_failed);
+		}
+		j->n = (uint16_t)k;
+		j->checked = true;
+	}
+	if (j->next == j->n)
+		return true;
+	n = (unsigned)(j->n - j->next);
+	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+		len[i] = j->m[j->next + i]->pkt_len;
+	sent = wan_tx(w, j->m + j->next, n, true, &lost, &lost_bytes);
+	for (unsigned i = 0; i < sent; i++)
+		e->tx_bytes += len[i];
+	e->tx_bytes -= lost_bytes;               /* refused: not transmitted */
+	e->tx_packets += sent - lost;
+	w->cnt.tx[TL_PORT_WAN] += sent - lost;
+	w->cnt.inflight[TL_DIR_ENCAP] -= sent;
+	j->next = (uint16_t)(j->next + sent);
+	if (j->next < j->n) {
+		e->backpressure++;
+		w->cnt.backpressure[TL_PORT_WAN]++;
+		return false;
+	}
+	return true;
+}
+
+unsigned tl_encap_finish(struct tl_worker *w)
+{
+	struct tl_crypt_job *j;
+	unsigned total = 0, before;
+	bool whole;
+
+	while ((j = tl_crypt_done_head(w, TL_DIR_ENCAP))) {
+		before = j->next;
+		whole = send_job(w, j);
+		total += (unsigned)(j->next - before);
+		if (!whole)
+			break;
+		tl_crypt_release(w, j);
+	}
+	return total;
+}
+
+/* Frames built by the control plane (handshakes, keepalives, staged packets) go out ahead
+ * of the queues; what the port refuses stays in the ring. They use the shaper's budget. */
+unsigned tl_encap_ctrl_flush(struct tl_worker *w)
+{
+	struct tl_egress *e = &w->eg[TL_PORT_WAN];
+	struct rte_ring_zc_data zc;
+	struct rte_mbuf **m;
+	unsigned n, sent, lost;
+	uint64_t lost_bytes;
+
+	n = rte_ring_dequeue_zc_burst_start(w->ctrl_tx, TL_BURST, &zc, NULL);
+	if (n == 0)
+		return 0;
+	m = (struct rte_mbuf **)zc.ptr1;          /* the contiguous part; the rest next round */
+	for (unsigned i = 0; i < zc.n1; i++)
+		tl_queue_charge(e, m[i]);
+	sent = wan_tx(w, m, zc.n1, false, &lost, &lost_bytes);
+	for (unsigned i = sent; i < zc.n1; i++)
+		tl_queue_refund(e, m[i]);
+	rte_ring_dequeue_zc_finish(w->ctrl_tx, sent);
+	w->cnt.from_ctrl += sent;
+	w->cnt.tx[TL_PORT_WAN] += sent - lost;
+	return sent;
 }

@@ -1,5 +1,6 @@
-/* Gateway mode, LAN side of the fast path: the route snapshot (build, lookup, free) and the
- * per-worker hold of packets whose next hop is being resolved. See lanfib.h for the model.
+/* Gateway mode, LAN side of the fast path: the route snapshot (build, lookup, free). See
+ * lanfib.h for the model; the hold of packets whose next hop is being resolved is the LAN
+ * output of decap.c.
  *
  * The snapshot's tables are rte_fib/rte_fib6 of type DUMMY (a RIB tree): their memory
  * follows the number of routes (a DIR24_8 table costs 16-64 MB whatever it holds), they
@@ -13,8 +14,6 @@
 
 #include "dataplane/dpdk_compat.h"
 #include "dataplane/lanfib.h"
-#include "dataplane/packet.h"
-#include "dataplane/lcore.h"
 
 void tl_lanfib_free(struct tl_lanfib *f)
 {
@@ -142,117 +141,4 @@ int tl_lanfib_next_hop(const struct tl_lanfib *f, int family, const uint8_t *dst
 		memcpy(hop->ip, via, 16);
 	}
 	return nh == TL_NH_NONE ? -1 : 0;
-}
-
-/* ---- workers: output to the LAN port, holding while a next hop resolves ------------------ */
-
-static bool mac_of(struct tl_worker *w, const struct tl_neigh_key *k, uint8_t mac[6])
-{
-	void *data;
-
-	if (rte_hash_lookup_data(w->dp->neigh_table, k, &data) < 0)
-		return false;
-	tl_mac_unpack(mac, (uintptr_t)data);
-	return true;
-}
-
-static void send_lan(struct tl_worker *w, struct rte_mbuf *m, const uint8_t mac[6], int family)
-{
-	if (tl_pkt_push_eth(m, mac, w->dp->port[TL_PORT_LAN].mac, family) != 0)
-		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_malformed);
-	tl_egress_enqueue(w, TL_PORT_LAN, m);
-}
-
-static struct tl_hold *hold_find(struct tl_worker *w, const struct tl_neigh_key *k)
-{
-	for (unsigned i = 0; i < w->n_hold; i++)
-		if (!memcmp(&w->hold[i].key, k, sizeof(*k)))
-			return &w->hold[i];
-	return NULL;
-}
-
-/* One request per held next hop; a full ring is retried by tl_hold_poll. */
-static void hold_ask(struct tl_worker *w, struct tl_hold *h)
-{
-	h->asked = rte_ring_mp_enqueue_elem(w->dp->neigh_req, &h->key, sizeof(h->key)) == 0;
-	if (h->asked)
-		tl_dp_kick_ctrl(w->dp);
-}
-
-static void hold_add(struct tl_worker *w, struct tl_hold *h, const struct tl_neigh_key *k, struct rte_mbuf *m)
-{
-	if (!h) {
-		if (w->n_hold == TL_HOLD_HOPS)
-			return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_neigh_hold_overflow);
-		h = &w->hold[w->n_hold++];
-		h->key = *k;
-		h->until = w->now_ns + TL_HOLD_NS;
-		h->n = 0;
-		hold_ask(w, h);
-	}
-	if (h->n == TL_HOLD_PKTS)
-		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_neigh_hold_overflow);
-	h->m[h->n++] = m;
-	w->cnt.held++;
-}
-
-void tl_lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst)
-{
-	const struct tl_port_info *lan = &w->dp->port[TL_PORT_LAN];
-	const struct tl_lanfib *f;
-	struct tl_neigh_key hop;
-	struct tl_hold *h = NULL;
-	uint8_t mac[6];
-
-	if (lan->fixed_peer_mac)
-		return send_lan(w, m, lan->peer_mac, family);
-	f = atomic_load_explicit(&w->dp->lanfib, memory_order_acquire);
-	if (tl_lanfib_next_hop(f, family, dst, &hop) != 0)
-		return tl_drop_rx(w, TL_PORT_WAN, m, TL_DROP_lan_no_route);
-	/* Behind packets already held for this next hop: order is kept. */
-	if (w->n_hold)
-		h = hold_find(w, &hop);
-	if (!h && mac_of(w, &hop, mac))
-		return send_lan(w, m, mac, family);
-	hold_add(w, h, &hop, m);
-}
-
-static void hold_remove(struct tl_worker *w, unsigned i)
-{
-	w->cnt.held -= w->hold[i].n;
-	w->hold[i] = w->hold[--w->n_hold];
-}
-
-void tl_hold_poll(struct tl_worker *w)
-{
-	uint8_t mac[6];
-
-	for (unsigned i = 0; i < w->n_hold;) {
-		struct tl_hold *h = &w->hold[i];
-
-		if (mac_of(w, &h->key, mac)) {
-			for (unsigned j = 0; j < h->n; j++)
-				send_lan(w, h->m[j], mac, h->key.family);
-		} else if (w->now_ns >= h->until) {
-			for (unsigned j = 0; j < h->n; j++)
-				tl_drop_rx(w, TL_PORT_WAN, h->m[j], TL_DROP_no_neighbour);
-		} else {
-			if (!h->asked)
-				hold_ask(w, h);
-			i++;
-			continue;
-		}
-		hold_remove(w, i);
-	}
-}
-
-void tl_hold_free(struct tl_worker *w)
-{
-	while (w->n_hold) {
-		struct tl_hold *h = &w->hold[0];
-
-		for (unsigned j = 0; j < h->n; j++)
-			rte_pktmbuf_free(h->m[j]);
-		hold_remove(w, 0);
-	}
 }

@@ -10,10 +10,8 @@
  * old one is freed after an RCU grace period. The neighbour table is an rte_hash with
  * lock-free readers keyed by next-hop address (struct tl_neigh_key).
  *
- * A packet whose next hop has no MAC yet is held by its worker (struct tl_hold): at most
- * TL_HOLD_PKTS per next hop and TL_HOLD_HOPS next hops per worker; it leaves in order when
- * the MAC appears, or after TL_HOLD_NS as no_neighbour. The control plane is asked once per
- * held next hop. */
+ * A packet whose next hop has no MAC yet is held by its worker (struct tl_hold in lcore.h,
+ * the LAN output of decap.c). */
 #ifndef TL_DP_LANFIB_H
 #define TL_DP_LANFIB_H
 
@@ -58,18 +56,5 @@ void tl_lanfib_free(struct tl_lanfib *f);
 /* The next hop toward inner destination dst (family AF_INET/AF_INET6): 0 and *hop, or -1
  * when the LAN port has no route to it. */
 int tl_lanfib_next_hop(const struct tl_lanfib *f, int family, const uint8_t *dst, struct tl_neigh_key *hop);
-
-/* Held packets of one unresolved next hop (per worker). */
-#define TL_HOLD_HOPS 16
-#define TL_HOLD_PKTS 8
-#define TL_HOLD_NS (3000ull * 1000000ull)
-
-struct tl_hold {
-	struct tl_neigh_key key;
-	uint64_t until;
-	bool asked;                      /* the request reached the control plane */
-	uint16_t n;
-	struct rte_mbuf *m[TL_HOLD_PKTS];
-};
 
 #endif

@@ -1,6 +1,6 @@
-/* What one worker lcore owns, shared by the stage files that run on it (worker.c, encap.c,
- * decap.c, crypto_stage.c, egress.c, lanfib.c): the worker, its egress queues, its crypto
- * jobs and counters, and the per-packet helpers every stage uses. The control plane's view
+/* What one worker lcore owns, shared by the files that run on it (worker.c, encap.c,
+ * decap.c, crypt.c, queue.c): the worker, its egress queues, its crypto jobs, next-hop
+ * holds and counters, and the per-packet helpers they all use. The control plane's view
  * of a worker is worker.h. */
 #ifndef TL_LCORE_H
 #define TL_LCORE_H
@@ -10,7 +10,6 @@
 #include "crypto/primitives.h"
 #include "dataplane/aqm.h"
 #include "dataplane/dp.h"
-#include "dataplane/lanfib.h"
 #include "dataplane/shaper.h"
 
 #define TL_CTRL_TX_SIZE 512
@@ -45,7 +44,6 @@ struct tl_queue_snapshot {
  * queues: one rate whatever the number of workers. */
 struct tl_egress {
 	struct tl_aqm *aqm;
-	uint16_t port_id;
 	struct tl_aqm_params params;
 	struct tl_shaper_params shaper;
 	struct tl_shaper sh;               /* this queue's view of the port's clock */
@@ -60,7 +58,23 @@ struct tl_egress {
 	const char *req_err;
 };
 
-struct tl_cs_job;
+/* Held packets of one unresolved next hop (gateway mode, per worker, decap.c): at most
+ * TL_HOLD_PKTS per next hop and TL_HOLD_HOPS next hops per worker; they leave in order when
+ * the MAC appears, or after TL_HOLD_NS as no_neighbour. The control plane is asked once per
+ * held next hop. */
+#define TL_HOLD_HOPS 16
+#define TL_HOLD_PKTS 8
+#define TL_HOLD_NS (3000ull * 1000000ull)
+
+struct tl_hold {
+	struct tl_neigh_key key;
+	uint64_t until;
+	bool asked;                      /* the request reached the control plane */
+	uint16_t n;
+	struct rte_mbuf *m[TL_HOLD_PKTS];
+};
+
+struct tl_crypt_job;
 
 struct tl_worker {
 	unsigned id;
@@ -71,13 +85,13 @@ struct tl_worker {
 	struct tl_egress eg[TL_PORT_MAX];        /* the only queues of the worker */
 	struct rte_ring *ctrl_tx;                /* frames built by the control plane (SP/SC) */
 	struct rte_ring *slow_rx;                /* WAN frames that came through the kernel (SP/SC) */
-	/* Queue owners (crypto_stage.c): this worker's crypto jobs per direction: all of them,
+	/* Queue owners (crypt.c): this worker's crypto jobs per direction: all of them,
 	 * the free ones, the ones in flight in submission order (SP/SC, the owner only; NULL
 	 * on a worker that owns no queue) and the one being filled. */
-	struct tl_cs_job *jobs[TL_DIR_MAX];
+	struct tl_crypt_job *jobs[TL_DIR_MAX];
 	struct rte_ring *jobs_free[TL_DIR_MAX];
 	struct rte_ring *jobs_order[TL_DIR_MAX];
-	struct tl_cs_job *job_open[TL_DIR_MAX];
+	struct tl_crypt_job *job_open[TL_DIR_MAX];
 	struct tl_counters cnt;
 	/* ICMP errors this worker may still send: a token bucket (TL_ICMP_RATE per second,
 	 * TL_ICMP_BURST deep), refilled at icmp_tb_ns. */
@@ -96,7 +110,7 @@ struct tl_worker {
 	int wake_fd2[TL_PORT_MAX];        /* a second socket of the port (udp: IPv6), or -1 */
 	int kick_fd;
 	atomic_bool blocked;
-	/* Decrypted packets waiting for the MAC of their LAN next hop (lanfib.c). */
+	/* Decrypted packets waiting for the MAC of their LAN next hop (decap.c). */
 	struct tl_hold hold[TL_HOLD_HOPS];
 	unsigned n_hold;
 };
@@ -150,15 +164,17 @@ static inline bool tl_keypair_can_send(const struct tl_dp *dp, const struct tl_k
 	       atomic_load_explicit(&kp->send_counter, memory_order_relaxed) < dp->limits.reject_after_messages;
 }
 
-/* Wakes w if it is blocked in poll() (worker.c). Call after giving it work. */
-void tl_worker_kick(struct tl_worker *w);
+/* Wakes w if it is blocked in poll() (worker.c idle_block). Call after giving it work. */
+static inline void tl_worker_kick(struct tl_worker *w)
+{
+	static const uint64_t one = 1;
 
-/* lanfib.c: a decrypted IP packet (data at the IP header) toward dst on the LAN port:
- * framed for its next hop and queued, held while the next hop resolves, or dropped
- * (counted). tl_hold_poll releases or gives up held packets (every round); tl_hold_free
- * frees them at shutdown. */
-void tl_lan_output(struct tl_worker *w, struct rte_mbuf *m, int family, const uint8_t *dst);
-void tl_hold_poll(struct tl_worker *w);
-void tl_hold_free(struct tl_worker *w);
+	/* Pairs with the fence in idle_block(): either the worker sees the new work before
+	 * it blocks, or we see it blocked and wake it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->blocked, memory_order_relaxed) && write(w->kick_fd, &one, sizeof(one)) < 0) {
+		/* Only a saturated counter fails, and then the worker is being woken anyway. */
+	}
+}
 
 #endif

@@ -1,11 +1,13 @@
-/* The worker loop, in packet order. A queue owner, every round: frames of the control
+/* The worker loop: the round's order, idle and blocking. It knows each direction's entry
+ * points (encap.c: LAN -> WAN, decap.c: WAN -> LAN) and the port interface (port.h), no
+ * port kind and no step of a direction. A queue owner, every round: frames of the control
  * plane go out first; finished crypto jobs leave in order (WAN frames to the port,
- * decrypted packets to the LAN queue); each egress queue offers what its AQM and the
- * port's shaper release (WAN packets into crypto jobs); then the RX rings are read, LAN
- * frames into the WAN queue and WAN frames into crypto jobs. Every worker, owner or not,
- * then seals and opens waiting jobs. So the AQM, not a ring, decides what is dropped
- * when a link is overloaded, and a peer's packets keep their order whichever worker did
- * their crypto. */
+ * decrypted packets toward the LAN queue); each egress queue offers what its AQM and the
+ * port's shaper release (WAN packets into crypto jobs, LAN frames to the port); then the
+ * RX rings are read, LAN frames into the WAN queue and WAN frames into crypto jobs. Every
+ * worker, owner or not, then seals and opens waiting jobs. So the AQM, not a ring, decides
+ * what is dropped when a link is overloaded, and a peer's packets keep their order
+ * whichever worker did their crypto. */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -17,11 +19,9 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include "dataplane/afpacket.h"
 #include "dataplane/decap.h"
-#include "dataplane/egress.h"
 #include "dataplane/encap.h"
-#include "dataplane/udpport.h"
+#include "dataplane/port.h"
 #include "dataplane/worker.h"
 
 /* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
@@ -43,7 +43,7 @@
 #define TL_SHAPER_SPIN_NS 50000ull   /* a shaped gap shorter than this is spun through */
 
 /* Crypto jobs a worker runs per round: an owner returns to its ports in between. */
-#define TL_CS_ROUND_JOBS 8
+#define TL_CRYPT_ROUND_JOBS 8
 
 static struct rte_ring *ring_create(const char *what, unsigned id, unsigned size, unsigned flags)
 {
@@ -75,9 +75,9 @@ int tl_worker_init(struct tl_worker *w, unsigned id, struct tl_dp *dp)
 	if (!w->aead || !w->ctrl_tx || !w->slow_rx || w->kick_fd < 0)
 		return -1;
 	for (int role = 0; role < TL_PORT_MAX; role++)
-		if (tl_egress_init(w, role) != 0)
+		if (tl_queue_init(w, role) != 0)
 			return -1;
-	if (w->owner && tl_cs_owner_init(w) != 0)
+	if (w->owner && tl_crypt_owner_init(w) != 0)
 		return -1;
 	if (id < TL_MAX_WORKERS)
 		dp->worker[id] = w;
@@ -96,7 +96,7 @@ void tl_worker_fini(struct tl_worker *w)
 {
 	if (w->dp && w->id < TL_MAX_WORKERS && w->dp->worker[w->id] == w)
 		w->dp->worker[w->id] = NULL;
-	tl_cs_owner_fini(w);
+	tl_crypt_owner_fini(w);
 	tl_hold_free(w);
 	for (int p = 0; p < TL_PORT_MAX; p++) {
 		tl_shaper_backlog(&w->eg[p].sh, false, 0);   /* no longer counts in the port's backlog */
@@ -115,54 +115,12 @@ void tl_worker_fini(struct tl_worker *w)
 
 /* ---- receive ------------------------------------------------------------------------------ */
 
-/* Reads WAN frames into the open decapsulation job, at most the room it has; none when
- * every job is in flight (the frames wait in the port's ring). src NULL: the port. */
-static unsigned wan_read(struct tl_worker *w, struct rte_ring *src)
-{
-	struct rte_mbuf *pkts[TL_BURST];
-	struct tl_cs_job *j;
-	unsigned n;
-
-	if (src && rte_ring_empty(src))
-		return 0;
-	j = tl_cs_open(w, TL_DIR_DECAP);
-	if (!j)
-		return 0;
-	if (src) {
-		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
-		w->cnt.slowpath_rx += n;
-	} else {
-		const struct tl_port_info *p = &w->dp->port[TL_PORT_WAN];
-
-		n = p->udp ? tl_udpport_rx(p->udp, w->queue, pkts, (uint16_t)(TL_BURST - j->n)) :
-			     rte_eth_rx_burst(p->port_id, w->queue, pkts, (uint16_t)(TL_BURST - j->n));
-		w->cnt.rx[TL_PORT_WAN] += n;
-	}
-	if (n) {
-		tl_decap_burst(w, j, pkts, n);
-		tl_cs_submit(w, TL_DIR_DECAP);
-	}
-	return n;
-}
-
-static unsigned lan_read(struct tl_worker *w)
-{
-	const struct tl_port_info *p = &w->dp->port[TL_PORT_LAN];
-	struct rte_mbuf *pkts[TL_BURST];
-	uint16_t n = p->afp ? tl_afp_rx(p->afp, w->queue, pkts, TL_BURST) :
-			      rte_eth_rx_burst(p->port_id, w->queue, pkts, TL_BURST);
-
-	w->cnt.rx[TL_PORT_LAN] += n;
-	tl_encap_burst(w, pkts, n);
-	return n;
-}
-
 static unsigned poll_port(struct tl_worker *w, int role)
 {
 	unsigned total = 0, n;
 
 	for (int r = 0; r < TL_RX_ROUNDS; r++) {
-		n = role == TL_PORT_WAN ? wan_read(w, NULL) : lan_read(w);
+		n = role == TL_PORT_WAN ? tl_decap_rx(w, NULL) : tl_encap_rx(w);
 		total += n;
 		if (n < TL_BURST)
 			break;
@@ -170,19 +128,23 @@ static unsigned poll_port(struct tl_worker *w, int role)
 	return total;
 }
 
-/* ---- idle --------------------------------------------------------------------------------- */
+/* ---- the egress queues ------------------------------------------------------------------- */
 
-void tl_worker_kick(struct tl_worker *w)
+unsigned tl_worker_flush(struct tl_worker *w, int role)
 {
-	static const uint64_t one = 1;
+	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
 
-	/* Pairs with the fence in idle_block(): either the worker sees the new work before
-	 * it blocks, or we see it blocked and wake it. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&w->blocked, memory_order_relaxed) && write(w->kick_fd, &one, sizeof(one)) < 0) {
-		/* Only a saturated counter fails, and then the worker is being woken anyway. */
+	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
+	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {
+		n = role == TL_PORT_WAN ? tl_encap_take(w) : tl_decap_lan_send(w, max);
+		total += n;
+		if (n < max)
+			break;
 	}
+	return total;
 }
+
+/* ---- idle --------------------------------------------------------------------------------- */
 
 static bool can_block(const struct tl_worker *w)
 {
@@ -191,15 +153,15 @@ static bool can_block(const struct tl_worker *w)
 	for (int role = 0; role < TL_PORT_MAX; role++)
 		if (w->wake_fd[role] < 0 || tl_aqm_backlog(w->eg[role].aqm))
 			return false;
-	if (tl_udpport_rx_pending(w->dp->port[TL_PORT_WAN].udp, w->queue) ||
-	    tl_afp_rx_pending(w->dp->port[TL_PORT_LAN].afp, w->queue))
-		return false;   /* read from the sockets, not handed out yet */
-	return !tl_cs_busy(w);
+	for (int role = 0; role < TL_PORT_MAX; role++)
+		if (tl_port_rx_pending(&w->dp->port[role], w->queue))
+			return false;   /* read from the sockets, not handed out yet */
+	return !tl_crypt_busy(w);
 }
 
 static bool work_waiting(struct tl_worker *w)
 {
-	return !rte_ring_empty(w->ctrl_tx) || !rte_ring_empty(w->slow_rx) || tl_egress_requests_pending(w) ||
+	return !rte_ring_empty(w->ctrl_tx) || !rte_ring_empty(w->slow_rx) || tl_queue_requests_pending(w) ||
 	       !rte_ring_empty(w->dp->crypto_ring) || w->dp->stop;
 }
 
@@ -210,12 +172,15 @@ static int idle_fds(const struct tl_worker *w, struct pollfd *pfd)
 	int n = 0;
 
 	for (int role = 0; w->owner && role < TL_PORT_MAX; role++) {
-		const struct tl_udpport *u = w->dp->port[role].udp;
+		const struct tl_port_info *p = &w->dp->port[role];
 
-		if (u) {   /* its sockets change when the listen port moves */
-			for (int f = 0; f < 2; f++)
-				if (tl_udpport_fd(u, w->queue, f) >= 0)
-					pfd[n++] = (struct pollfd){ .fd = tl_udpport_fd(u, w->queue, f), .events = POLLIN };
+		if (tl_port_live_fds(p)) {   /* its sockets change when the listen port moves */
+			for (int f = 0; f < 2; f++) {
+				int fd = tl_port_fd(p, w->queue, f);
+
+				if (fd >= 0)
+					pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			}
 			continue;
 		}
 		pfd[n++] = (struct pollfd){ .fd = w->wake_fd[role], .events = POLLIN };
@@ -229,9 +194,9 @@ static int idle_fds(const struct tl_worker *w, struct pollfd *pfd)
 /* A socket port took no more at its last send: its socket, to wait for POLLOUT on, or -1. */
 static int out_full_fd(const struct tl_worker *w)
 {
-	int fd = tl_udpport_tx_full(w->dp->port[TL_PORT_WAN].udp, w->queue);
+	int fd = tl_port_tx_full_fd(&w->dp->port[TL_PORT_WAN], w->queue);
 
-	return fd >= 0 ? fd : tl_afp_tx_full(w->dp->port[TL_PORT_LAN].afp, w->queue);
+	return fd >= 0 ? fd : tl_port_tx_full_fd(&w->dp->port[TL_PORT_LAN], w->queue);
 }
 
 /* Waits (at most 1 ms) until the full socket takes more, input arrives or the worker is
@@ -300,7 +265,7 @@ static void shaper_sleep(struct tl_worker *w, uint64_t wait)
 
 static void idle(struct tl_worker *w)
 {
-	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_egress_shaper_wait_ns(w);
+	uint64_t idle_ns = w->now_ns - w->last_work_ns, wait = tl_queue_shaper_wait_ns(w);
 	uint32_t us;
 	int out_fd;
 
@@ -317,7 +282,7 @@ static void idle(struct tl_worker *w)
 		idle_wait_out(w, out_fd);
 		return;
 	}
-	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_cs_busy(w))) {
+	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_crypt_busy(w))) {
 		sched_yield();
 		return;
 	}
@@ -342,7 +307,7 @@ static void housekeeping(struct tl_worker *w)
 		w->key_gen = gen;
 		tl_dp_aead_forget(w->aead);
 	}
-	tl_egress_housekeeping(w);
+	tl_queue_housekeeping(w);
 }
 
 /* A queue owner's part of the round: its ports, queues and finished jobs. */
@@ -352,10 +317,10 @@ static unsigned owner_round(struct tl_worker *w)
 
 	if (w->n_hold)
 		tl_hold_poll(w);
-	work = tl_egress_ctrl_flush(w);
-	work += tl_cs_complete(w, TL_DIR_ENCAP) + tl_cs_complete(w, TL_DIR_DECAP);
-	work += tl_egress_flush(w, TL_PORT_WAN) + tl_egress_flush(w, TL_PORT_LAN);
-	work += wan_read(w, w->slow_rx);
+	work = tl_encap_ctrl_flush(w);
+	work += tl_encap_finish(w) + tl_decap_finish(w);
+	work += tl_worker_flush(w, TL_PORT_WAN) + tl_worker_flush(w, TL_PORT_LAN);
+	work += tl_decap_rx(w, w->slow_rx);
 	work += poll_port(w, TL_PORT_WAN);
 	work += poll_port(w, TL_PORT_LAN);
 	return work;
@@ -368,9 +333,9 @@ unsigned tl_worker_round(struct tl_worker *w)
 	housekeeping(w);
 	if (w->owner)
 		work = owner_round(w);
-	work += tl_cs_work(w, TL_CS_ROUND_JOBS);
+	work += tl_crypt_work(w, TL_CRYPT_ROUND_JOBS);
 	if (w->owner)   /* what this round sealed and opened leaves in it */
-		work += tl_cs_complete(w, TL_DIR_ENCAP) + tl_cs_complete(w, TL_DIR_DECAP);
+		work += tl_encap_finish(w) + tl_decap_finish(w);
 	rte_rcu_qsbr_quiescent(w->dp->qsbr, w->id);
 	return work;
 }

@@ -3,16 +3,24 @@
 source: each room includes only the rooms it may (a project include names its room:
 "room/file.h"), no header includes one that includes it back, no source file of src/ or
 tests/ is over 900 lines, src/ctrl/ stays under 6 500 lines, and no two rooms hold a source
-file of one name (a reader who greps for lanfib.c finds one file). The unit tests sit beside
+file of one name (a reader who greps for lanfib.c finds one file). Inside src/dataplane/, file
+rules keep the packet path readable by direction: the leaves (crypto jobs, the egress queue,
+the AQM, the port interface and its kinds, the frame helpers, the route tables) reach no
+direction file or worker through their includes, and only port.c (besides the port kinds
+themselves) includes a port kind's header. The unit tests sit beside
 the room they test: tests/unit/<room>/ names a room of src/ (or deploy/, harness/), and a
 test file there is named after a file of that room (or the room), or is listed in
 TEST_EXCEPTIONS with the reason, and is declared in that folder's meson.build.
 
 Usage: test_rooms.py <source root>. Prints one line per check (ok / not ok) and exits 1 if
-any failed."""
+any failed. It then proves that the file rules can fail: on a copy of src/ with a leaf
+including worker.h, and with a direction file including a port kind's header, they must
+report exactly that."""
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 # room -> the rooms (or single headers) it may include, besides itself
 MAY_INCLUDE = {
@@ -29,6 +37,14 @@ MAY_INCLUDE = {
 MAX_FILE_LINES = 900
 MAX_CTRL_LINES = 6500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/([a-z_0-9]+\.h)"', re.M)
+
+# src/dataplane: files that name no direction nor the worker (not even through their includes)
+DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c",
+             "udpport.c", "afpacket.c"]
+DP_UPPER = {"dataplane/worker.h", "dataplane/encap.h", "dataplane/decap.h"}
+# the port kinds' headers, and the files of src/dataplane that may include them
+DP_PORT_HEADERS = {"dataplane/udpport.h", "dataplane/afpacket.h", "dataplane/sockport.h"}
+DP_PORT_FILES = {"dataplane/port.c", "dataplane/udpport.c", "dataplane/afpacket.c"}
 
 root = sys.argv[1] if len(sys.argv) > 1 else "."
 src = os.path.join(root, "src")
@@ -89,6 +105,75 @@ for h in sorted(headers):
         visit(h, [h])
 check(not cycle, "no header includes one that includes it back%s" % ("" if not cycle else ": " + "; ".join(cycle)))
 
+
+
+def reach(includes, start):
+    """The project headers start includes, directly or through other headers."""
+    seen, todo = set(), list(includes.get(start, ()))
+    while todo:
+        h = todo.pop()
+        if h not in seen:
+            seen.add(h)
+            todo.extend(includes.get(h, ()))
+    return seen
+
+
+def dataplane_rules(includes):
+    """(leaf problems, port header problems) of the file rules of src/dataplane."""
+    up, ports = [], []
+    for leaf in DP_LEAVES:
+        rel = "dataplane/" + leaf
+        if rel not in includes:
+            up.append("%s is missing" % rel)
+            continue
+        bad = sorted(reach(includes, rel) & DP_UPPER)
+        if bad:
+            up.append("%s reaches %s" % (rel, ", ".join(bad)))
+    for rel in sorted(includes):
+        if rel.startswith("dataplane/") and rel.endswith(".c") and rel not in DP_PORT_FILES:
+            bad = sorted(includes[rel] & DP_PORT_HEADERS)
+            if bad:
+                ports.append("%s includes %s" % (rel, ", ".join(bad)))
+    return up, ports
+
+
+def read_includes(src_dir):
+    out = {}
+    for path in sources(src_dir):
+        out[os.path.relpath(path, src_dir)] = {"%s/%s" % m for m in INCLUDE.findall(open(path, encoding="utf-8").read())}
+    return out
+
+
+leaf_bad, port_bad = dataplane_rules(includes)
+check(not leaf_bad, "src/dataplane leaves (%s) reach no worker.h, encap.h, decap.h%s" % (
+    " ".join(DP_LEAVES), "" if not leaf_bad else ": " + "; ".join(leaf_bad)))
+check(not port_bad, "in src/dataplane only port.c and the port kinds include %s%s" % (
+    ", ".join(sorted(DP_PORT_HEADERS)), "" if not port_bad else ": " + "; ".join(port_bad)))
+
+
+def self_check(src_dir, target, line):
+    """The file rules on a copy of src/ where target (dataplane/<file>) has one more include."""
+    tmp = tempfile.mkdtemp(prefix="tl_rooms_")
+    try:
+        copy = os.path.join(tmp, "src")
+        shutil.copytree(src_dir, copy, ignore=shutil.ignore_patterns("*.o", "*.a"))
+        path = os.path.join(copy, target)
+        if not os.path.exists(path):
+            return ["%s is missing" % target], ["%s is missing" % target]
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8").write(line + "\n" + text)
+        return dataplane_rules(read_includes(copy))
+    finally:
+        shutil.rmtree(tmp)
+
+
+up, _ = self_check(src, "dataplane/crypt.c", '#include "dataplane/worker.h"')
+check(any(p.startswith("dataplane/crypt.c reaches dataplane/worker.h") for p in up),
+      "self-check: the leaf rule fails on crypt.c including worker.h (%s)" % ("; ".join(up) or "it passed"))
+_, ports = self_check(src, "dataplane/encap.c", '#include "dataplane/udpport.h"')
+check("dataplane/encap.c includes dataplane/udpport.h" in ports,
+      "self-check: the port rule fails on encap.c including udpport.h (%s)" % ("; ".join(ports) or "it passed"))
+
 long_files = []
 for top in ("src", "tests", "bench"):
     for d, _, files in os.walk(os.path.join(root, top)):
@@ -141,12 +226,11 @@ check(any(d.startswith(stem + " (") for d in seen), "self-check: the one-name ru
 TEST_EXTRAS = {"deploy", "harness"}
 # Test files not named after a file of their room (or the room): why.
 TEST_EXCEPTIONS = {
-    "dataplane/test_crypt.c": "tests crypto_stage.c, which the dataplane's restructure names crypt.c",
-    "dataplane/test_pipeline.c": "the worker pipeline end to end (worker.c, encap.c, decap.c, egress.c) on harness/pipeline.h",
+    "dataplane/test_pipeline.c": "the worker pipeline end to end (worker.c, encap.c, decap.c, queue.c) on harness/pipeline.h",
     "dataplane/test_pipeline_checks.c": "outer-frame checks and edge cases of the same pipeline (decap.c, encap.c)",
     "dataplane/test_mtu.c": "encap.c's inner packets above the tunnel MTU (ICMP errors, fragments) on the pipeline",
     "dataplane/test_slowpath.c": "what kernels hand the pipeline: partial checksums (encap.c), reassembled datagrams (decap.c)",
-    "dataplane/test_lan_packet.c": "the worker's egress (egress.c) on real packet and udp ports",
+    "dataplane/test_lan_packet.c": "the worker's egress (decap.c, queue.c, port.c) on real packet and udp ports",
     "ctrl/test_readmodel.c": "the read model (stats.c) as readers on other threads see it while the write model changes",
     "daemon/test_watchdog.c": "notify.c's watchdog during a long request (tl_device.progress)",
     "deploy/test_hardening.sh": "both programs built hardened (meson.build's hardening options)",

@@ -16,9 +16,10 @@
 #include <rte_malloc.h>
 
 #include "check.h"
-#include "dataplane/crypto_stage.h"
+#include "dataplane/crypt.h"
 #include "dataplane/decap.h"
-#include "dataplane/egress.h"
+#include "dataplane/encap.h"
+#include "dataplane/queue.h"
 #include "pipeline.h"
 
 #define LOCAL_INDEX 0x1001
@@ -105,9 +106,9 @@ static void inject_lan(struct fixture *f, uint32_t seq)
 	tl_pl_inject(&f->pl, TL_PORT_LAN, tl_pl_lan_frame(&f->pl, ip, len));
 }
 
-static struct tl_cs_job *steal_job(struct fixture *f)
+static struct tl_crypt_job *steal_job(struct fixture *f)
 {
-	struct tl_cs_job *j = NULL;
+	struct tl_crypt_job *j = NULL;
 
 	return rte_ring_mc_dequeue(f->pl.dp.crypto_ring, (void **)&j) == 0 ? j : NULL;
 }
@@ -116,7 +117,7 @@ static struct tl_cs_job *steal_job(struct fixture *f)
  * the open job, submitted. Returns the frames read; 0 also when no job is free. */
 static unsigned owner_read_wan(struct fixture *f)
 {
-	struct tl_cs_job *j = tl_cs_open(&f->pl.w, TL_DIR_DECAP);
+	struct tl_crypt_job *j = tl_crypt_open(&f->pl.w, TL_DIR_DECAP);
 	struct rte_mbuf *pk[TL_BURST];
 	uint16_t k;
 
@@ -125,11 +126,11 @@ static unsigned owner_read_wan(struct fixture *f)
 	k = rte_eth_rx_burst(f->pl.dp.port[TL_PORT_WAN].port_id, 0, pk, (uint16_t)(TL_BURST - j->n));
 	f->pl.w.cnt.rx[TL_PORT_WAN] += k;
 	tl_decap_burst(&f->pl.w, j, pk, k);
-	tl_cs_submit(&f->pl.w, TL_DIR_DECAP);
+	tl_crypt_submit(&f->pl.w, TL_DIR_DECAP);
 	return k;
 }
 
-static void give_back(struct fixture *f, struct tl_cs_job *j)
+static void give_back(struct fixture *f, struct tl_crypt_job *j)
 {
 	if (j)
 		rte_ring_mp_enqueue(f->pl.dp.crypto_ring, j);
@@ -141,7 +142,7 @@ static void give_back(struct fixture *f, struct tl_cs_job *j)
 static void test_decap_order(void)
 {
 	struct rte_mbuf *m[128];
-	struct tl_cs_job *first;
+	struct tl_crypt_job *first;
 	struct fixture f;
 	unsigned n, ok = 0;
 
@@ -159,14 +160,14 @@ static void test_decap_order(void)
 	CHECK(rte_ring_count(f.pl.dp.crypto_ring) == 2, "decap order: %u jobs waiting, expected 2",
 	      rte_ring_count(f.pl.dp.crypto_ring));
 	first = steal_job(&f);
-	CHECK(tl_cs_work(&f.pl.xw[0], 1) == 32, "decap order: second job not run");
-	CHECK(tl_cs_complete(&f.pl.w, TL_DIR_DECAP) == 0, "decap order: finished ahead of the first job");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: second job not run");
+	CHECK(tl_decap_finish(&f.pl.w) == 0, "decap order: finished ahead of the first job");
 	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == 64, "decap order: inflight %" PRIu64,
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP]);
 	CHECK(tl_pl_balanced(&f.pl), "decap order: balance with jobs in flight");
 	give_back(&f, first);
-	CHECK(tl_cs_work(&f.pl.xw[0], 1) == 32, "decap order: first job not run");
-	CHECK(tl_cs_complete(&f.pl.w, TL_DIR_DECAP) == 64, "decap order: not all finished");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: first job not run");
+	CHECK(tl_decap_finish(&f.pl.w) == 64, "decap order: not all finished");
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
 	CHECK(n == 56, "decap order: %u frames on the LAN port, expected 56", n);
@@ -189,7 +190,7 @@ static void test_decap_order(void)
 static void test_encap_order(const struct tl_endpoint *ep)
 {
 	struct rte_mbuf *m[128];
-	struct tl_cs_job *a;
+	struct tl_crypt_job *a;
 	struct fixture f;
 	unsigned n, ok = 0;
 
@@ -202,14 +203,14 @@ static void test_encap_order(const struct tl_endpoint *ep)
 	tl_worker_round(&f.pl.w);           /* LAN frames into the WAN queue; no job yet */
 	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 64, "encap order: queue holds %" PRIu64,
 	      tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm));
-	CHECK(tl_egress_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
+	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
 	a = steal_job(&f);
-	CHECK(tl_cs_work(&f.pl.xw[1], 1) == 32, "encap order: second job not run");
-	CHECK(tl_cs_complete(&f.pl.w, TL_DIR_ENCAP) == 0, "encap order: sent ahead of the first job");
+	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == 32, "encap order: second job not run");
+	CHECK(tl_encap_finish(&f.pl.w) == 0, "encap order: sent ahead of the first job");
 	CHECK(rte_ring_count(f.pl.tx[TL_PORT_WAN]) == 0, "encap order: frames on the wire early");
 	give_back(&f, a);
-	CHECK(tl_cs_work(&f.pl.xw[0], 1) == 32, "encap order: first job not run");
-	CHECK(tl_cs_complete(&f.pl.w, TL_DIR_ENCAP) == 64, "encap order: not all sent");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "encap order: first job not run");
+	CHECK(tl_encap_finish(&f.pl.w) == 64, "encap order: not all sent");
 	n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, RTE_DIM(m));
 	CHECK(n == 64, "encap order: %u frames, expected 64", n);
 	for (unsigned i = 0; i < n && i < 64; i++)
@@ -253,9 +254,9 @@ static void test_retired_in_flight(void)
 	CHECK(f.kp != NULL, "retired: new keypair");
 	if (f.kp)
 		f.kp->birth_ns += 1;     /* another keypair, even at the same address */
-	CHECK(tl_cs_work(&f.pl.xw[0], 4) == 8, "retired: job not run");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 4) == 8, "retired: job not run");
 	CHECK(!tl_dp_aead_keyed(f.pl.xw[0].aead), "retired: the worker's AEAD context kept the retired key");
-	CHECK(tl_cs_complete(&f.pl.w, TL_DIR_DECAP) == 8, "retired: job not finished");
+	CHECK(tl_decap_finish(&f.pl.w) == 8, "retired: job not finished");
 	tl_pl_run(&f.pl);
 	CHECK(rte_ring_count(f.pl.tx[TL_PORT_LAN]) == 0, "retired: packets of a retired keypair delivered");
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_key_expired, 8), "retired: drops");
@@ -288,7 +289,7 @@ static void test_backpressure(void)
 	while (owner_read_wan(&f))
 		;
 	CHECK(f.pl.w.cnt.crypto_full[TL_DIR_DECAP] > 0, "backpressure: not counted");
-	cap = tl_cs_inflight_max(&f.pl.dp) * TL_BURST;
+	cap = tl_crypt_inflight_max(&f.pl.dp) * TL_BURST;
 	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == cap, "backpressure: %" PRIu64 " in flight, expected %u",
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP], cap);
 	CHECK(rte_ring_count(f.pl.rx[TL_PORT_WAN]) == total - cap, "backpressure: %u left in the port ring, expected %u",
@@ -297,7 +298,7 @@ static void test_backpressure(void)
 	while (got < total) {
 		unsigned before = got;
 
-		tl_cs_work(&f.pl.xw[0], TL_JOBS_PER_OWNER);
+		tl_crypt_work(&f.pl.xw[0], TL_JOBS_PER_OWNER);
 		tl_pl_run(&f.pl);
 		while ((n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m))) > 0) {
 			for (unsigned i = 0; i < n; i++) {
@@ -327,7 +328,7 @@ static void *crypto_loop(void *arg)
 	struct crypto_thread *c = arg;
 
 	while (!atomic_load(c->stop))
-		if (!tl_cs_work(c->w, 4))
+		if (!tl_crypt_work(c->w, 4))
 			sched_yield();
 	return NULL;
 }

@@ -217,7 +217,8 @@ static void test_no_route(void)
 	fixture_down(&f);
 }
 
-/* A handshake initiation goes to the control plane as a copy of the whole frame. */
+/* A handshake initiation goes to the control plane as a copy of the whole frame, with the
+ * outer headers the worker parsed beside it (tl_hs_outer). */
 static void test_handshake_to_ctrl(void)
 {
 	struct fixture f;
@@ -236,10 +237,15 @@ static void test_handshake_to_ctrl(void)
 	tl_pl_run(&f.pl);
 	CHECK(rte_ring_count(f.pl.dp.hs_ring) == 1, "handshake: %u on hs_ring", rte_ring_count(f.pl.dp.hs_ring));
 	if (rte_ring_dequeue(f.pl.dp.hs_ring, (void **)&c) == 0) {
+		const struct tl_outer *o = tl_hs_outer(c);
+
 		CHECK(c->pkt_len == flen, "handshake: copy of %u bytes, expected %u", c->pkt_len, flen);
 		CHECK(!memcmp(rte_pktmbuf_mtod(c, uint8_t *), TL_PL_WAN_MAC, 6) &&
 		      !memcmp(rte_pktmbuf_mtod_offset(c, uint8_t *, TL_OUTER4_LEN), msg, sizeof(msg)),
 		      "handshake: copy is not the frame");
+		CHECK(o && o->hdr_len == TL_OUTER4_LEN && o->family == AF_INET && o->src_port == PEER4.port &&
+		      !memcmp(o->src_ip, PEER4.ip, 4) && !memcmp(o->src_mac, PEER4.mac, 6),
+		      "handshake: the parsed outer headers are not beside the copy");
 		rte_pktmbuf_free(c);
 	}
 	CHECK(f.pl.w.cnt.to_ctrl == 1, "handshake: to_ctrl");

@@ -129,7 +129,7 @@ int tl_ch_setup(struct tl_ch *h)
 		return -1;
 	}
 	snprintf(name, sizeof(name), "ch%u_pool", setups);
-	h->pool = rte_pktmbuf_pool_create(name, 2047, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	h->pool = rte_pktmbuf_pool_create(name, 2047, 0, TL_HS_PRIV, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (!h->pool || port_create(h, TL_PORT_WAN) != 0 || port_create(h, TL_PORT_LAN) != 0) {
 		printf("harness ports: %s\n", rte_strerror(rte_errno));
 		return -1;
@@ -209,6 +209,13 @@ struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, cons
 		return NULL;
 	}
 	memcpy((uint8_t *)p, msg, len);
+	/* its outer headers parsed beside it, as a worker hands a handshake message over */
+	if (tl_pkt_parse_outer(m, &h->dev.dp.port[TL_PORT_WAN], tl_dp_listen_port(&h->dev.dp), tl_hs_outer(m)) !=
+	    TL_DROP_MAX) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	rte_pktmbuf_prepend(m, tl_hs_outer(m)->hdr_len);
 	return m;
 }
 

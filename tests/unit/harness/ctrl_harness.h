@@ -79,7 +79,9 @@ void tl_ch_teardown(struct tl_ch *h);
  * hop known, allowed IPs 10.<host>.0.0/16) and published. NULL on failure. */
 struct tl_peer_ctrl *tl_ch_peer_add(struct tl_ch *h, struct tl_ch_remote *r, uint8_t host);
 
-/* A WAN frame from r to our listen port carrying msg (from h->pool; NULL if none is free). */
+/* A WAN frame from r to our listen port carrying msg, with its outer headers parsed in the
+ * buffer's private area as a worker hands a handshake message over (tl_hs_outer). From
+ * h->pool; NULL if none is free. */
 struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len);
 /* That frame handed to tl_handshake_rx at h->now. */
 void tl_ch_deliver(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len);

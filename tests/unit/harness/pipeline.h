@@ -78,7 +78,7 @@ struct tl_pl_opts {
 	bool no_ip4, no_ip6;                 /* the WAN port lacks that family */
 	uint32_t aqm_limit;                  /* 0 = default */
 	unsigned workers;                    /* 0 or 1: worker 0 only; more: pl->xw[], which
-					      * the test drives (tl_cs_work), any thread */
+					      * the test drives (tl_crypt_work), any thread */
 	uint16_t mtu;                        /* tunnel MTU, 0 = TL_PL_MTU; the port buffers are
 					      * sized from it as the daemon sizes them */
 };

@@ -1,12 +1,10 @@
-/* The crypto stage (see crypto_stage.h): jobs of the queue owners, run by any worker,
- * finished by their owner in submission order. */
+/* Crypto jobs (see crypt.h): jobs of the queue owners, run by any worker, handed back to
+ * their owner in submission order. A leaf: it knows no direction's finish. */
 #include <stdio.h>
 
 #include <rte_malloc.h>
 
-#include "dataplane/crypto_stage.h"
-#include "dataplane/decap.h"
-#include "dataplane/egress.h"
+#include "dataplane/crypt.h"
 
 static struct rte_ring *jobs_ring(unsigned id, const char *what, int dir)
 {
@@ -17,10 +15,10 @@ static struct rte_ring *jobs_ring(unsigned id, const char *what, int dir)
 			       RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 }
 
-int tl_cs_owner_init(struct tl_worker *w)
+int tl_crypt_owner_init(struct tl_worker *w)
 {
 	for (int d = 0; d < TL_DIR_MAX; d++) {
-		w->jobs[d] = rte_zmalloc("tl_jobs", sizeof(struct tl_cs_job) * TL_JOBS_PER_OWNER, RTE_CACHE_LINE_SIZE);
+		w->jobs[d] = rte_zmalloc("tl_jobs", sizeof(struct tl_crypt_job) * TL_JOBS_PER_OWNER, RTE_CACHE_LINE_SIZE);
 		w->jobs_free[d] = jobs_ring(w->id, "jf", d);
 		w->jobs_order[d] = jobs_ring(w->id, "jo", d);
 		if (!w->jobs[d] || !w->jobs_free[d] || !w->jobs_order[d])
@@ -34,16 +32,16 @@ int tl_cs_owner_init(struct tl_worker *w)
 	return 0;
 }
 
-static void job_wipe(struct tl_cs_job *j)
+static void job_wipe(struct tl_crypt_job *j)
 {
 	tl_wipe(j->keys, sizeof(j->keys[0]) * j->n_keys);
 	j->n_keys = 0;
 }
 
-void tl_cs_owner_fini(struct tl_worker *w)
+void tl_crypt_owner_fini(struct tl_worker *w)
 {
 	for (int d = 0; d < TL_DIR_MAX; d++) {
-		struct tl_cs_job *j;
+		struct tl_crypt_job *j;
 
 		if (w->job_open[d]) {
 			rte_ring_sp_enqueue(w->jobs_order[d], w->job_open[d]);
@@ -66,13 +64,13 @@ void tl_cs_owner_fini(struct tl_worker *w)
 	}
 }
 
-struct tl_cs_job *tl_cs_open(struct tl_worker *w, int dir)
+struct tl_crypt_job *tl_crypt_open(struct tl_worker *w, int dir)
 {
-	struct tl_cs_job *j = w->job_open[dir];
+	struct tl_crypt_job *j = w->job_open[dir];
 
 	if (j)
 		return j;
-	if (rte_ring_count(w->jobs_order[dir]) >= tl_cs_inflight_max(w->dp) ||
+	if (rte_ring_count(w->jobs_order[dir]) >= tl_crypt_inflight_max(w->dp) ||
 	    rte_ring_sc_dequeue(w->jobs_free[dir], (void **)&j) != 0) {
 		w->cnt.crypto_full[dir]++;
 		return NULL;
@@ -85,10 +83,10 @@ struct tl_cs_job *tl_cs_open(struct tl_worker *w, int dir)
 	return j;
 }
 
-struct tl_cs_pkt *tl_cs_add(struct tl_cs_job *j, struct rte_mbuf *m, const void *src,
+struct tl_crypt_pkt *tl_crypt_add(struct tl_crypt_job *j, struct rte_mbuf *m, const void *src,
 			    const uint8_t key[TL_KEY_LEN], uint64_t counter, uint16_t off, uint16_t len)
 {
-	struct tl_cs_pkt *p = &j->p[j->n];
+	struct tl_crypt_pkt *p = &j->p[j->n];
 
 	if (!j->n_keys || j->key_src[j->n_keys - 1] != src) {
 		memcpy(j->keys[j->n_keys], key, TL_KEY_LEN);
@@ -116,41 +114,38 @@ static void kick_one(struct tl_dp *dp)
 	}
 }
 
-static unsigned job_run(struct tl_worker *w, struct tl_cs_job *j);
+static unsigned job_run(struct tl_worker *w, struct tl_crypt_job *j);
 
-void tl_cs_submit(struct tl_worker *w, int dir)
+bool tl_crypt_submit(struct tl_worker *w, int dir)
 {
-	struct tl_cs_job *j = w->job_open[dir];
+	struct tl_crypt_job *j = w->job_open[dir];
 
 	if (!j || !j->n)
-		return;
+		return false;
 	w->job_open[dir] = NULL;
 	w->cnt.inflight[dir] += j->n;
 	/* Neither can fail: the FIFO holds all of the owner's jobs, the shared ring all jobs. */
 	rte_ring_sp_enqueue(w->jobs_order[dir], j);
 	if (w->dp->n_workers == 1) {
-		/* Nobody else could take it: done and finished now, as if there were no stage.
-		 * Finishing a burst where it was read keeps the ports' rhythm: frames leave and
-		 * packets are delivered before the next RX burst is read. */
+		/* Nobody else could take it: done now, as if there were no crypto jobs. */
 		job_run(w, j);
-		tl_cs_complete(w, dir);
-		return;
+		return true;
 	}
 	rte_ring_mp_enqueue(w->dp->crypto_ring, j);
 	atomic_thread_fence(memory_order_seq_cst);   /* pairs with the fence in idle_block() */
 	if (atomic_load_explicit(&w->dp->n_blocked, memory_order_relaxed))
 		kick_one(w->dp);
-	tl_cs_complete(w, dir);   /* earlier jobs other workers have done meanwhile */
+	return true;
 }
 
 /* Its packets: once done is released the job is its owner's again, which may recycle and
  * refill it at once, so nothing of it is read after. */
-static unsigned job_run(struct tl_worker *w, struct tl_cs_job *j)
+static unsigned job_run(struct tl_worker *w, struct tl_crypt_job *j)
 {
 	unsigned n = j->n;
 
 	for (unsigned i = 0; i < n; i++) {
-		struct tl_cs_pkt *p = &j->p[i];
+		struct tl_crypt_pkt *p = &j->p[i];
 		uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], uint8_t *, p->off);
 
 		if (j->dir == TL_DIR_ENCAP) {
@@ -170,43 +165,39 @@ static unsigned job_run(struct tl_worker *w, struct tl_cs_job *j)
 	return n;
 }
 
-unsigned tl_cs_work(struct tl_worker *w, unsigned max)
+unsigned tl_crypt_work(struct tl_worker *w, unsigned max)
 {
 	unsigned pkts = 0;
-	struct tl_cs_job *j;
+	struct tl_crypt_job *j;
 
 	while (max-- && rte_ring_mc_dequeue(w->dp->crypto_ring, (void **)&j) == 0)
 		pkts += job_run(w, j);
 	return pkts;
 }
 
-unsigned tl_cs_complete(struct tl_worker *w, int dir)
+struct tl_crypt_job *tl_crypt_done_head(struct tl_worker *w, int dir)
 {
 	struct rte_ring *order = w->jobs_order[dir];
-	unsigned before, total = 0;
-	struct tl_cs_job *j;
-	bool whole;
+	struct tl_crypt_job *j;
+	bool done;
 
-	while (rte_ring_dequeue_bulk_start(order, (void **)&j, 1, NULL) == 1) {
-		if (!atomic_load_explicit(&j->done, memory_order_acquire)) {
-			rte_ring_dequeue_finish(order, 0);
-			break;
-		}
-		before = j->next;
-		whole = dir == TL_DIR_ENCAP ? tl_egress_send_job(w, j) : tl_decap_finish_job(w, j);
-		total += j->next - before;
-		if (!whole) {
-			rte_ring_dequeue_finish(order, 0);
-			break;
-		}
-		rte_ring_dequeue_finish(order, 1);
-		job_wipe(j);
-		rte_ring_sp_enqueue(w->jobs_free[dir], j);
-	}
-	return total;
+	if (rte_ring_dequeue_bulk_start(order, (void **)&j, 1, NULL) != 1)
+		return NULL;
+	done = atomic_load_explicit(&j->done, memory_order_acquire);
+	rte_ring_dequeue_finish(order, 0);
+	return done ? j : NULL;
 }
 
-bool tl_cs_busy(const struct tl_worker *w)
+void tl_crypt_release(struct tl_worker *w, struct tl_crypt_job *j)
+{
+	struct tl_crypt_job *head;
+
+	rte_ring_sc_dequeue(w->jobs_order[j->dir], (void **)&head);   /* j: the done head */
+	job_wipe(j);
+	rte_ring_sp_enqueue(w->jobs_free[j->dir], j);
+}
+
+bool tl_crypt_busy(const struct tl_worker *w)
 {
 	for (int d = 0; d < TL_DIR_MAX; d++)
 		if (w->jobs_order[d] && !rte_ring_empty(w->jobs_order[d]))

@@ -1,4 +1,4 @@
-/* The crypto stage: sealing and opening spread over every worker, results in order.
+/* Crypto jobs (crypt.c): sealing and opening spread over every worker, results in order.
  *
  * A queue owner (a worker that owns a port queue pair) puts the packets of one burst and
  * one direction into a job, with copies of the keys they need, and submits it: the job
@@ -6,7 +6,9 @@
  * waiting for a worker (dp->crypto_ring). Any worker, the owner included, takes waiting
  * jobs and seals or opens their packets with its own AEAD context. The owner finishes its
  * jobs strictly in submission order, from the head of its FIFO, once each is done: so a
- * peer's packets leave in the order they arrived, whichever worker did their crypto.
+ * peer's packets leave in the order they arrived, whichever worker did their crypto. The
+ * jobs know no direction's finish: encap.c and decap.c take their done heads
+ * (tl_crypt_done_head), finish them and give them back (tl_crypt_release).
  *
  *   owner:  classify/prepare -> job -> jobs_order (SP/SC)  ...  head done? -> finish, in order
  *                                  \-> crypto_ring (MP/MC) -> any worker: seal/open -> done
@@ -14,19 +16,19 @@
  * Nothing of RCU-protected memory (peers, keypairs) crosses rounds inside a job: the keys
  * are copied in (and wiped when the job is finished) and decapsulation looks its keypair
  * up again when it finishes. Every queue is bounded: an owner has at most
- * tl_cs_inflight_max() jobs in flight per direction (enough to keep every worker busy, few
+ * tl_crypt_inflight_max() jobs in flight per direction (enough to keep every worker busy, few
  * enough that packets do not wait long outside the AQM's sight); without a free one it stops
  * reading its RX queue (decapsulation) or dequeuing its egress queue (encapsulation), so
  * that pressure reaches the port's ring or the AQM. The shared ring holds every job there
  * is, so submitting never fails. */
-#ifndef TL_CRYPTO_STAGE_H
-#define TL_CRYPTO_STAGE_H
+#ifndef TL_CRYPT_H
+#define TL_CRYPT_H
 
 #include "dataplane/lcore.h"
 #include "dataplane/packet.h"
 
 /* One packet of a job. */
-struct tl_cs_pkt {
+struct tl_crypt_pkt {
 	uint64_t counter;                 /* the nonce */
 	uint16_t off;                     /* sealed/opened bytes start this far into the data */
 	uint16_t len;                     /* their length, without the tag that follows */
@@ -41,7 +43,7 @@ struct tl_cs_pkt {
 	struct tl_outer o;                /* decapsulation: outer source, for roaming and ECN */
 };
 
-struct tl_cs_job {
+struct tl_crypt_job {
 	_Atomic bool done;                /* released by the worker that ran it */
 	uint8_t dir;                      /* enum tl_dir */
 	uint16_t n;                       /* packets */
@@ -51,46 +53,51 @@ struct tl_cs_job {
 	uint64_t key_gen;                 /* dp->key_gen when the job was opened */
 	struct tl_worker *owner;
 	struct rte_mbuf *m[TL_BURST];
-	struct tl_cs_pkt p[TL_BURST];
+	struct tl_crypt_pkt p[TL_BURST];
 	const void *key_src[TL_BURST];    /* the keypair a key slot was copied from (compared only) */
 	uint8_t keys[TL_BURST][TL_KEY_LEN];
 };
 
 /* Jobs and FIFOs of a queue owner (w->owner set). 0 or -1. fini frees the packets of
  * jobs not finished (the workers have stopped) and wipes every key copy. */
-int tl_cs_owner_init(struct tl_worker *w);
-void tl_cs_owner_fini(struct tl_worker *w);
+int tl_crypt_owner_init(struct tl_worker *w);
+void tl_crypt_owner_fini(struct tl_worker *w);
 
 /* Jobs one owner may have in flight per direction: two per worker and two more, at most
  * TL_JOBS_PER_OWNER. */
-static inline unsigned tl_cs_inflight_max(const struct tl_dp *dp)
+static inline unsigned tl_crypt_inflight_max(const struct tl_dp *dp)
 {
 	return RTE_MIN(2 * dp->n_workers + 2, (unsigned)TL_JOBS_PER_OWNER);
 }
 
 /* The job of direction dir being filled, taking a free one if needed; NULL when every
  * job is in flight (counted in crypto_full: the caller stops reading). */
-struct tl_cs_job *tl_cs_open(struct tl_worker *w, int dir);
+struct tl_crypt_job *tl_crypt_open(struct tl_worker *w, int dir);
 
 /* Adds packet m of job j with key (from keypair src), counter and the bytes to seal or
  * open (off, len). Returns the packet's slot for the caller's extra fields. The job must
  * have room (j->n < TL_BURST). */
-struct tl_cs_pkt *tl_cs_add(struct tl_cs_job *j, struct rte_mbuf *m, const void *src,
+struct tl_crypt_pkt *tl_crypt_add(struct tl_crypt_job *j, struct rte_mbuf *m, const void *src,
 			    const uint8_t key[TL_KEY_LEN], uint64_t counter, uint16_t off, uint16_t len);
 
-/* Submits the job being filled in direction dir, if it holds packets. */
-void tl_cs_submit(struct tl_worker *w, int dir);
+/* Submits the job being filled in direction dir, if it holds packets: true when it did.
+ * With one worker the job is run at once (done); the caller then finishes what is done
+ * (with several, earlier jobs other workers have done meanwhile). */
+bool tl_crypt_submit(struct tl_worker *w, int dir);
 
 /* Takes jobs waiting in the shared ring and runs them, at most max. Returns the packets
  * sealed or opened. Any worker. */
-unsigned tl_cs_work(struct tl_worker *w, unsigned max);
+unsigned tl_crypt_work(struct tl_worker *w, unsigned max);
 
-/* Finishes the owner's done jobs of direction dir in order: encapsulation transmits them
- * (egress.c, what the port refuses stays for the next round), decapsulation delivers them
- * (decap.c). Returns the packets finished. */
-unsigned tl_cs_complete(struct tl_worker *w, int dir);
+/* The owner's oldest job of direction dir in flight if it is done, else NULL: the next
+ * one to finish, in submission order. It stays in flight until tl_crypt_release. */
+struct tl_crypt_job *tl_crypt_done_head(struct tl_worker *w, int dir);
+
+/* Gives back the done head j once all of it is finished: its key copies wiped, free for
+ * tl_crypt_open. */
+void tl_crypt_release(struct tl_worker *w, struct tl_crypt_job *j);
 
 /* Jobs of this owner in flight, either direction. */
-bool tl_cs_busy(const struct tl_worker *w);
+bool tl_crypt_busy(const struct tl_worker *w);
 
 #endif
