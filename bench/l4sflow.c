@@ -1,49 +1,39 @@
 /* tl-l4sflow: a scalable (L4S, RFC 9331) paced UDP sender, its receiver, and a bulk TCP flow,
- * for the lab test of the AQM's L4S step (tests/integration/test_l4s.sh). The lab kernel has
- * neither DCTCP nor Prague, so the scalable congestion control is this sender's:
+ * for the lab test of the AQM's L4S step (tests/integration/test_l4s.sh; the lab kernel has
+ * neither DCTCP nor Prague).
  *
- *   send   paces datagrams at a rate, every one ECT(1) (IP_TOS / IPV6_TCLASS), numbered and
- *          stamped with its send time (CLOCK_REALTIME: the lab's namespaces share the clock).
- *          The receiver's feedback (below) carries the cumulative count of datagrams received
- *          and of those that arrived CE. Once per round trip (an epoch: from the first
- *          datagram sent in it until feedback covers it, at least --epoch-us), the sender
- *          takes the fraction F of the epoch's datagrams that were marked and, as DCTCP
- *          (RFC 8257) and Prague do, keeps alpha <- (1 - g) alpha + g F (g = 1/16, alpha
- *          starts at 1) and cuts its rate to rate (1 - alpha / 2) in an epoch with marks;
- *          in one without, it adds one datagram per reference round trip per reference round
- *          trip (Prague's RTT independence: as if the RTT were --ref-rtt-ms, 25 ms), only
- *          when it used the rate it had (an application- or CPU-limited sender does not
- *          grow). Until the first mark it doubles the rate per epoch (slow start). With no
- *          feedback for 200 ms it halves the rate. A sender woken late sends at most one
- *          datagram more than its schedule, then keeps the schedule from now (no bursts).
- *          Phases, in the datagrams: base (a low fixed rate, no control, --base-s), warm-up
- *          (--warmup-s), measure (--seconds), then an end marker. --ready FILE is created
- *          when the base phase is over. Prints a JSON summary (rates, epochs, marks fed back,
- *          cuts) on stdout.
- *   sink   receives the datagrams (kernel receive time SO_TIMESTAMPNS, ECN field IP_RECVTOS /
- *          IPV6_RECVTCLASS) and sends feedback to their source at most every --feedback-us
- *          (at each arrival after that much time, and at the end marker). It also accepts
- *          one TCP connection on the same port and counts the bytes it reads while the
- *          measurement window is open (from the first measure datagram to the end marker).
- *          Exits after the end marker once the TCP peer closed (or 3 s later), or after
- *          --idle-s without any datagram. Prints a JSON summary: the base one-way delay
- *          (min, p10, median of the base phase), the measure phase's one-way delay and queue
- *          delay (one-way delay minus the base median and minus the base minimum) quantiles,
- *          ECN codepoints per phase, datagrams missing, bytes in the window of both flows.
- *   --trace FILE: one line per datagram received (sink: receive time ns, phase, number, one-way
- *          delay us, ECN field) or per epoch (send: time ns, datagrams and CE in it, new rate
- *          Mbit/s, alpha, epoch ms).
- *   bulk   one TCP flow as fast as it goes for --seconds, with the congestion control
- *          --cc (default cubic); prints whether ECN was negotiated and the kernel's counters.
+ *   send   numbered datagrams stamped with their send time (CLOCK_REALTIME: the lab's
+ *          namespaces share the clock), ECT(1) (IP_TOS / IPV6_TCLASS; --ect 0|none). The
+ *          receiver feeds back its cumulative counts of datagrams and of CE ones, and the
+ *          highest number seen. DCTCP (RFC 8257) on them: a window (cwnd datagrams in flight)
+ *          paced at 1.2 cwnd / srtt (2x in slow start); per window of data (one RTT) alpha <-
+ *          (1 - g) alpha + g F, F its CE fraction, g = 1/16, alpha from 1; the first CE fed back
+ *          in a window cuts cwnd to cwnd (1 - alpha / 2); without marks cwnd doubles per RTT
+ *          until the first mark, then grows one datagram per RTT while the window held the
+ *          sender back. No feedback for 200 ms: cwnd 1. Woken late, it sends at most one
+ *          datagram more than its pacing schedule. Phases (in the datagrams): base (--base-pps,
+ *          --base-s), warm-up (--warmup-s), measure (--seconds), end marker; --ready FILE is
+ *          created when the base phase is over. JSON summary on stdout.
+ *   sink   receives them (kernel receive time SO_TIMESTAMPNS, ECN field IP_RECVTOS /
+ *          IPV6_RECVTCLASS), feeds back at each arrival (at most every --feedback-us), and
+ *          counts the bytes of one TCP connection on the same port while the window is open
+ *          (first measure datagram to the end marker). Exits after the end marker once the TCP
+ *          peer closed (or 3 s later), or after --idle-s without a datagram. JSON summary: the
+ *          base phase's one-way delay, the measure phase's one-way delay and queue delay (minus
+ *          the base median; also without host stalls, see corrected()), ECN codepoints per
+ *          phase, datagrams missing, both flows' bytes in the window.
+ *   bulk   one TCP flow for --seconds with congestion control --cc (default cubic) set on its
+ *          socket; prints whether ECN was negotiated and the kernel's counters.
+ *   --trace FILE: a line per datagram (sink: receive ns, phase, number, one-way delay us, ECN)
+ *          or per window of data (send: ns, datagrams and CE in it, cwnd, alpha, srtt us).
  *
- * Usage:
- *   tl-l4sflow sink --port P [--bind ADDR] [--feedback-us U] [--idle-s S] [--ready FILE] [--trace FILE]
+ *   tl-l4sflow sink --port P [--bind ADDR] [--feedback-us U] [--idle-s S] [--stall-us U]
  *   tl-l4sflow send --dst ADDR --port P [--size B] [--ect 1|0|none] [--base-s S] [--base-pps N]
- *                   [--warmup-s S] [--seconds S] [--epoch-us U] [--ref-rtt-ms M] [--start-bps R]
- *                   [--ready FILE] [--trace FILE]
+ *                   [--warmup-s S] [--seconds S]
  *   tl-l4sflow bulk --dst ADDR --port P --seconds S [--cc NAME]
- */
+ *   (sink and send also take [--ready FILE] [--trace FILE]) */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -97,103 +87,64 @@ static uint64_t mono(void)
 	return now_ns(CLOCK_MONOTONIC);
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
+/* Big-endian fields of the datagrams. */
+static void put64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
+static void put32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
 
-static uint64_t get64(const uint8_t *p)
+static void touch(const char *path)
 {
-	uint64_t v = 0;
+	FILE *f = fopen(path, "w");
 
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	if (!f)
+		die(path);
+	fclose(f);
 }
 
 /* ---- options ------------------------------------------------------------------------ */
 
 struct lf_opts {
-	const char *dst, *bind, *ready, *cc, *trace;
-	unsigned port, size, base_pps;
+	const char *dst, *bind, *ready, *cc, *trace, *ect_name;
+	double port, size, base_pps, base_s, warmup_s, seconds, idle_s, feedback_us, stall_us;
 	int ect;                   /* ECN field: 1, 2 or 0 */
-	double base_s, warmup_s, seconds, idle_s, ref_rtt_ms, start_bps;
-	uint64_t feedback_ns, epoch_ns;
 };
-
-static double num(const char *opt, const char *v, double lo, double hi)
-{
-	char *end;
-	double d = strtod(v, &end);
-
-	if (*v == '\0' || *end != '\0' || !(d >= lo && d <= hi)) {
-		fprintf(stderr, "tl-l4sflow: %s %s: not a number in [%g, %g]\n", opt, v, lo, hi);
-		exit(2);
-	}
-	return d;
-}
 
 static void parse(struct lf_opts *o, int argc, char **argv)
 {
-	*o = (struct lf_opts){ .bind = NULL, .cc = "cubic", .size = 1200, .base_pps = 200, .ect = 1,
-			       .base_s = 2, .warmup_s = 3, .seconds = 10, .idle_s = 10, .ref_rtt_ms = 25,
-			       .start_bps = 1e6, .feedback_ns = 1000000, .epoch_ns = 1000000 };
-	for (int i = 2; i < argc; i += 2) {
-		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	const struct { const char *name; const char **str; double *num, lo, hi; } opt[] = {
+		{ "--dst", &o->dst, NULL, 0, 0 }, { "--bind", &o->bind, NULL, 0, 0 },
+		{ "--ready", &o->ready, NULL, 0, 0 }, { "--trace", &o->trace, NULL, 0, 0 },
+		{ "--cc", &o->cc, NULL, 0, 0 }, { "--ect", &o->ect_name, NULL, 0, 0 },
+		{ "--port", NULL, &o->port, 1, 65535 }, { "--size", NULL, &o->size, LF_HDR, LF_MAX_SIZE },
+		{ "--base-pps", NULL, &o->base_pps, 1, 1e5 }, { "--base-s", NULL, &o->base_s, 0, 3600 },
+		{ "--warmup-s", NULL, &o->warmup_s, 0, 3600 }, { "--seconds", NULL, &o->seconds, 0.1, 3600 },
+		{ "--idle-s", NULL, &o->idle_s, 0.1, 3600 }, { "--feedback-us", NULL, &o->feedback_us, 0, 1e7 },
+		{ "--stall-us", NULL, &o->stall_us, 1, 1e7 },
+	};
 
-		if (!v)
-			usage("option without a value");
-		if (!strcmp(k, "--dst"))
-			o->dst = v;
-		else if (!strcmp(k, "--bind"))
-			o->bind = v;
-		else if (!strcmp(k, "--ready"))
-			o->ready = v;
-		else if (!strcmp(k, "--trace"))
-			o->trace = v;
-		else if (!strcmp(k, "--cc"))
-			o->cc = v;
-		else if (!strcmp(k, "--port"))
-			o->port = (unsigned)num(k, v, 1, 65535);
-		else if (!strcmp(k, "--size"))
-			o->size = (unsigned)num(k, v, LF_HDR, LF_MAX_SIZE);
-		else if (!strcmp(k, "--base-pps"))
-			o->base_pps = (unsigned)num(k, v, 1, 100000);
-		else if (!strcmp(k, "--ect"))
-			o->ect = !strcmp(v, "none") ? 0 : !strcmp(v, "0") ? 2 : !strcmp(v, "1") ? 1 : -1;
-		else if (!strcmp(k, "--base-s"))
-			o->base_s = num(k, v, 0, 3600);
-		else if (!strcmp(k, "--warmup-s"))
-			o->warmup_s = num(k, v, 0, 3600);
-		else if (!strcmp(k, "--seconds"))
-			o->seconds = num(k, v, 0.1, 3600);
-		else if (!strcmp(k, "--idle-s"))
-			o->idle_s = num(k, v, 0.1, 3600);
-		else if (!strcmp(k, "--ref-rtt-ms"))
-			o->ref_rtt_ms = num(k, v, 0.1, 10000);
-		else if (!strcmp(k, "--start-bps"))
-			o->start_bps = num(k, v, 1e4, 1e11);
-		else if (!strcmp(k, "--feedback-us"))
-			o->feedback_ns = (uint64_t)num(k, v, 10, 1e7) * 1000;
-		else if (!strcmp(k, "--epoch-us"))
-			o->epoch_ns = (uint64_t)num(k, v, 10, 1e7) * 1000;
-		else
-			usage(k);
+	*o = (struct lf_opts){ .cc = "cubic", .ect_name = "1", .size = 1200, .base_pps = 200, .base_s = 2,
+			       .warmup_s = 3, .seconds = 10, .idle_s = 10, .stall_us = 1000 };
+	for (int i = 2; i < argc; i += 2) {
+		size_t j = 0;
+		char *end;
+
+		while (j < sizeof(opt) / sizeof(opt[0]) && strcmp(argv[i], opt[j].name))
+			j++;
+		if (j == sizeof(opt) / sizeof(opt[0]) || i + 1 >= argc)
+			usage(argv[i]);
+		if (opt[j].str) {
+			*opt[j].str = argv[i + 1];
+			continue;
+		}
+		*opt[j].num = strtod(argv[i + 1], &end);
+		if (*end || end == argv[i + 1] || !(*opt[j].num >= opt[j].lo && *opt[j].num <= opt[j].hi)) {
+			fprintf(stderr, "tl-l4sflow: %s %s: not a number in [%g, %g]\n", argv[i], argv[i + 1], opt[j].lo,
+				opt[j].hi);
+			exit(2);
+		}
 	}
+	o->ect = !strcmp(o->ect_name, "none") ? 0 : !strcmp(o->ect_name, "0") ? 2 : !strcmp(o->ect_name, "1") ? 1 : -1;
 	if (o->ect < 0)
 		usage("--ect takes 1, 0 or none");
 	if (!o->port)
@@ -349,10 +300,9 @@ static bool seen_set(struct lf_sink *k, uint64_t seq)
 
 static void sink_feedback(int fd, struct lf_sink *k)
 {
-	uint8_t fb[LF_FB_LEN];
+	uint8_t fb[LF_FB_LEN] = { 0 };
 
 	put32(fb, LF_MAGIC_FB);
-	put32(fb + 4, 0);
 	put64(fb + 8, k->rcvd);
 	put64(fb + 16, k->ce);
 	put64(fb + 24, k->max_seq);
@@ -377,9 +327,9 @@ static void sink_datagram(int fd, struct lf_sink *k, const struct lf_opts *o, co
 	sent = get64(b + 16);
 	k->last_rx_mono = mono();
 	if (phase == LF_END) {
-		if (k->window)
-			k->window = false;
+		k->window = false;
 		k->ended = true;
+		k->ce += ecn == 3;     /* marked as any other: the AQM counted it */
 		sink_feedback(fd, k);
 		return;
 	}
@@ -408,7 +358,7 @@ static void sink_datagram(int fd, struct lf_sink *k, const struct lf_opts *o, co
 		}
 		k->win_last_ns = rx_ns;
 	}
-	if (mono() - k->last_fb >= o->feedback_ns)
+	if (mono() - k->last_fb >= (uint64_t)(o->feedback_us * 1000))
 		sink_feedback(fd, k);
 }
 
@@ -420,17 +370,46 @@ static void print_q(const char *name, struct lf_vec *a, int64_t base, bool last)
 	       (double)(a->n ? a->v[a->n - 1] - base : 0) / 1e3, last ? "" : ",");
 }
 
+/* The measure phase's queue delay without the host's stalls: between consecutive datagrams a
+ * fair queue at the bottleneck raises the delay by a few frame times at most, so a rise above
+ * stall_ns is a stall outside any queue (a process waiting for a CPU, with datagrams held in a
+ * ring or socket), added to the stall level; falling delays drain the level first. */
+static struct lf_vec corrected(const struct lf_vec *m, int64_t base, int64_t stall_ns, uint64_t *n, double *ms)
+{
+	struct lf_vec c = { 0 };
+	int64_t level = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		int64_t j = i ? m->v[i] - m->v[i - 1] : 0;
+
+		if (j > stall_ns) {
+			level += j;
+			(*n)++;
+			*ms += (double)j / 1e6;
+		} else if (j < 0) {
+			level = level + j > 0 ? level + j : 0;
+		}
+		vec_push(&c, m->v[i] - base - level);
+	}
+	return c;
+}
+
 static void sink_report(const struct lf_opts *o, struct lf_sink *k)
 {
-	struct lf_vec *b = &k->owd[LF_BASE], *m = &k->owd[LF_MEASURE];
+	struct lf_vec *b = &k->owd[LF_BASE], *m = &k->owd[LF_MEASURE], c;
 	int64_t base_min, base_med;
+	uint64_t stalls = 0;
+	double stall_ms = 0;
 
-	(void)o;
-	for (int p = 0; p < LF_PHASES; p++)
-		if (k->owd[p].n)
-			qsort(k->owd[p].v, k->owd[p].n, sizeof(int64_t), cmp64);
+	if (b->n)
+		qsort(b->v, b->n, sizeof(int64_t), cmp64);
 	base_min = b->n ? b->v[0] : 0;
 	base_med = quantile(b, 0.5);
+	c = corrected(m, base_med, (int64_t)(o->stall_us * 1000), &stalls, &stall_ms);
+	if (m->n)
+		qsort(m->v, m->n, sizeof(int64_t), cmp64);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(int64_t), cmp64);
 	printf("{\n  \"received\": %" PRIu64 ", \"missing\": %" PRIu64 ", \"duplicates\": %" PRIu64
 	       ", \"not_ours\": %" PRIu64 ", \"ce\": %" PRIu64 ", \"ended\": %s,\n",
 	       k->rcvd, k->unique ? k->max_seq + 1 - k->unique : 0, k->dups, k->bad, k->ce, k->ended ? "true" : "false");
@@ -445,7 +424,9 @@ static void sink_report(const struct lf_opts *o, struct lf_sink *k)
 	       (double)quantile(b, 0.9) / 1e3);
 	print_q("measure_owd_us", m, 0, false);
 	print_q("queue_delay_us", m, base_med, false);
-	print_q("queue_delay_from_min_us", m, base_min, false);
+	print_q("queue_delay_corrected_us", &c, 0, false);
+	printf("  \"stalls\": %" PRIu64 ", \"stall_ms\": %.1f, \"stall_us\": %.0f,\n", stalls, stall_ms,
+	       o->stall_us);
 	printf("  \"window_s\": %.3f, \"udp_window_packets\": %" PRIu64 ", \"udp_window_bytes\": %" PRIu64
 	       ", \"tcp_connected\": %s, \"tcp_window_bytes\": %" PRIu64 ", \"tcp_total_bytes\": %" PRIu64 "\n}\n",
 	       k->win_last_ns > k->win_first_ns ? (double)(k->win_last_ns - k->win_first_ns) / 1e9 : 0.0,
@@ -483,7 +464,7 @@ static int run_sink(const struct lf_opts *o)
 	int ufd, lfd, tfd = -1, one = 1;
 	uint64_t started = mono(), ended_at = 0;
 
-	resolve(o->bind ? o->bind : "0.0.0.0", o->port, &ss, &len);
+	resolve(o->bind ? o->bind : "0.0.0.0", (unsigned)o->port, &ss, &len);
 	ufd = udp_socket(&ss, len, true);
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (lfd < 0)
@@ -491,13 +472,8 @@ static int run_sink(const struct lf_opts *o)
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 4))
 		die("bind/listen (tcp)");
-	if (o->ready) {
-		FILE *f = fopen(o->ready, "w");
-
-		if (!f)
-			die(o->ready);
-		fclose(f);
-	}
+	if (o->ready)
+		touch(o->ready);
 	k.last_rx_mono = started;
 	if (o->trace && !(k.trace = fopen(o->trace, "w")))
 		die(o->trace);
@@ -549,13 +525,18 @@ static int run_sink(const struct lf_opts *o)
 
 /* ---- the scalable sender -------------------------------------------------------------- */
 
+#define LF_MIN_CWND 1.0
+#define LF_RTO_NS 200000000ull
+
 struct lf_cc {
-	double rate;                 /* bytes/s of IP packets */
+	double cwnd, ssthresh;       /* packets */
 	double alpha;
-	bool slow_start;
-	uint64_t ep_start, ep_seq, ep_rcvd0, ep_ce0, ep_bytes0;
-	double ep_rate;              /* the rate in force during the epoch */
-	uint64_t epochs, marked_epochs, cuts, increases, timeouts;
+	double srtt;                 /* ns */
+	uint64_t ep_seq, ep_rcvd0, ep_ce0;   /* the window alpha is measured over */
+	uint64_t cwr_seq;            /* no new cut until feedback covers this datagram */
+	uint64_t rto_seq;            /* datagrams before it are no longer in flight (timeout) */
+	bool window_limited;         /* a send waited for the window since the last feedback */
+	uint64_t epochs, marked_epochs, cuts, timeouts;
 };
 
 struct lf_fb {
@@ -568,68 +549,83 @@ struct lf_sender {
 	const struct lf_opts *o;
 	int fd;
 	unsigned pkt_bytes;          /* the IP packet: payload + UDP + IP header */
-	uint64_t seq, bytes;         /* datagrams and bytes sent so far */
+	uint64_t seq;                /* datagrams sent so far */
 	uint64_t sent[LF_PHASES];
 	uint64_t late_ns;            /* schedule given up when woken late */
 	struct lf_cc cc;
 	struct lf_fb fb;
 	FILE *trace;
 	/* measure phase */
-	double rate_time_sum, rate_min, rate_max, measure_s;
+	double cwnd_time_sum, measure_s;
 	uint64_t m_ce0, m_rcvd0, m_cuts0, m_epochs0, m_marked0;
 };
 
-static void cc_epoch_start(struct lf_sender *s, uint64_t now)
+static uint64_t inflight(const struct lf_sender *s)
+{
+	uint64_t done = s->fb.any ? s->fb.max_seq + 1 : 0;
+
+	if (s->cc.rto_seq > done)
+		done = s->cc.rto_seq;
+	return s->seq > done ? s->seq - done : 0;
+}
+
+/* Pacing rate, bytes/s: the window per smoothed RTT, x2 in slow start, x1.2 after. */
+static double pacing_rate(const struct lf_sender *s)
+{
+	double srtt = s->cc.srtt > 20000 ? s->cc.srtt : 20000;
+
+	return (s->cc.cwnd < s->cc.ssthresh ? 2.0 : 1.2) * s->cc.cwnd * s->pkt_bytes / (srtt / 1e9);
+}
+
+static void cc_start(struct lf_sender *s)
 {
 	struct lf_cc *c = &s->cc;
 
-	c->ep_start = now;
-	c->ep_seq = s->seq;
+	c->cwnd = 2;
+	c->ssthresh = 1e9;
+	c->alpha = 1;
+	c->ep_seq = c->cwr_seq = s->seq;
 	c->ep_rcvd0 = s->fb.rcvd;
 	c->ep_ce0 = s->fb.ce;
-	c->ep_bytes0 = s->bytes;
-	c->ep_rate = c->rate;
 }
 
-/* The epoch is over when feedback covers its first datagram and it lasted --epoch-us. */
-static void cc_on_feedback(struct lf_sender *s, uint64_t now)
+/* DCTCP (RFC 8257) on the receiver's cumulative counts: the first CE fed back in a window cuts
+ * cwnd by alpha / 2 (once per window); alpha follows the CE fraction of each window (one RTT of
+ * datagrams); without marks the window grows, doubling per RTT in slow start, then by one
+ * datagram per RTT, when the window was what held the sender back. */
+static void cc_on_feedback(struct lf_sender *s, uint64_t acked, uint64_t new_ce)
 {
 	struct lf_cc *c = &s->cc;
 	const double g = 1.0 / 16;
-	uint64_t d_rcvd, d_ce;
-	double dur, floor_rate, ref = s->o->ref_rtt_ms / 1e3;
 
-	if (s->fb.max_seq < c->ep_seq || now - c->ep_start < s->o->epoch_ns)
-		return;
-	d_rcvd = s->fb.rcvd - c->ep_rcvd0;
-	d_ce = s->fb.ce - c->ep_ce0;
-	dur = (double)(now - c->ep_start) / 1e9;
-	if (!d_rcvd)
-		return;
-	c->epochs++;
-	c->alpha = (1 - g) * c->alpha + g * ((double)d_ce / (double)d_rcvd);
-	if (d_ce) {
-		c->marked_epochs++;
-		c->slow_start = false;
-		c->rate *= 1 - c->alpha / 2;
+	if (new_ce && s->fb.max_seq >= c->cwr_seq) {
+		c->cwnd *= 1 - c->alpha / 2;
+		if (c->cwnd < LF_MIN_CWND)
+			c->cwnd = LF_MIN_CWND;
+		c->ssthresh = c->cwnd;
+		c->cwr_seq = s->seq;
 		c->cuts++;
-	} else if ((double)(s->bytes - c->ep_bytes0) >= 0.8 * c->ep_rate * dur) {
-		/* used the rate it had: grow (not when held back by the CPU or the application) */
-		if (c->slow_start)
-			c->rate *= 2;
-		else
-			c->rate += (double)s->pkt_bytes / (ref * ref) * dur;
-		c->increases++;
+	} else if (acked && !new_ce && s->fb.max_seq >= c->cwr_seq && c->window_limited) {
+		c->cwnd += c->cwnd < c->ssthresh ? (double)acked : (double)acked / c->cwnd;
+		if (c->cwnd > 1e6)
+			c->cwnd = 1e6;
 	}
-	floor_rate = 2.0 * s->pkt_bytes / ref;
-	if (c->rate < floor_rate)
-		c->rate = floor_rate;
-	if (c->rate > 1.25e10)
-		c->rate = 1.25e10;
-	if (s->trace)
-		fprintf(s->trace, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %.3f %.4f %.3f\n", now_ns(CLOCK_REALTIME), d_rcvd,
-			d_ce, c->rate * 8 / 1e6, c->alpha, dur * 1e3);
-	cc_epoch_start(s, now);
+	c->window_limited = false;
+	if (s->fb.max_seq >= c->ep_seq) {
+		uint64_t d_rcvd = s->fb.rcvd - c->ep_rcvd0, d_ce = s->fb.ce - c->ep_ce0;
+
+		if (d_rcvd) {
+			c->alpha = (1 - g) * c->alpha + g * ((double)d_ce / (double)d_rcvd);
+			c->epochs++;
+			c->marked_epochs += d_ce > 0;
+			if (s->trace)
+				fprintf(s->trace, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %.3f %.4f %.1f\n",
+					now_ns(CLOCK_REALTIME), d_rcvd, d_ce, c->cwnd, c->alpha, c->srtt / 1e3);
+		}
+		c->ep_seq = s->seq;
+		c->ep_rcvd0 = s->fb.rcvd;
+		c->ep_ce0 = s->fb.ce;
+	}
 }
 
 static void sender_read_feedback(struct lf_sender *s, bool control)
@@ -637,7 +633,7 @@ static void sender_read_feedback(struct lf_sender *s, bool control)
 	uint8_t b[256];
 
 	for (;;) {
-		uint64_t rx_ns, now;
+		uint64_t rx_ns, rcvd, ce, rtt, acked, new_ce;
 		int ecn;
 		ssize_t n = recv_stamped(s->fd, b, sizeof(b), NULL, NULL, &rx_ns, &ecn);
 
@@ -645,24 +641,27 @@ static void sender_read_feedback(struct lf_sender *s, bool control)
 			return;
 		if (n < (ssize_t)LF_FB_LEN || get32(b) != LF_MAGIC_FB)
 			continue;
-		now = mono();
-		if (get64(b + 8) >= s->fb.rcvd) {
-			uint64_t rtt = now_ns(CLOCK_REALTIME) - get64(b + 32) - get64(b + 40);
-
-			s->fb.rcvd = get64(b + 8);
-			s->fb.ce = get64(b + 16);
-			s->fb.max_seq = get64(b + 24);
-			s->fb.any = true;
-			if (rtt < 10000000000ull) {
-				s->fb.rtt_min = s->fb.rtt_n && s->fb.rtt_min < rtt ? s->fb.rtt_min : rtt;
-				s->fb.rtt_sum += rtt;
-				s->fb.rtt_n++;
-			}
-		}
+		rcvd = get64(b + 8);
+		ce = get64(b + 16);
 		s->fb.n++;
-		s->fb.last_mono = now;
+		s->fb.last_mono = mono();
+		if (s->fb.any && rcvd <= s->fb.rcvd && ce <= s->fb.ce)
+			continue;   /* old news */
+		rtt = rx_ns - get64(b + 32) - get64(b + 40);
+		if (rtt < 10000000000ull) {
+			s->fb.rtt_min = s->fb.rtt_n && s->fb.rtt_min < rtt ? s->fb.rtt_min : rtt;
+			s->fb.rtt_sum += rtt;
+			s->fb.rtt_n++;
+			s->cc.srtt = s->cc.srtt ? 0.875 * s->cc.srtt + 0.125 * (double)rtt : (double)rtt;
+		}
+		acked = rcvd - s->fb.rcvd;
+		new_ce = ce - s->fb.ce;
+		s->fb.rcvd = rcvd;
+		s->fb.ce = ce;
+		s->fb.max_seq = get64(b + 24);
+		s->fb.any = true;
 		if (control)
-			cc_on_feedback(s, now);
+			cc_on_feedback(s, acked, new_ce);
 	}
 }
 
@@ -673,7 +672,7 @@ static void sender_send(struct lf_sender *s, unsigned phase, uint8_t *buf)
 	put64(buf + 8, s->seq);
 	put64(buf + 16, now_ns(CLOCK_REALTIME));
 	for (;;) {
-		if (send(s->fd, buf, s->o->size, 0) >= 0)
+		if (send(s->fd, buf, (size_t)s->o->size, 0) >= 0)
 			break;
 		if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
 			struct timespec ts = { 0, 100000 };
@@ -687,7 +686,6 @@ static void sender_send(struct lf_sender *s, unsigned phase, uint8_t *buf)
 	}
 	if (phase != LF_END) {
 		s->seq++;
-		s->bytes += s->pkt_bytes;
 		s->sent[phase]++;
 	}
 }
@@ -705,14 +703,13 @@ static void sender_report(struct lf_sender *s)
 	       s->fb.n, s->fb.rcvd, s->fb.ce, (double)s->fb.rtt_min / 1e3,
 	       s->fb.rtt_n ? (double)s->fb.rtt_sum / (double)s->fb.rtt_n / 1e3 : 0.0);
 	printf("  \"epochs\": %" PRIu64 ", \"marked_epochs\": %" PRIu64 ", \"cuts\": %" PRIu64
-	       ", \"increases\": %" PRIu64 ", \"timeouts\": %" PRIu64 ", \"alpha\": %.4f, \"late_ms\": %.1f,\n",
-	       c->epochs, c->marked_epochs, c->cuts, c->increases, c->timeouts, c->alpha, (double)s->late_ns / 1e6);
-	printf("  \"measure\": {\"seconds\": %.3f, \"rate_mean_mbit\": %.3f, \"rate_min_mbit\": %.3f, "
-	       "\"rate_max_mbit\": %.3f, \"ce_fed_back\": %" PRIu64 ", \"acked\": %" PRIu64 ", \"cuts\": %" PRIu64
-	       ", \"epochs\": %" PRIu64 ", \"marked_epochs\": %" PRIu64 "}\n}\n",
-	       s->measure_s, s->rate_time_sum / ms * 8 / 1e6, s->rate_min * 8 / 1e6, s->rate_max * 8 / 1e6,
-	       s->fb.ce - s->m_ce0, s->fb.rcvd - s->m_rcvd0, c->cuts - s->m_cuts0, c->epochs - s->m_epochs0,
-	       c->marked_epochs - s->m_marked0);
+	       ", \"timeouts\": %" PRIu64 ", \"alpha\": %.4f, \"cwnd\": %.3f, \"late_ms\": %.1f,\n",
+	       c->epochs, c->marked_epochs, c->cuts, c->timeouts, c->alpha, c->cwnd, (double)s->late_ns / 1e6);
+	printf("  \"measure\": {\"seconds\": %.3f, \"cwnd_mean\": %.3f, "
+	       "\"ce_fed_back\": %" PRIu64 ", \"acked\": %" PRIu64 ", \"cuts\": %" PRIu64 ", \"epochs\": %" PRIu64
+	       ", \"marked_epochs\": %" PRIu64 "}\n}\n",
+	       s->measure_s, s->cwnd_time_sum / ms, s->fb.ce - s->m_ce0,
+	       s->fb.rcvd - s->m_rcvd0, c->cuts - s->m_cuts0, c->epochs - s->m_epochs0, c->marked_epochs - s->m_marked0);
 }
 
 static int run_send(const struct lf_opts *o)
@@ -727,12 +724,12 @@ static int run_send(const struct lf_opts *o)
 
 	if (!o->dst)
 		usage("--dst is required");
-	resolve(o->dst, o->port, &ss, &len);
+	resolve(o->dst, (unsigned)o->port, &ss, &len);
 	s.fd = udp_socket(&ss, len, false);
 	if (ss.ss_family == AF_INET6 ? setsockopt(s.fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos))
 				     : setsockopt(s.fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
 		die("IP_TOS / IPV6_TCLASS");
-	s.pkt_bytes = o->size + 8 + (ss.ss_family == AF_INET6 ? 40 : 20);
+	s.pkt_bytes = (unsigned)o->size + 8 + (ss.ss_family == AF_INET6 ? 40 : 20);
 	if (o->trace && !(s.trace = fopen(o->trace, "w")))
 		die(o->trace);
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -740,31 +737,22 @@ static int run_send(const struct lf_opts *o)
 	t_base = t0 + (uint64_t)(o->base_s * 1e9);
 	t_warm = t_base + (uint64_t)(o->warmup_s * 1e9);
 	t_end = t_warm + (uint64_t)(o->seconds * 1e9);
-	s.cc.rate = (double)o->base_pps * s.pkt_bytes;
 	s.fb.last_mono = t0;
 	for (;;) {
-		uint64_t now = mono(), gap;
+		uint64_t now = mono(), gap, wait = 10000000;
 		struct timespec ts;
 		struct pollfd pfd = { s.fd, POLLIN, 0 };
+		bool open;
 
 		if (phase == LF_BASE && now >= t_base) {
 			phase = LF_WARMUP;
-			s.cc.rate = o->start_bps / 8;
-			s.cc.alpha = 1;
-			s.cc.slow_start = true;
-			cc_epoch_start(&s, now);
+			cc_start(&s);
 			s.fb.last_mono = now;
-			if (o->ready) {
-				FILE *f = fopen(o->ready, "w");
-
-				if (!f)
-					die(o->ready);
-				fclose(f);
-			}
+			if (o->ready)
+				touch(o->ready);
 		}
 		if (phase == LF_WARMUP && now >= t_warm) {
 			phase = LF_MEASURE;
-			s.rate_min = s.rate_max = s.cc.rate;
 			s.m_ce0 = s.fb.ce;
 			s.m_rcvd0 = s.fb.rcvd;
 			s.m_cuts0 = s.cc.cuts;
@@ -776,21 +764,28 @@ static int run_send(const struct lf_opts *o)
 		if (phase == LF_MEASURE) {
 			double dt = (double)(now - last_tick) / 1e9;
 
-			s.rate_time_sum += s.cc.rate * dt;
+			s.cwnd_time_sum += s.cc.cwnd * dt;
 			s.measure_s += dt;
-			if (s.cc.rate < s.rate_min)
-				s.rate_min = s.cc.rate;
-			if (s.cc.rate > s.rate_max)
-				s.rate_max = s.cc.rate;
 		}
 		last_tick = now;
-		if (phase != LF_BASE && now - s.fb.last_mono > 200000000ull) {
-			s.cc.rate /= 2;   /* no feedback for 200 ms */
+		if (phase != LF_BASE && inflight(&s) && now - s.fb.last_mono > LF_RTO_NS) {
+			/* no feedback for 200 ms: what is in flight is taken as lost */
+			s.cc.ssthresh = s.cc.cwnd / 2 > LF_MIN_CWND ? s.cc.cwnd / 2 : LF_MIN_CWND;
+			s.cc.cwnd = LF_MIN_CWND;
+			s.cc.rto_seq = s.seq;
 			s.cc.timeouts++;
 			s.fb.last_mono = now;
 		}
-		gap = (uint64_t)(s.pkt_bytes / s.cc.rate * 1e9);
-		if (now >= next) {
+		if (phase == LF_BASE) {
+			gap = (uint64_t)(1e9 / o->base_pps);
+			open = true;
+		} else {
+			gap = (uint64_t)(s.pkt_bytes / pacing_rate(&s) * 1e9);
+			open = (double)inflight(&s) < s.cc.cwnd;
+			if (!open && now >= next)
+				s.cc.window_limited = true;
+		}
+		if (open && now >= next) {
 			sender_send(&s, phase, buf);
 			if (now - next > gap) {   /* woken late: at most one datagram more */
 				s.late_ns += now - next - gap;
@@ -800,12 +795,16 @@ static int run_send(const struct lf_opts *o)
 		}
 		sender_read_feedback(&s, phase != LF_BASE);
 		now = mono();
-		if (next > now) {
-			ts.tv_sec = (time_t)((next - now) / 1000000000u);
-			ts.tv_nsec = (long)((next - now) % 1000000000u);
-			if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
-				die("ppoll");
-		}
+		if (next > now)
+			wait = next - now;
+		else if (phase != LF_BASE && (double)inflight(&s) >= s.cc.cwnd)
+			wait = 1000000;   /* the window is full: the next feedback wakes us */
+		else
+			continue;
+		ts.tv_sec = (time_t)(wait / 1000000000u);
+		ts.tv_nsec = (long)(wait % 1000000000u);
+		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+			die("ppoll");
 	}
 	for (int i = 0; i < 3; i++) {
 		struct timespec ts = { 0, 1000000 };
@@ -814,9 +813,9 @@ static int run_send(const struct lf_opts *o)
 		nanosleep(&ts, NULL);
 	}
 	{
-		uint64_t until = mono() + 300000000ull;
+		uint64_t until = mono() + 150000000ull;   /* the end marker's feedback too */
 
-		while (mono() < until && s.fb.rcvd < s.seq) {
+		while (mono() < until) {
 			struct pollfd pfd = { s.fd, POLLIN, 0 };
 
 			poll(&pfd, 1, 10);
@@ -843,7 +842,7 @@ static int run_bulk(const struct lf_opts *o)
 
 	if (!o->dst)
 		usage("--dst is required");
-	resolve(o->dst, o->port, &ss, &len);
+	resolve(o->dst, (unsigned)o->port, &ss, &len);
 	fd = socket(ss.ss_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		die("socket (tcp)");

@@ -89,11 +89,18 @@ if ! hl_tunless_start gwa "$LAB_DIR/gateway-a.yaml" "$LAB_DIR/gwa.log" ||
 	exit 1
 fi
 hl_ok "gateways up (gwa's WAN shaped to $RATE bit/s), the tunnel answers"
+# Every thread of both daemons at nice -10, as the flows' ends: on two CPUs shared with builds
+# (load average 10 and more) a worker waiting for a CPU holds packets for milliseconds
+# outside any queue of ours, and that wait is not the AQM's queue delay.
+for n in "$GWA" "$GWB"; do
+	for t in /proc/"${HL_PID[$n]}"/task/*; do renice -n -10 -p "${t##*/}" >/dev/null; done
+done
 
-# wan_sum <instance> <field>: a counter summed over the instance's WAN queues.
-wan_sum() {
+# q_sum <instance> <field> [prefix]: a counter summed over the instance's queues (whose names
+# start with prefix: wan/ or lan/).
+q_sum() {
 	local q n=0
-	for q in $("$TEL" "$1" /tunless/queues | python3 -c 'import json,sys; print(" ".join(q for q in json.load(sys.stdin) if q.startswith("wan/")))'); do
+	for q in $("$TEL" "$1" /tunless/queues | python3 -c 'import json,sys; print(" ".join(q for q in json.load(sys.stdin) if q.startswith(sys.argv[1])))' "${3:-}"); do
 		n=$((n + $("$TEL" "$1" "/tunless/queue,$q" --get "$2")))
 	done
 	echo "$n"
@@ -123,21 +130,22 @@ jq_py() { python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print(
 # run_pair <tag>: the scalable flow and the CUBIC flow through gwa's shaped WAN; results in
 # $LAB_DIR/<tag>-{send,sink,bulk}.json and <tag>-counters (marks, drops before and after).
 run_pair() {
-	local tag=$1 d=$LAB_DIR sink send bulk dump m0 e0 m1 e1
+	local tag=$1 d=$LAB_DIR sink send bulk dump m0 e0 m1 e1 a0 a1
 	rm -f "$d/$tag-sink.ready" "$d/$tag-base.done"
 	drops_json "$GWA" >"$d/$tag-da0.json"
 	drops_json "$GWB" >"$d/$tag-db0.json"
-	m0=$(wan_sum "$GWA" l4s_marks)
-	e0=$(wan_sum "$GWA" ecn_marks)
+	m0=$(q_sum "$GWA" l4s_marks wan/)
+	e0=$(q_sum "$GWA" ecn_marks wan/)
+	a0=$(($(q_sum "$GWA" ecn_marks) + $(q_sum "$GWB" ecn_marks)))
 	lab_bg server "$d/$tag-tcpdump.log" tcpdump -i eth0 -n -U -w "$d/$tag-ce.pcap" \
 		"ip and tcp and (ip[1] & 3) = 3"
 	dump=$LAB_LAST_PID
 	lab_wait_for 5 test -s "$d/$tag-ce.pcap"
-	lab_bg server "$d/$tag-sink.json" "$FLOW" sink --port $PORT --bind 10.2.0.2 --idle-s 10 \
+	lab_bg server "$d/$tag-sink.json" nice -n -10 "$FLOW" sink --port $PORT --bind 10.2.0.2 --idle-s 10 \
 		--ready "$d/$tag-sink.ready" --trace "$d/$tag-sink.trace"
 	sink=$LAB_LAST_PID
 	lab_wait_for 5 test -e "$d/$tag-sink.ready"
-	lab_bg client "$d/$tag-send.json" "$FLOW" send --dst 10.2.0.2 --port $PORT --base-s $BASE_S \
+	lab_bg client "$d/$tag-send.json" nice -n -10 "$FLOW" send --dst 10.2.0.2 --port $PORT --base-s $BASE_S \
 		--warmup-s $WARMUP_S --seconds $MEASURE_S --ready "$d/$tag-base.done" --trace "$d/$tag-send.trace"
 	send=$LAB_LAST_PID
 	lab_wait_for $((BASE_S + 10)) test -e "$d/$tag-base.done"
@@ -150,12 +158,13 @@ run_pair() {
 	lab_wait_for 10 balance_zero "$GWA"
 	drops_json "$GWA" >"$d/$tag-da1.json"
 	drops_json "$GWB" >"$d/$tag-db1.json"
-	m1=$(wan_sum "$GWA" l4s_marks)
-	e1=$(wan_sum "$GWA" ecn_marks)
+	m1=$(q_sum "$GWA" l4s_marks wan/)
+	e1=$(q_sum "$GWA" ecn_marks wan/)
+	a1=$(($(q_sum "$GWA" ecn_marks) + $(q_sum "$GWB" ecn_marks)))
 	sleep 0.5
 	kill "$dump" 2>/dev/null
 	wait "$dump" 2>/dev/null
-	printf '{"l4s_marks": %d, "ecn_marks": %d, "tcp_ce": %d}\n' $((m1 - m0)) $((e1 - e0)) \
+	printf '{"l4s_marks": %d, "ecn_marks": %d, "all_marks": %d, "tcp_ce": %d}\n' $((m1 - m0)) $((e1 - e0)) $((a1 - a0)) \
 		"$(tcpdump -r "$d/$tag-ce.pcap" -n 2>/dev/null | wc -l)" >"$d/$tag-marks.json"
 }
 
@@ -176,22 +185,25 @@ tot = udp + tcp
 w = sink["window_s"]
 q = sink["queue_delay_us"]
 out = {
-    "p99_us": q["p99"], "p50_us": q["p50"], "max_us": q["max"],
-    "p99_from_min_us": sink["queue_delay_from_min_us"]["p99"],
+    "raw_p99_us": q["p99"], "raw_p50_us": q["p50"], "raw_p90_us": q["p90"], "raw_max_us": q["max"],
+    "p99_us": sink["queue_delay_corrected_us"]["p99"], "p90_us": sink["queue_delay_corrected_us"]["p90"],
+    "p50_us": sink["queue_delay_corrected_us"]["p50"], "max_us": sink["queue_delay_corrected_us"]["max"],
+    "stalls": sink["stalls"], "stall_ms": sink["stall_ms"],
     "base_us": sink["base_owd_us"]["p50"], "base_min_us": sink["base_owd_us"]["min"],
     "share_l4s": udp / tot if tot else 0, "share_cubic": tcp / tot if tot else 0,
     "l4s_mbit": udp * 8 / w / 1e6 if w else 0, "cubic_mbit": tcp * 8 / w / 1e6 if w else 0,
     "of_R": tot * 8 / w / rate if w else 0,
     "l4s_marks": marks["l4s_marks"], "codel_marks": marks["ecn_marks"] - marks["l4s_marks"],
-    "ce_received": sink["ce"], "tcp_ce": marks["tcp_ce"], "ecn_marks": marks["ecn_marks"], "ce_fed_back": send["ce_fed_back"], "cuts_measure": send["measure"]["cuts"],
-    "rate_mean_mbit": send["measure"]["rate_mean_mbit"], "alpha": send["alpha"],
+    "ce_received": sink["ce"], "tcp_ce": marks["tcp_ce"], "all_marks": marks["all_marks"], "ce_fed_back": send["ce_fed_back"], "cuts_measure": send["measure"]["cuts"],
+    "cwnd_mean": send["measure"]["cwnd_mean"], "alpha": send["alpha"],
 }
 json.dump(out, open(pre + "-summary.json", "w"))
-print("queue delay p50 %(p50_us).0f us, p99 %(p99_us).0f us, max %(max_us).0f us (base one-way %(base_us).0f us, "
-      "min %(base_min_us).0f us; p99 above the minimum %(p99_from_min_us).0f us); shares: scalable %(share_l4s).3f "
+print("queue delay without host stalls: p50 %(p50_us).0f us, p90 %(p90_us).0f us, p99 %(p99_us).0f us, max %(max_us).0f us; "
+      "one-way delay minus base: p50 %(raw_p50_us).0f us, p90 %(raw_p90_us).0f us, p99 %(raw_p99_us).0f us, max %(raw_max_us).0f us "
+      "(base one-way %(base_us).0f us, min %(base_min_us).0f us; %(stalls)d host stalls, %(stall_ms).0f ms); shares: scalable %(share_l4s).3f "
       "(%(l4s_mbit).1f Mbit/s), cubic %(share_cubic).3f (%(cubic_mbit).1f Mbit/s), together %(of_R).3f of R; "
       "marks: l4s %(l4s_marks)d, codel %(codel_marks)d, CE received %(ce_received)d (+ TCP %(tcp_ce)d), fed back %(ce_fed_back)d, "
-      "cuts in the window %(cuts_measure)d, sender rate mean %(rate_mean_mbit).1f Mbit/s" % out)
+      "cuts in the window %(cuts_measure)d, mean cwnd %(cwnd_mean).2f datagrams" % out)
 EOF
 }
 # all_arrived <tag>: the receiver got every datagram the sender sent, none missing.
@@ -222,13 +234,14 @@ hl_check "l4s: gwa's WAN queue was the bottleneck: it marked the scalable flow (
 	test "$(sget $T l4s_marks)" -gt 0
 hl_check "l4s: ... and CoDel marked the CUBIC flow (ecn_marks - l4s_marks = $(sget $T codel_marks))" \
 	test "$(sget $T codel_marks)" -gt 0
-hl_check "l4s: scalable flow's queue delay p99 $(sget $T p99_us) us <= $P99_BOUND_US us" le "$(sget $T p99_us)" $P99_BOUND_US
+hl_check "l4s: scalable flow's queue delay p99 $(sget $T p99_us) us <= $P99_BOUND_US us (one-way delay minus base, host stalls taken out)" \
+	le "$(sget $T p99_us)" $P99_BOUND_US
 hl_check "l4s: scalable flow's share $(sget $T share_l4s) within 0.3..0.7" in_band "$(sget $T share_l4s)"
 hl_check "l4s: CUBIC flow's share $(sget $T share_cubic) within 0.3..0.7" in_band "$(sget $T share_cubic)"
 # CoDel's law still applies to ECT(1) packets (above its 5 ms target), so the scalable flow's
 # CE datagrams are its L4S marks and any CoDel marks; with the CUBIC flow's, all of gwa's marks.
-hl_check "l4s: every mark reached a receiver (CE datagrams $(sget $T ce_received) + CE TCP segments $(sget $T tcp_ce) = gwa's ecn_marks $(sget $T ecn_marks))" \
-	test $(($(sget $T ce_received) + $(sget $T tcp_ce))) = "$(sget $T ecn_marks)"
+hl_check "l4s: every mark reached a receiver (CE datagrams $(sget $T ce_received) + CE TCP segments $(sget $T tcp_ce) = the gateways' ecn_marks $(sget $T all_marks))" \
+	test $(($(sget $T ce_received) + $(sget $T tcp_ce))) = "$(sget $T all_marks)"
 hl_check "l4s: the scalable flow's CE datagrams are at least its L4S marks" \
 	test "$(sget $T ce_received)" -ge "$(sget $T l4s_marks)"
 hl_check "l4s: ... and was fed back to the sender ($(sget $T ce_fed_back))" test "$(sget $T ce_fed_back)" = "$(sget $T ce_received)"
@@ -246,7 +259,7 @@ hl_check "off: the L4S step is off" test "$("$TEL" "$GWA" /tunless/queue,wan/0 -
 run_pair off
 hl_check_out "off: the runs produced their reports" summary off || { hl_end_lab; hl_finish; exit 1; }
 hl_check "off: no L4S mark" test "$(sget off l4s_marks)" = 0
-hl_check "off: the scalable flow's queue delay p99 $(sget off p99_us) us > $P99_BOUND_US us (the bound can fail)" \
+hl_check "off: the scalable flow's queue delay p99 $(sget off p99_us) us > $P99_BOUND_US us (host stalls taken out: the bound can fail)" \
 	python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > $P99_BOUND_US else 1)" "$(sget off p99_us)"
 hl_note "off: gwa $(no_new_drops "$LAB_DIR/off-da0.json" "$LAB_DIR/off-da1.json")"
 hl_check_out "off: gwa conservation exact once quiet" lab_wait_for 10 balance_zero "$GWA"
