@@ -236,8 +236,9 @@ hl_check_out "l4s: the runs produced their reports" summary l4s || { hl_end_lab;
 T=l4s
 hl_check "l4s: the CUBIC flow ran CUBIC with ECN negotiated" \
 	test "$(jq_py "$LAB_DIR/l4s-bulk.json" "j['cc'], j['ecn']")" = "cubic True"
-hl_check "l4s: the scalable flow left as ECT(1) (every base-phase datagram arrived ECT(1))" \
-	test "$(jq_py "$LAB_DIR/l4s-sink.json" "j['phases']['base']['ect1'] == j['phases']['base']['packets'] > 0")" = True
+# (a gateway whose worker was held up 1 ms may mark one CE even at the base phase's low rate)
+hl_check "l4s: the scalable flow left as ECT(1) (every datagram arrived ECT(1) or CE)" \
+	test "$(jq_py "$LAB_DIR/l4s-sink.json" "all(v['ect1'] + v['ce'] == v['packets'] > 0 for v in j['phases'].values())")" = True
 hl_check "l4s: gwa's WAN queue was the bottleneck: it marked the scalable flow (l4s_marks $(sget $T l4s_marks))" \
 	test "$(sget $T l4s_marks)" -gt 0
 hl_check "l4s: ... and CoDel marked the CUBIC flow (ecn_marks - l4s_marks = $(sget $T codel_marks))" \
