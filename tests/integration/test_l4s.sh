@@ -69,7 +69,7 @@ hl_need_bins "$HL_TUNLESSD" "$CTL" "$FLOW"
 hl_need_cmds ethtool python3 tcpdump
 
 lab_init "$P"
-HL_LOGS=("$LAB_DIR/gwa.log" "$LAB_DIR/gwb.log")
+HL_LOGS=()   # hl_tunless_start adds each daemon's log
 lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$GWA /var/run/dpdk/tunless-$GWB"
 sed -e "s/^name: gwa\$/name: $GWA/" \
 	-e "s/wan: {iface: wan-a}/wan: {iface: wan-a, shaper: {rate_bps: $RATE}, aqm: {ecn: true}}/" \
