@@ -52,14 +52,19 @@ $PY -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os
 ipid=$!
 set +m
 nsre="^bn$((ipid % 10000))[0-9]+-"
+# The cell is "running" once its iperf3 runs in the run's namespaces (beside tunlessd and the
+# delay line); before.json alone is written just before iperf3 starts. Waits at most 90 s.
+int_ns= int_pids= int_comms=
 for _ in $(seq 900); do
-	compgen -G "$INT_OUT/raw/tunless-gateway/nodrop-*/before.json" >/dev/null && break
 	kill -0 "$ipid" 2>/dev/null || break
+	if compgen -G "$INT_OUT/raw/tunless-gateway/nodrop-*/before.json" >/dev/null; then
+		int_ns=$(ip netns list | awk -v re="$nsre" '$1 ~ re { print $1 }')
+		int_pids=$(for ns in $int_ns; do ip netns pids "$ns"; done | sort -u | tr '\n' ' ')
+		int_comms=$(for p in $int_pids; do cat "/proc/$p/comm"; done 2>/dev/null | sort -u | tr '\n' ' ')
+		[[ $int_comms == *tunlessd* && $int_comms == *tl-delayline* && $int_comms == *iperf3* ]] && break
+	fi
 	sleep 0.1
 done
-int_ns=$(ip netns list | awk -v re="$nsre" '$1 ~ re { print $1 }')
-int_pids=$(for ns in $int_ns; do ip netns pids "$ns"; done | sort -u | tr '\n' ' ')
-int_comms=$(for p in $int_pids; do cat "/proc/$p/comm"; done 2>/dev/null | sort -u | tr '\n' ' ')
 kill -INT -- "-$ipid" 2>/dev/null
 # A run that ignored the signal is killed after 2 minutes (and fails below).
 for _ in $(seq 1200); do kill -0 "$ipid" 2>/dev/null || break; sleep 0.1; done
