@@ -228,6 +228,6 @@ impl_up() { # <impl> <mode>
 # (1000 packets) under it; counted on the wire like tunless's shaper (stab overhead 24).
 tun_wan_shaper() {
 	lab_exec gwa tc qdisc replace dev wan-a root handle 1: stab overhead 24 linklayer ethernet \
-		tbf rate "${RATE}mbit" burst "$BURST" latency 1s &&
+		tbf rate "${RATE}mbit" burst "$(wan_burst)" latency 1s &&
 		lab_exec gwa tc qdisc replace dev wan-a parent 1:1 handle 10: pfifo limit 1000
 }
