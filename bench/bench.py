@@ -487,8 +487,8 @@ def where_bits_went(c):
                % (fmt_n(pct(share)), fmt_n(lost_ms)))
     elif (share is not None and share < 0.97) or (fill is not None and fill < 0.9):
         cause = "tcp"
-        why = ("the bottleneck delivered %s %% of R, but TCP filled only %s %% of what the video left: its congestion "
-               "control backed off (%d drops, %s CE marks)" % (fmt_n(pct(share)), fmt_n(pct(fill)), congestion, m["ecn_marks"] or 0))
+        why = ("TCP filled %s %% of what the video left and the bottleneck delivered %s %% of R: TCP's congestion "
+               "control backed off (%d drops, %s CE marks)" % (fmt_n(pct(fill)), fmt_n(pct(share)), congestion, m["ecn_marks"] or 0))
     else:
         cause = "none"
         why = "TCP filled what the video left (%s %%)" % pct(fill)
