@@ -292,7 +292,11 @@ def cmd_overload(a):
     if sent is None or recv is None:
         sent, recv = st["sent"], st["received"]
     lost = sent - recv
-    rec["metrics"] = {"offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
+    wire, where, _ = shaper_wire(a.dir, a.impl)
+    secs = st.get("seconds")
+    rec["metrics"] = {"shaper_share_of_r": round(wire * 8 / (a.rate * 1e6 * secs), 4) if wire is not None and secs and a.rate else None,
+                      "bottleneck_counted_by": where,
+                      "offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
                       "forwarded_pps": st["received_pps"], "forwarded_mbit_s": st["received_mbit_s"],
                       "loss_percent": round(100.0 * lost / sent, 3) if sent else None, "lost": lost,
                       "located": located,
@@ -398,6 +402,20 @@ def cmd_nodrop(a):
     g = m["tcp_goodput_mbit_s"]
     m["tcp_share_of_left"] = round(g / left, 4) if g is not None and left else None
     m["tcp_mss"] = mss
+    m["tcp_seconds"] = secs
+    snd = ((ip.get("end") or {}).get("streams") or [{}])[0].get("sender") or {}
+    m["tcp_rtt_mean_ms"] = round(snd["mean_rtt"] / 1000, 2) if snd.get("mean_rtt") else None
+    m["tcp_rtt_min_ms"] = round(snd["min_rtt"] / 1000, 2) if snd.get("min_rtt") else None
+    m["wan_sojourn_p50_ms"] = m["wan_sojourn_p99_ms"] = None
+    if a.impl == "tunless":  # the WAN queues' sojourn of the packets delivered during the cell
+        b4, af = load(os.path.join(a.dir, "before.json")) or {}, load(os.path.join(a.dir, "after.json")) or {}
+        for n in sorted(af.get("tunless") or {})[:1]:
+            for qn, v in ((af["tunless"][n].get("queues")) or {}).items():
+                if qn.startswith("wan/") and v:
+                    dq = ost.queue_delta((((b4.get("tunless") or {}).get(n) or {}).get("queues") or {}).get(qn) or {}, v)
+                    for k, kk in (("sojourn_p50_below_ns", "wan_sojourn_p50_ms"), ("sojourn_p99_below_ns", "wan_sojourn_p99_ms")):
+                        if isinstance(dq.get(k), int):
+                            m[kk] = max(m[kk] or 0, dq[k] / 1e6)
     c = cats or {}
     m["queue_drops_codel"] = qc.get("drops_aqm_codel") if a.impl == "tunless" else None
     m["queue_drops_overlimit"] = qc.get("drops_aqm_overlimit") if a.impl == "tunless" else None
@@ -444,7 +462,7 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-ND_KEYS = ("tcp_goodput_mbit_s", "tcp_retransmits", "video_loss_percent", "video_delay_p99_ms", "shaper_share_of_r",
+ND_KEYS = ("tcp_seconds", "tcp_goodput_mbit_s", "tcp_retransmits", "tcp_rtt_mean_ms", "wan_sojourn_p99_ms", "video_loss_percent", "video_delay_p99_ms", "shaper_share_of_r",
            "capacity_left_to_tcp_mbit_s", "tcp_share_of_left", "queue_drops_codel", "queue_drops_overlimit",
            "ecn_marks", "ring_drops", "tail_drops", "lost", "located", "unaccounted", "shaper_lost_ms")
 
@@ -480,15 +498,19 @@ def where_bits_went(c):
     m = c["median"]
     share, fill, left, g = m["shaper_share_of_r"], m["tcp_share_of_left"], m["capacity_left_to_tcp_mbit_s"], m["tcp_goodput_mbit_s"]
     congestion = sum(m[k] or 0 for k in ("queue_drops_codel", "queue_drops_overlimit", "ring_drops", "tail_drops"))
-    lost_ms = m["shaper_lost_ms"]
-    if share is not None and share < 0.97 and c["impl"] == "tunless" and lost_ms:
+    # the shaper explains the shortfall when the sending time it gave up while backlogged is at
+    # least half of the time R went unused
+    lost_ms, secs = m["shaper_lost_ms"], m["tcp_seconds"]
+    unused_ms = (1 - share) * secs * 1000 if share is not None and secs else None
+    if share is not None and share < 0.97 and c["impl"] == "tunless" and lost_ms and unused_ms and lost_ms >= unused_ms / 2:
         cause = "shaper"
-        why = ("the bottleneck delivered only %s %% of R: the shaper gave up %s ms of sending time while backlogged"
-               % (fmt_n(pct(share)), fmt_n(lost_ms)))
+        why = ("the bottleneck delivered only %s %% of R: the shaper gave up %s ms of sending time while backlogged, "
+               "of %s ms that R went unused" % (fmt_n(pct(share)), fmt_n(lost_ms), fmt_n(round(unused_ms))))
     elif (share is not None and share < 0.97) or (fill is not None and fill < 0.9):
         cause = "tcp"
-        why = ("TCP filled %s %% of what the video left and the bottleneck delivered %s %% of R: TCP's congestion "
-               "control backed off (%d drops, %s CE marks)" % (fmt_n(pct(fill)), fmt_n(pct(share)), congestion, m["ecn_marks"] or 0))
+        why = ("TCP filled %s %% of what the video left and the bottleneck delivered %s %% of R: TCP did not keep the "
+               "queue backlogged (%d drops, %s CE marks%s)" % (fmt_n(pct(fill)), fmt_n(pct(share)), congestion, m["ecn_marks"] or 0,
+                                        "; the shaper gave up %s ms" % fmt_n(lost_ms) if lost_ms else ""))
     else:
         cause = "none"
         why = "TCP filled what the video left (%s %%)" % pct(fill)
@@ -501,7 +523,7 @@ def where_bits_went(c):
                fmt_n(m["ring_drops"]), fmt_n(m["tail_drops"]), fmt_n(m["video_loss_percent"]), fmt_n(m["video_delay_p99_ms"]),
                fmt_n(m["unaccounted"]), why))
     claims = {
-        "cause_matches_numbers": (cause != "shaper" or (share < 0.97 and lost_ms > 0)) and
+        "cause_matches_numbers": (cause != "shaper" or (share < 0.97 and lost_ms >= unused_ms / 2)) and
         (cause != "tcp" or (share is not None and share < 0.97) or (fill is not None and fill < 0.9)) and
         (cause != "none" or ((share is None or share >= 0.97) and (fill is None or fill >= 0.9))),
         "tcp_within_left": g is None or left is None or g <= left * 1.1,
