@@ -293,8 +293,9 @@ def cmd_overload(a):
         sent, recv = st["sent"], st["received"]
     lost = sent - recv
     wire, where, _ = shaper_wire(a.dir, a.impl)
-    secs = st.get("seconds")
+    secs = busy_seconds(a.dir, st.get("seconds"))
     rec["metrics"] = {"shaper_share_of_r": round(wire * 8 / (a.rate * 1e6 * secs), 4) if wire is not None and secs and a.rate else None,
+                      "busy_seconds": secs,
                       "bottleneck_counted_by": where,
                       "offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
                       "forwarded_pps": st["received_pps"], "forwarded_mbit_s": st["received_mbit_s"],
@@ -357,6 +358,15 @@ def shaper_wire(d, impl):
     return None, None, {}
 
 
+def busy_seconds(d, fallback):
+    """From the test's start to the last packet's arrival after it (drain.json, cpu.json): the
+    time over which the bottleneck's bytes are counted, queue drain included; else fallback."""
+    c, dr = load(os.path.join(d, "cpu.json")) or {}, load(os.path.join(d, "drain.json")) or {}
+    if c.get("start") and dr.get("last_rx") and dr["last_rx"] > c["start"]:
+        return round(dr["last_rx"] - c["start"], 3)
+    return fallback
+
+
 def cmd_nodrop(a):
     q = None if a.queue == "none" else int(a.queue)
     rec = base(a, "nodrop", {"queue": q, "rtt_ms": a.rtt, "rate_mbit_s": a.rate, "cc": a.cc, "ecn": a.ecn,
@@ -393,7 +403,9 @@ def cmd_nodrop(a):
     wire, where, qc = shaper_wire(a.dir, a.impl)
     m["bottleneck_wire_bytes"] = wire
     m["bottleneck_counted_by"] = where
-    m["shaper_share_of_r"] = round(wire * 8 / (a.rate * 1e6 * secs), 4) if wire is not None and secs and a.rate else None
+    busy = busy_seconds(a.dir, secs)
+    m["busy_seconds"] = busy
+    m["shaper_share_of_r"] = round(wire * 8 / (a.rate * 1e6 * busy), 4) if wire is not None and busy and a.rate else None
     # the video's delivered wire bytes over the TCP test's seconds (the video stops a second early)
     vwire = vrecv * video_wire_bytes((vs or {}).get("size", 1200)) * 8 / secs / 1e6 if secs and vrecv is not None else None
     m["video_wire_mbit_s"] = round(vwire, 3) if vwire is not None else None
@@ -462,7 +474,7 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-ND_KEYS = ("tcp_seconds", "tcp_goodput_mbit_s", "tcp_retransmits", "tcp_rtt_mean_ms", "wan_sojourn_p99_ms", "video_loss_percent", "video_delay_p99_ms", "shaper_share_of_r",
+ND_KEYS = ("tcp_seconds", "busy_seconds", "tcp_goodput_mbit_s", "tcp_retransmits", "tcp_rtt_mean_ms", "wan_sojourn_p99_ms", "video_loss_percent", "video_delay_p99_ms", "shaper_share_of_r",
            "capacity_left_to_tcp_mbit_s", "tcp_share_of_left", "queue_drops_codel", "queue_drops_overlimit",
            "ecn_marks", "ring_drops", "tail_drops", "lost", "located", "unaccounted", "shaper_lost_ms")
 
@@ -500,7 +512,7 @@ def where_bits_went(c):
     congestion = sum(m[k] or 0 for k in ("queue_drops_codel", "queue_drops_overlimit", "ring_drops", "tail_drops"))
     # the shaper explains the shortfall when the sending time it gave up while backlogged is at
     # least half of the time R went unused
-    lost_ms, secs = m["shaper_lost_ms"], m["tcp_seconds"]
+    lost_ms, secs = m["shaper_lost_ms"], m.get("busy_seconds") or m["tcp_seconds"]
     unused_ms = (1 - share) * secs * 1000 if share is not None and secs else None
     if share is not None and share < 0.97 and c["impl"] == "tunless" and lost_ms and unused_ms and lost_ms >= unused_ms / 2:
         cause = "shaper"

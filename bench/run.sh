@@ -194,24 +194,30 @@ iperf_run() {
 	c0=$(vpn_cpu_ticks) w0=$EPOCHREALTIME
 	timeout $((t + 30)) ip netns exec "$(lab_ns "$c")" iperf3 -c "$ip" -t "$t" -J "$@" >"$d/iperf.json" 2>"$d/iperf.err"
 	w1=$EPOCHREALTIME c1=$(vpn_cpu_ticks)
-	printf '{"vpn_cpu_s": %s, "wall_s": %s}\n' "$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" \
-		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" >"$d/cpu.json"
+	printf '{"vpn_cpu_s": %s, "wall_s": %s, "start": %s, "end": %s}\n' "$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" \
+		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" "$w0" "$w1" >"$d/cpu.json"
 	ns_kill "$s" iperf3
 	wait "$srv" 2>/dev/null
 	return 0
 }
 
-# drained: wait (at most 15 s) until the server's eth0 has received nothing new for 0.5 s, so
-# that what the queues on the path still held has arrived before the counters are read (a
-# queue of 10240 packets at R takes ~1 s to drain at 100 Mbit/s, longer at a lower R).
+# drained <dir>: wait (at most 15 s) until the server's eth0 has received nothing new for 0.5 s,
+# so that what the queues on the path still held has arrived before the counters are read (a
+# queue of 10240 packets at R takes ~1 s to drain at 100 Mbit/s, longer at a lower R). Writes
+# <dir>/drain.json: when the last packet arrived (to 0.1 s; the bottleneck's share of R is
+# its bytes over the time from the test's start to then).
 drained() {
-	local n m i
+	local n m i last=$EPOCHREALTIME
 	n=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
-	for ((i = 0; i < 30; i++)); do
-		sleep 0.5
+	for ((i = 0; i < 150; i++)); do
+		sleep 0.1
 		m=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
-		[ "$m" = "$n" ] && return 0
-		n=$m
+		if [ "$m" != "$n" ]; then
+			n=$m last=$EPOCHREALTIME
+		elif awk -v a="$last" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.5) }'; then
+			printf '{"last_rx": %s}\n' "$last" >"$1/drain.json"
+			return 0
+		fi
 	done
 	bench_say "the path did not drain within 15 s: counters read while packets still arrive"
 }
@@ -281,7 +287,7 @@ sc_overload() { # <impl> <mode> <txq>
 		step "$impl ($mode, txq $q): overload ${x}x = $mbit Mbit/s UDP for ${T_OV}s"
 		snap "$d/before.json"
 		iperf_run "$d" client server 10.2.0.2 "$T_OV" -u -l 1200 -b "${mbit}M" -w 4M
-		drained # what is still queued arrives before the second snapshot
+		drained "$d" # what is still queued arrives before the second snapshot
 		snap "$d/after.json"
 		$BENCH overload "$d" --impl "$impl" --mode "$mode" --txq "$q" --rate "$RATE" --x "$x" >>"$RECORDS"
 	done
@@ -349,7 +355,7 @@ sc_nodrop_cell() { # <impl> <mode> <queue|none> <rtt_ms> <cc> <ecn> <run>
 	iperf_run "$d" client server 10.2.0.2 "$T_ND" -C "$cc"
 	wait "$vs" 2>/dev/null
 	wait "$rcv" 2>/dev/null
-	drained
+	drained "$d"
 	snap "$d/after.json"
 	[ -x "$DELAYLINE" ] && delayline_stop "$d/delayline.json"
 	$BENCH nodrop "$d" --impl "$impl" --mode "$mode" --queue "$q" --rtt "$rtt" --rate "$RATE" \
