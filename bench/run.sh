@@ -207,14 +207,14 @@ iperf_run() {
 # <dir>/drain.json: when the last packet arrived (to 0.1 s; the bottleneck's share of R is
 # its bytes over the time from the test's start to then).
 drained() {
-	local n m i last=$EPOCHREALTIME
+	local n m i last=null quiet=$EPOCHREALTIME # last null: nothing arrived once the watch began
 	n=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
 	for ((i = 0; i < 150; i++)); do
 		sleep 0.1
 		m=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
 		if [ "$m" != "$n" ]; then
-			n=$m last=$EPOCHREALTIME
-		elif awk -v a="$last" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.5) }'; then
+			n=$m last=$EPOCHREALTIME quiet=$EPOCHREALTIME
+		elif awk -v a="$quiet" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.5) }'; then
 			printf '{"last_rx": %s}\n' "$last" >"$1/drain.json"
 			return 0
 		fi
