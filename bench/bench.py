@@ -358,17 +358,14 @@ def shaper_wire(d, impl):
     return None, None, {}
 
 
-def busy_seconds(d, fallback, drain=True):
-    """The time over which the bottleneck's bytes are counted: from the test's start to the last
-    packet's arrival after it (drain.json, cpu.json: overload, where the full queue drains after
-    the test), or the test's own wall time (drain=False: the no-drop cells, whose TCP flow ends
-    with its test and whose video receiver waits 3 s idle before the drain is watched); else
-    fallback."""
+def busy_seconds(d, fallback):
+    """The time over which an overload cell's bottleneck bytes are counted: from the test's start
+    to the last packet's arrival after it (drain.json, cpu.json: the full queue drains after the
+    test); else fallback. (A no-drop cell counts over iperf3's TCP seconds: its TCP flow ends with
+    the test and leaves no queue worth its drain.)"""
     c, dr = load(os.path.join(d, "cpu.json")) or {}, load(os.path.join(d, "drain.json")) or {}
-    if drain and c.get("start") and dr.get("last_rx") and dr["last_rx"] > c["start"]:
+    if c.get("start") and dr.get("last_rx") and dr["last_rx"] > c["start"]:
         return round(dr["last_rx"] - c["start"], 3)
-    if not drain and c.get("wall_s"):
-        return round(c["wall_s"], 3)
     return fallback
 
 
@@ -408,7 +405,7 @@ def cmd_nodrop(a):
     wire, where, qc = shaper_wire(a.dir, a.impl)
     m["bottleneck_wire_bytes"] = wire
     m["bottleneck_counted_by"] = where
-    busy = busy_seconds(a.dir, secs, drain=False)
+    busy = secs
     m["busy_seconds"] = busy
     m["shaper_share_of_r"] = round(wire * 8 / (a.rate * 1e6 * busy), 4) if wire is not None and busy and a.rate else None
     # the video's delivered wire bytes over the TCP test's seconds (the video stops a second early)

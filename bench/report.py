@@ -314,7 +314,7 @@ def report_lines(doc, pngs):
         L += ["", "### No-drop cells: medians over runs, where the bits went", "",
               "R = %s Mbit/s; video: %s. TCP left = what R leaves to TCP's goodput after the video's wire bytes "
               "(R - video) x MSS / (MSS + 150); fill = TCP / left; R share = the bottleneck's wire bytes (tunless: its WAN "
-              "queues' tx_bytes + 24 x tx_packets; the TUN VPNs: the tbf's bytes) x 8 / (R x the TCP test's wall time). "
+              "queues' tx_bytes + 24 x tx_packets; the TUN VPNs: the tbf's bytes) x 8 / (R x iperf3's TCP seconds). "
               "Endpoints: the client's and the server's net.ipv4.tcp_congestion_control and tcp_ecn, set per cell "
               "(new namespaces inherit the host's: %s)." % (
                   doc["settings"].get("nodrop_bottleneck_mbit_s"), json.dumps(doc["settings"]["video"]),
