@@ -2,8 +2,8 @@
 # One command that compares tunless with kernel-TUN VPNs and draws it (bench/README.md).
 #
 # Usage: bench/run.sh [--smoke | --quick | --full] [-o DIR] [-i impl,...] [-s scenario,...]
-#   --smoke  every implementation x scenario once, tiny (<= 3 min)      (the CI smoke test)
-#   --quick  the matrices at a few points, short runs (<= 15 min)        (default)
+#   --smoke  every implementation x scenario once, tiny (about 4 min)   (the CI smoke test)
+#   --quick  the matrices at a few points, short runs (about 30 min)     (default)
 #   --full   every point, longer runs, the no-drop study's cells 60 s x 3 (about 4.5 h: bench/README.md)
 #   -o DIR   output directory (default bench/out-<profile>-<date>)
 #   -i       implementations: tunless,wireguard-go,wggo-ts,boringtun,openvpn,kernel-wg (default: all)
