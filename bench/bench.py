@@ -292,7 +292,12 @@ def cmd_overload(a):
     if sent is None or recv is None:
         sent, recv = st["sent"], st["received"]
     lost = sent - recv
-    rec["metrics"] = {"offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
+    wire, where, _ = shaper_wire(a.dir, a.impl)
+    secs = busy_seconds(a.dir, st.get("seconds"))
+    rec["metrics"] = {"shaper_share_of_r": round(wire * 8 / (a.rate * 1e6 * secs), 4) if wire is not None and secs and a.rate else None,
+                      "busy_seconds": secs,
+                      "bottleneck_counted_by": where,
+                      "offered_mbit_s": st["sent_mbit_s"], "sent": sent, "received": recv,
                       "forwarded_pps": st["received_pps"], "forwarded_mbit_s": st["received_mbit_s"],
                       "loss_percent": round(100.0 * lost / sent, 3) if sent else None, "lost": lost,
                       "located": located,
@@ -302,9 +307,72 @@ def cmd_overload(a):
     emit(rec)
 
 
+WIRE_OVERHEAD = 24  # FCS, preamble, inter-frame gap: what tunless's shaper and the tbf's stab add
+TUNNEL_OUTER = 32 + 28 + 14  # WireGuard data header and tag, outer UDP/IPv4, Ethernet
+TUNNEL_MTU = 1420
+
+
+def video_wire_bytes(payload):
+    """Wire bytes of one video datagram through the tunnel: the inner IPv4/UDP packet padded to
+    16 bytes (at most to the MTU), WireGuard's 32, the outer UDP/IP and Ethernet, the overhead."""
+    inner = payload + 28
+    return min(-(-inner // 16) * 16, TUNNEL_MTU) + TUNNEL_OUTER + WIRE_OVERHEAD
+
+
+def tcp_wire_bytes(mss):
+    """Wire bytes of one full TCP segment (TCP/IP headers with timestamps: 52)."""
+    return mss + 52 + TUNNEL_OUTER + WIRE_OVERHEAD
+
+
+def shaper_wire(d, impl):
+    """What the bottleneck put on gwa's WAN between the snapshots: (wire bytes, where counted),
+    and tunless's WAN queue counters (CoDel drops, overlimit drops, CE marks, L4S marks, shaper
+    time lost) summed over its workers. tunless: its WAN queues' tx_bytes + 24 x tx_packets (the
+    shaper's own cost); the TUN VPNs: the tbf on gwa's wan-a (its stab adds the 24)."""
+    before, after = load(os.path.join(d, "before.json")), load(os.path.join(d, "after.json"))
+    if not before or not after:
+        return None, None, {}
+    if impl == "tunless":
+        q = {}
+        names = sorted(after.get("tunless") or {})
+        if not names:
+            return None, None, {}
+        n = names[0]  # gwa's instance (tb<pid><run>a): the shaped WAN
+        a, b = after["tunless"][n].get("queues") or {}, (before["tunless"].get(n) or {}).get("queues") or {}
+        for qn, v in a.items():
+            if not qn.startswith("wan/") or not v:
+                continue
+            o = b.get(qn) or {}
+            for k in ("tx_bytes", "tx_packets", "drops_aqm_codel", "drops_aqm_overlimit", "ecn_marks", "l4s_marks", "shaper_lost_ns"):
+                q[k] = q.get(k, 0) + (v.get(k) or 0) - (o.get(k) or 0)
+        if "tx_bytes" not in q:
+            return None, None, q
+        return q["tx_bytes"] + WIRE_OVERHEAD * q["tx_packets"], "tunless %s WAN queues tx_bytes + 24 x tx_packets" % n, q
+    for ns, a in after["ns"].items():
+        if not ns.endswith("-gwa"):
+            continue
+        for key, v in a["qdiscs"].items():
+            if key.startswith("wan-a tbf") and "bytes" in v:
+                o = before["ns"].get(ns, {}).get("qdiscs", {}).get(key, {})
+                return v["bytes"] - o.get("bytes", 0), "tbf on gwa wan-a (%s) bytes" % key, {}
+    return None, None, {}
+
+
+def busy_seconds(d, fallback):
+    """The time over which an overload cell's bottleneck bytes are counted: from the test's start
+    to the last packet's arrival after it (drain.json, cpu.json: the full queue drains after the
+    test); else fallback. (A no-drop cell counts over iperf3's TCP seconds: its TCP flow ends with
+    the test and leaves no queue worth its drain.)"""
+    c, dr = load(os.path.join(d, "cpu.json")) or {}, load(os.path.join(d, "drain.json")) or {}
+    if c.get("start") and dr.get("last_rx") and dr["last_rx"] > c["start"]:
+        return round(dr["last_rx"] - c["start"], 3)
+    return fallback
+
+
 def cmd_nodrop(a):
     q = None if a.queue == "none" else int(a.queue)
-    rec = base(a, "nodrop", {"queue": q, "rtt_ms": a.rtt, "rate_mbit_s": a.rate})
+    rec = base(a, "nodrop", {"queue": q, "rtt_ms": a.rtt, "rate_mbit_s": a.rate, "cc": a.cc, "ecn": a.ecn,
+                             "video": a.video, "run": a.run})
     t = ost.iperf_stats(os.path.join(a.dir, "iperf.json"), "tcp")
     vs, vr = load(os.path.join(a.dir, "video-sent.json")), load(os.path.join(a.dir, "video-recv.json"))
     dl = load(os.path.join(a.dir, "delayline.json")) or {}
@@ -329,6 +397,50 @@ def cmd_nodrop(a):
         m["unaccounted"] = sent - recv - located
     rec["metrics"] = m
     m["reverse_path_drops"] = sum(rev.values()) if rev is not None else None
+    # Where the bits went: the bottleneck's delivered share of R over the TCP test's seconds, the
+    # capacity the video left to TCP (goodput terms), TCP's share of it, and the drops by kind.
+    ip = load(os.path.join(a.dir, "iperf.json")) or {}
+    secs = ((ip.get("end") or {}).get("sum_received") or {}).get("seconds")
+    mss = ((ip.get("start") or {}).get("tcp_mss_default")) or (TUNNEL_MTU - 52)
+    wire, where, qc = shaper_wire(a.dir, a.impl)
+    m["bottleneck_wire_bytes"] = wire
+    m["bottleneck_counted_by"] = where
+    busy = secs
+    m["busy_seconds"] = busy
+    m["shaper_share_of_r"] = round(wire * 8 / (a.rate * 1e6 * busy), 4) if wire is not None and busy and a.rate else None
+    # the video's delivered wire bytes over the TCP test's seconds (the video stops a second early)
+    vwire = vrecv * video_wire_bytes((vs or {}).get("size", 1200)) * 8 / secs / 1e6 if secs and vrecv is not None else None
+    m["video_wire_mbit_s"] = round(vwire, 3) if vwire is not None else None
+    left = (a.rate - vwire) * mss / tcp_wire_bytes(mss) if vwire is not None and a.rate else None
+    m["capacity_left_to_tcp_mbit_s"] = round(left, 2) if left is not None else None
+    g = m["tcp_goodput_mbit_s"]
+    m["tcp_share_of_left"] = round(g / left, 4) if g is not None and left else None
+    m["tcp_mss"] = mss
+    m["tcp_seconds"] = secs
+    snd = ((ip.get("end") or {}).get("streams") or [{}])[0].get("sender") or {}
+    m["tcp_rtt_mean_ms"] = round(snd["mean_rtt"] / 1000, 2) if snd.get("mean_rtt") else None
+    m["tcp_rtt_min_ms"] = round(snd["min_rtt"] / 1000, 2) if snd.get("min_rtt") else None
+    m["wan_sojourn_p50_ms"] = m["wan_sojourn_p99_ms"] = None
+    if a.impl == "tunless":  # the WAN queues' sojourn of the packets delivered during the cell
+        b4, af = load(os.path.join(a.dir, "before.json")) or {}, load(os.path.join(a.dir, "after.json")) or {}
+        for n in sorted(af.get("tunless") or {})[:1]:
+            for qn, v in ((af["tunless"][n].get("queues")) or {}).items():
+                if qn.startswith("wan/") and v:
+                    dq = ost.queue_delta((((b4.get("tunless") or {}).get(n) or {}).get("queues") or {}).get(qn) or {}, v)
+                    for k, kk in (("sojourn_p50_below_ns", "wan_sojourn_p50_ms"), ("sojourn_p99_below_ns", "wan_sojourn_p99_ms")):
+                        if isinstance(dq.get(k), int):
+                            m[kk] = max(m[kk] or 0, dq[k] / 1e6)
+    c = cats or {}
+    m["queue_drops_codel"] = qc.get("drops_aqm_codel") if a.impl == "tunless" else None
+    m["queue_drops_overlimit"] = qc.get("drops_aqm_overlimit") if a.impl == "tunless" else None
+    m["ecn_marks"] = qc.get("ecn_marks") if a.impl == "tunless" else None
+    m["shaper_lost_ms"] = round(qc["shaper_lost_ns"] / 1e6, 3) if "shaper_lost_ns" in qc else None
+    m["ring_drops"] = c.get("tun_ring", 0) + (c.get("tunless_other", 0) if a.impl == "tunless" else 0)
+    m["tail_drops"] = c.get("qdisc", 0)
+    ep = load(os.path.join(a.dir, "endpoints.json")) or {}
+    snd = (ip.get("end") or {}).get("sender_tcp_congestion")
+    m["endpoints"] = {"client": ep.get("client"), "server": ep.get("server"), "host": ep.get("host"),
+                      "iperf3_sender_cc": snd}
     rec["samples"] = {"loss_locations": loc, "reverse_path_drops": rev,
                       "video_delay_p50_ms": (vr or {}).get("delay_p50_ms")}
     emit(rec)
@@ -356,8 +468,118 @@ def ratio(x, y):
     return round(x / y, 3) if x is not None and y else None
 
 
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+ND_KEYS = ("tcp_seconds", "busy_seconds", "tcp_goodput_mbit_s", "tcp_retransmits", "tcp_rtt_mean_ms", "wan_sojourn_p99_ms", "video_loss_percent", "video_delay_p99_ms", "shaper_share_of_r",
+           "capacity_left_to_tcp_mbit_s", "tcp_share_of_left", "queue_drops_codel", "queue_drops_overlimit",
+           "ecn_marks", "ring_drops", "tail_drops", "lost", "located", "unaccounted", "shaper_lost_ms")
+
+
+def nd_cell_key(r):
+    p = r["params"]
+    return (r["impl"], p.get("queue"), p["rtt_ms"], p.get("cc"), p.get("ecn"), p.get("video"), p.get("rate_mbit_s"))
+
+
+def nd_cells(recs):
+    """The no-drop cells with the median of each metric over their runs (--full: 3 runs)."""
+    groups = {}
+    for r in recs:
+        if r["scenario"] == "nodrop" and r["status"] == "ok":
+            groups.setdefault(nd_cell_key(r), []).append(r)
+    out = []
+    for k, rs in groups.items():
+        impl, q, rtt, cc, ecn, video, rate = k
+        med = {m: median([r["metrics"].get(m) for r in rs]) for m in ND_KEYS}
+        out.append({"impl": impl, "queue": q, "rtt_ms": rtt, "cc": cc, "ecn": ecn, "video": video, "rate_mbit_s": rate,
+                    "runs": len(rs), "median": med,
+                    "endpoints": rs[0]["metrics"].get("endpoints")})
+    return out
+
+
+def pct(x):
+    return None if x is None else round(100 * x, 1)
+
+
+def where_bits_went(c):
+    """One statement per no-drop cell, from its medians, and the claims it makes with whether
+    each holds for those numbers (the report prints the text; the smoke test re-checks)."""
+    m = c["median"]
+    share, fill, left, g = m["shaper_share_of_r"], m["tcp_share_of_left"], m["capacity_left_to_tcp_mbit_s"], m["tcp_goodput_mbit_s"]
+    congestion = sum(m[k] or 0 for k in ("queue_drops_codel", "queue_drops_overlimit", "ring_drops", "tail_drops"))
+    # the shaper explains the shortfall when the sending time it gave up while backlogged is at
+    # least half of the time R went unused
+    lost_ms, secs = m["shaper_lost_ms"], m.get("busy_seconds") or m["tcp_seconds"]
+    unused_ms = (1 - share) * secs * 1000 if share is not None and secs else None
+    if share is not None and share < 0.97 and c["impl"] == "tunless" and lost_ms and unused_ms and lost_ms >= unused_ms / 2:
+        cause = "shaper"
+        why = ("the bottleneck delivered only %s %% of R: the shaper gave up %s ms of sending time while backlogged, "
+               "of %s ms that R went unused" % (fmt_n(pct(share)), fmt_n(lost_ms), fmt_n(round(unused_ms))))
+    elif (share is not None and share < 0.97) or (fill is not None and fill < 0.9):
+        cause = "tcp"
+        why = ("TCP filled %s %% of what the video left and the bottleneck delivered %s %% of R: TCP did not keep the "
+               "queue backlogged (%d drops, %s CE marks%s)" % (fmt_n(pct(fill)), fmt_n(pct(share)), congestion, m["ecn_marks"] or 0,
+                                        "; the shaper gave up %s ms" % fmt_n(lost_ms) if lost_ms else ""))
+    else:
+        cause = "none"
+        why = "TCP filled what the video left (%s %%)" % pct(fill)
+    who = "%s%s" % (c["impl"], "" if c["queue"] is None else " txqueuelen %s" % c["queue"])
+    text = ("%s, +%d ms, %s ECN %s (%d run(s), medians): TCP %s of the %s Mbit/s the video left (%s %%); bottleneck "
+            "delivered %s %% of R; queue drops CoDel %s, overlimit %s, CE marks %s; ring drops %s, tail drops %s; video "
+            "loss %s %%, p99 %s ms; unaccounted %s. Where the shortfall went: %s."
+            % (who, c["rtt_ms"], c["cc"], "on" if c["ecn"] else "off", c["runs"], fmt_n(g), fmt_n(left), fmt_n(pct(fill)),
+               fmt_n(pct(share)), fmt_n(m["queue_drops_codel"]), fmt_n(m["queue_drops_overlimit"]), fmt_n(m["ecn_marks"]),
+               fmt_n(m["ring_drops"]), fmt_n(m["tail_drops"]), fmt_n(m["video_loss_percent"]), fmt_n(m["video_delay_p99_ms"]),
+               fmt_n(m["unaccounted"]), why))
+    claims = {
+        "cause_matches_numbers": (cause != "shaper" or (share < 0.97 and lost_ms >= unused_ms / 2)) and
+        (cause != "tcp" or (share is not None and share < 0.97) or (fill is not None and fill < 0.9)) and
+        (cause != "none" or ((share is None or share >= 0.97) and (fill is None or fill >= 0.9))),
+        "tcp_within_left": g is None or left is None or g <= left * 1.1,
+        "sender_cc_as_set": c["cc"] is None or (c.get("endpoints") or {}).get("iperf3_sender_cc") == c["cc"],
+        "loss_located": m["unaccounted"] is not None and m["unaccounted"] == 0 if c["runs"] == 1 else m["unaccounted"] is not None,
+    }
+    return {"cell": {k: c[k] for k in ("impl", "queue", "rtt_ms", "cc", "ecn", "video")}, "cause": cause, "text": text,
+            "claims": claims}
+
+
+def fmt_n(v):
+    if v is None:
+        return "n/a"
+    return ("%.2f" % v).rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
+
+
+def show_ratios(cells):
+    """The issue's Show: tunless vs wireguard-go txqueuelen 500 and 25 in the same run, per path and endpoints."""
+    out = {}
+    for c in cells:
+        if c["impl"] != "tunless":
+            continue
+        row = {"tunless_tcp_mbit_s": c["median"]["tcp_goodput_mbit_s"], "tunless_video_loss_percent": c["median"]["video_loss_percent"],
+               "tunless_video_p99_ms": c["median"]["video_delay_p99_ms"], "path_one_way_ms": c["rtt_ms"] / 2}
+        for q in (500, 25):
+            o = [x for x in cells if x["impl"] == "wireguard-go" and x["queue"] == q and
+                 all(x[k] == c[k] for k in ("rtt_ms", "cc", "ecn", "video", "rate_mbit_s"))]
+            if o:
+                row["wireguard_go_q%d_tcp_mbit_s" % q] = o[0]["median"]["tcp_goodput_mbit_s"]
+                row["wireguard_go_q%d_video_loss_percent" % q] = o[0]["median"]["video_loss_percent"]
+                row["wireguard_go_q%d_video_p99_ms" % q] = o[0]["median"]["video_delay_p99_ms"]
+                row["tcp_ratio_q%d" % q] = ratio(c["median"]["tcp_goodput_mbit_s"], o[0]["median"]["tcp_goodput_mbit_s"])
+        out["+%d ms %s ECN %s %s video" % (c["rtt_ms"], c["cc"], "on" if c["ecn"] else "off", c["video"])] = row
+    return out
+
+
 def summarize(recs, rate):
     s = {}
+    cells = nd_cells(recs)
+    s["nodrop_cells"] = cells
+    s["where_bits_went"] = [where_bits_went(c) for c in cells]
+    s["nodrop_show"] = show_ratios(cells)
     tl = pick(recs, "tunless", "nodrop")
     if tl:
         un = [r["metrics"]["unaccounted"] for r in tl]
@@ -490,6 +712,7 @@ def cmd_assemble(a):
         "settings": {"bottleneck_mbit_s": a.rate,
                      "bottleneck_tun_vpns": "gwa wan-a: stab overhead 24, tbf rate %dmbit burst %d + pfifo limit 1000" % (a.rate, a.burst),
                      "bottleneck_tunless": "ports.wan.shaper: {rate_bps: %d} on gwa, AQM defaults" % (a.rate * 1000000),
+                     "nodrop_bottleneck_mbit_s": a.nd_rate,
                      "tunless_ports": ports,
                      "video": {"fps": fps, "packets_per_frame": burst, "payload": size,
                                "mbit_s": round(fps * burst * size * 8 / 1e6, 2)},
@@ -524,9 +747,13 @@ def cmd_rebuild(argv):
             fn = cmd_overload
         elif r["scenario"] == "nodrop" and r["status"] == "ok":
             q = "none" if p["queue"] is None else str(p["queue"])
-            d = os.path.join(raw, "%s-%s" % (r["impl"], r["mode"]), "nodrop-q%s-rtt%d" % (q, p["rtt_ms"]))
+            cell = "nodrop-q%s-rtt%d" % (q, p["rtt_ms"])
+            if p.get("cc"):
+                cell += "-%s-ecn%s-%s-r%s" % (p["cc"], p["ecn"], p["video"], p["run"])
+            d = os.path.join(raw, "%s-%s" % (r["impl"], r["mode"]), cell)
             ns = argparse.Namespace(impl=r["impl"], mode=r["mode"], dir=d, queue=q, rtt=p["rtt_ms"],
-                                    rate=p["rate_mbit_s"], txq=None)
+                                    rate=p["rate_mbit_s"], txq=None, cc=p.get("cc"), ecn=p.get("ecn"),
+                                    video=p.get("video"), run=p.get("run", 1))
             fn = cmd_nodrop
         if d and os.path.isdir(d):
             buf = io.StringIO()
@@ -569,6 +796,10 @@ def main():
         if name == "nodrop":
             s.add_argument("--queue", required=True)
             s.add_argument("--rtt", type=int, required=True)
+            s.add_argument("--cc", default=None)
+            s.add_argument("--ecn", type=int, default=None)
+            s.add_argument("--video", default=None)
+            s.add_argument("--run", type=int, default=1)
     s = sub.add_parser("assemble")
     s.add_argument("records")
     s.add_argument("outdir")
@@ -578,6 +809,7 @@ def main():
     s.add_argument("--burst", type=int, default=0)
     s.add_argument("--load-start", default="")
     s.add_argument("--video", default="30,20,1200")
+    s.add_argument("--nd-rate", type=int, default=None)
     s.add_argument("--version", action="append", default=[])
     s.add_argument("--append", action="store_true")
     a = p.parse_args()

@@ -199,8 +199,11 @@ tunless_up() { # <mode>: host, gateway (the shaper on gwa's WAN) or fwd-<wan>-<l
 		lab_on_cleanup "rm -rf /var/run/dpdk/tunless-$name"
 	done
 	if [ "$1" = gateway ]; then
-		# BENCH_TUNLESS_SHAPER_BURST: the shaper's bucket in bytes (default: 1 ms at R, as tbf's)
-		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))${BENCH_TUNLESS_SHAPER_BURST:+, burst_bytes: $BENCH_TUNLESS_SHAPER_BURST}}}/" "$LAB_DIR/tunless-a.yaml"
+		# BENCH_TUNLESS_SHAPER_BURST: the shaper's bucket in bytes (default: 1 ms at R, as tbf's);
+		# BENCH_TUNLESS_WAN_AQM: settings of the shaped WAN queue's AQM (e.g. "rtt_us: 200000")
+		local aqm=
+		[ -z "${BENCH_TUNLESS_WAN_AQM:-}" ] || aqm=", aqm: {$BENCH_TUNLESS_WAN_AQM}"
+		sed -i -e "s/^\( *wan: {iface: wan-a, driver: [a-z_]*\)}/\1, shaper: {rate_bps: $((RATE * 1000000))${BENCH_TUNLESS_SHAPER_BURST:+, burst_bytes: $BENCH_TUNLESS_SHAPER_BURST}}$aqm}/" "$LAB_DIR/tunless-a.yaml"
 		grep -q "shaper: {rate_bps: $((RATE * 1000000))[,}]" "$LAB_DIR/tunless-a.yaml" ||
 			{ bench_say "tunless: could not put the shaper into gateway-a.yaml"; return 1; }
 	fi
@@ -228,6 +231,6 @@ impl_up() { # <impl> <mode>
 # (1000 packets) under it; counted on the wire like tunless's shaper (stab overhead 24).
 tun_wan_shaper() {
 	lab_exec gwa tc qdisc replace dev wan-a root handle 1: stab overhead 24 linklayer ethernet \
-		tbf rate "${RATE}mbit" burst "$BURST" latency 1s &&
+		tbf rate "${RATE}mbit" burst "$(wan_burst)" latency 1s &&
 		lab_exec gwa tc qdisc replace dev wan-a parent 1:1 handle 10: pfifo limit 1000
 }

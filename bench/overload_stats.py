@@ -72,7 +72,7 @@ def qdiscs(ns):
         if q.get("kind") in ("noqueue", "noop"):
             continue
         key = "%s %s %s" % (q.get("dev"), q.get("kind"), q.get("handle"))
-        res[key] = {k: q.get(k, 0) for k in ("packets", "drops", "overlimits", "requeues", "backlog", "qlen")}
+        res[key] = {k: q.get(k, 0) for k in ("bytes", "packets", "drops", "overlimits", "requeues", "backlog", "qlen")}
     return res
 
 

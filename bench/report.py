@@ -70,6 +70,10 @@ def ok(recs, scenario):
     return [r for r in recs if r["scenario"] == scenario and r["status"] == "ok"]
 
 
+def pc(x):
+    return None if x is None else 100 * x
+
+
 def fmt(v, f="%.1f"):
     return "-" if v is None else (f % v if isinstance(v, (int, float)) else str(v))
 
@@ -114,6 +118,11 @@ def plot_throughput(recs, out, scenario="throughput"):
 
 def plot_heatmaps(recs, out, metric, title, fname, cmap):
     rs = ok(recs, "nodrop")
+    # one endpoint setting (the first the run used: the study's CUBIC with ECN) and one run
+    first = next(((r["params"].get("cc"), r["params"].get("ecn")) for r in rs), None)
+    rs = [r for r in rs if (r["params"].get("cc"), r["params"].get("ecn")) == first and r["params"].get("run", 1) == 1]
+    if first and first[0]:
+        title += " (%s, ECN %s, run 1)" % (first[0], "on" if first[1] else "off")
     impls = list(dict.fromkeys(r["impl"] for r in rs))
     if not impls:
         impls = ["(no no-drop cell ran)"]
@@ -245,6 +254,9 @@ def statements(doc):
             out.append("- Video one-way delay in those cells (the path adds %d ms): " % (t["rtt_ms"] // 2) + ", ".join(
                 "%s p50 %s ms, p99 %s ms" % (lb, fmt(r["samples"].get("video_delay_p50_ms")), fmt(r["metrics"].get("video_delay_p99_ms")))
                 for lb, r in cells) + ".")
+    for w in s.get("where_bits_went") or []:
+        out.append("- " + w["text"] + ("" if all(w["claims"].values()) else
+                                       " (NOT consistent with its numbers: %s)" % ", ".join(k for k, v in w["claims"].items() if not v)))
     g = s.get("latency_grades") or {}
     if g:
         out.append("- **Bufferbloat grade under load** (median added latency): " +
@@ -297,6 +309,39 @@ def report_lines(doc, pngs):
                  fmt(r["metrics"]["located"], "%s"), fmt(r["metrics"]["unaccounted"], "%s"),
                  ", ".join("%s %d" % kv for kv in (r["metrics"]["loss_by_place"] or {}).items()) or "-"]
                 for r in ok(recs, "nodrop")])
+    cells = doc["summary"].get("nodrop_cells") or []
+    if cells:
+        L += ["", "### No-drop cells: medians over runs, where the bits went", "",
+              "R = %s Mbit/s; video: %s. TCP left = what R leaves to TCP's goodput after the video's wire bytes "
+              "(R - video) x MSS / (MSS + 150); fill = TCP / left; R share = the bottleneck's wire bytes (tunless: its WAN "
+              "queues' tx_bytes + 24 x tx_packets; the TUN VPNs: the tbf's bytes) x 8 / (R x iperf3's TCP seconds). "
+              "Endpoints: the client's and the server's net.ipv4.tcp_congestion_control and tcp_ecn, set per cell "
+              "(new namespaces inherit the host's: %s)." % (
+                  doc["settings"].get("nodrop_bottleneck_mbit_s"), json.dumps(doc["settings"]["video"]),
+                  ", ".join(sorted({"%s tcp_ecn=%s" % (c["endpoints"]["host"]["cc"], c["endpoints"]["host"]["ecn"])
+                                    for c in cells if (c.get("endpoints") or {}).get("host")})) or "not recorded"), ""]
+        L += table(["implementation", "queue", "RTT +ms", "endpoints (client / server)", "runs", "TCP Mbit/s", "left", "fill %",
+                    "R share %", "CoDel", "overlimit", "CE marks", "ring", "tail", "video loss %", "video p99 ms", "unaccounted"],
+                   [[c["impl"], "none" if c["queue"] is None else c["queue"], c["rtt_ms"],
+                     " / ".join("%s%s ECN %s" % (e.get("cc"), " (iperf3 -C)" if "iperf3" in e.get("cc_set_by", "") else "", e.get("ecn"))
+                                if e else "-" for e in
+                                ((c.get("endpoints") or {}).get(n) for n in ("client", "server"))),
+                     c["runs"], fmt(c["median"]["tcp_goodput_mbit_s"]), fmt(c["median"]["capacity_left_to_tcp_mbit_s"]),
+                     fmt(pc(c["median"]["tcp_share_of_left"])), fmt(pc(c["median"]["shaper_share_of_r"])),
+                     fmt(c["median"]["queue_drops_codel"], "%s"), fmt(c["median"]["queue_drops_overlimit"], "%s"),
+                     fmt(c["median"]["ecn_marks"], "%s"), fmt(c["median"]["ring_drops"], "%s"), fmt(c["median"]["tail_drops"], "%s"),
+                     fmt(c["median"]["video_loss_percent"], "%.2f"), fmt(c["median"]["video_delay_p99_ms"]),
+                     fmt(c["median"]["unaccounted"], "%s")] for c in cells])
+    sh = doc["summary"].get("nodrop_show") or {}
+    if sh:
+        L += ["", "### tunless vs wireguard-go txqueuelen 500 and 25 (same run)", ""]
+        L += table(["cell", "tunless TCP", "vs q500", "vs q25", "tunless video loss % / p99 ms", "q500 video loss % / p99",
+                    "q25 video loss % / p99"],
+                   [[k, fmt(v.get("tunless_tcp_mbit_s")), fmt(v.get("tcp_ratio_q500"), "%.2fx"), fmt(v.get("tcp_ratio_q25"), "%.2fx"),
+                     "%s / %s" % (fmt(v.get("tunless_video_loss_percent"), "%.2f"), fmt(v.get("tunless_video_p99_ms"))),
+                     "%s / %s" % (fmt(v.get("wireguard_go_q500_video_loss_percent"), "%.2f"), fmt(v.get("wireguard_go_q500_video_p99_ms"))),
+                     "%s / %s" % (fmt(v.get("wireguard_go_q25_video_loss_percent"), "%.2f"), fmt(v.get("wireguard_go_q25_video_p99_ms")))]
+                    for k, v in sh.items()])
     L += ["", "Packets: client eth0 TX -> server eth0 RX (client -> server, both flows); located = drops "
           "counted on that path (tun_ring = `ip -s link` TX drops of gwa's TUN device; qdisc = `tc -s` "
           "on gwa's WAN, one per device (tbf repeats its pfifo's drops); " + (

@@ -2,9 +2,9 @@
 # One command that compares tunless with kernel-TUN VPNs and draws it (bench/README.md).
 #
 # Usage: bench/run.sh [--smoke | --quick | --full] [-o DIR] [-i impl,...] [-s scenario,...]
-#   --smoke  every implementation x scenario once, tiny (<= 3 min)      (the CI smoke test)
-#   --quick  the matrices at a few points, short runs (<= 15 min)        (default)
-#   --full   every point, longer runs (<= 60 min on 2 cores)
+#   --smoke  every implementation x scenario once, tiny (about 4 min)   (the CI smoke test)
+#   --quick  the matrices at a few points, short runs (about 30 min)     (default)
+#   --full   every point, longer runs, the no-drop study's cells 60 s x 3 (about 4.5 h: bench/README.md)
 #   -o DIR   output directory (default bench/out-<profile>-<date>)
 #   -i       implementations: tunless,wireguard-go,wggo-ts,boringtun,openvpn,kernel-wg (default: all)
 #            (wggo-ts: Tailscale's fork of wireguard-go)
@@ -12,7 +12,10 @@
 #   --append keep DIR's records from an earlier run (e.g. other implementations) and report all
 # Env: TUNLESS_BUILD (meson build dir: tunlessd, tl-delayline), TL_LAB_LOCK (a lock file held
 # for each implementation's lab, e.g. /tmp/tunless-lab.lock, so other lab users can run in
-# between), BENCH_RATE (bottleneck Mbit/s).
+# between), BENCH_RATE (bottleneck Mbit/s), BENCH_ND_RATE (the no-drop cells' bottleneck, default
+# the study's 50 Mbit/s), BENCH_VIDEO (heavy: the study's 11.5 Mbit/s of 40-packet frames; light:
+# 5.8 Mbit/s of 20-packet frames), BENCH_ND_RTTS, BENCH_ND_EP, BENCH_T_ND, BENCH_ND_RUNS,
+# BENCH_ND_Q_WGGO, BENCH_OV_X, BENCH_T_OV (override the profile's no-drop and overload cells).
 #
 # Writes DIR/results.json (schema: bench/README.md), DIR/*.png, DIR/report.md, DIR/report.html,
 # DIR/raw/ (per-cell raw files). Each implementation runs in fresh namespaces
@@ -58,23 +61,39 @@ done
 case $PROFILE in
 smoke)
 	RATE=${BENCH_RATE:-50} T_TCP=2 T_UDP=1 UDP_PROBES=1 TCP_TESTS="1:f" UDP_SIZES="1392"
-	T_LAT=3 T_OV=2 OV_X="2" T_ND=3 ND_RTTS="60" ND_Q_WGGO="25" ND_Q_OTHER="25" TXQ="500"
-	THR_TXQ="500"
+	T_LAT=3 T_OV=2 OV_X="2" T_ND=3 ND_RTTS="60" ND_Q_WGGO="25 500" ND_Q_OTHER="25" TXQ="500"
+	THR_TXQ="500" ND_EP="cubic:1 bbr:0" ND_RUNS=1
 	;;
 quick)
 	RATE=${BENCH_RATE:-100} T_TCP=3 T_UDP=2 UDP_PROBES=2 TCP_TESTS="1:f 1:r 8:f 8:r"
-	UDP_SIZES="64 512 1392" T_LAT=6 T_OV=3 OV_X="0.5 1 2 3" T_ND=5 ND_RTTS="0 60 120"
-	ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="25 500" TXQ="500 25" THR_TXQ="500"
+	UDP_SIZES="64 512 1392" T_LAT=6 T_OV=3 OV_X="0.5 1 2 3" T_ND=10 ND_RTTS="0 60 120"
+	ND_Q_WGGO="25 500" ND_Q_OTHER="25" TXQ="500 25" THR_TXQ="500" ND_EP="cubic:1 bbr:0" ND_RUNS=1
 	;;
 full)
 	RATE=${BENCH_RATE:-100} T_TCP=10 T_UDP=4 UDP_PROBES=4 TCP_TESTS="1:f 1:r 8:f 8:r"
-	UDP_SIZES="64 512 1392" T_LAT=20 T_OV=8 OV_X="0.5 0.75 1 1.25 1.5 2 2.5 3" T_ND=20
-	ND_RTTS="0 60 120" ND_Q_WGGO="1 5 25 500" ND_Q_OTHER="1 5 25 500" TXQ="500 25" THR_TXQ="500 25"
+	UDP_SIZES="64 512 1392" T_LAT=20 T_OV=8 OV_X="0.5 0.75 1 1.25 1.5 2 2.5 3" T_ND=60
+	ND_RTTS="0 60 120" ND_Q_WGGO="25 500" ND_Q_OTHER="25 500" TXQ="500 25" THR_TXQ="500 25"
+	ND_EP="cubic:1 cubic:0 bbr:1 bbr:0" ND_RUNS=3
 	;;
 esac
-VIDEO_FPS=30 VIDEO_BURST=20 VIDEO_SIZE=1200 # 5.8 Mbit/s in frames of 20 packets
-BURST=$((RATE * 1000000 / 8 / 1000))        # the WAN bottleneck's burst: 1 ms at R
-[ "$BURST" -ge 3076 ] || BURST=3076
+# The no-drop cells (the NODROP study's condition): R = ND_RATE, one bulk TCP flow and a video;
+# the endpoints' (client, server) congestion control and ECN per cell, cc:tcp_ecn in ND_EP
+# (tunless and wireguard-go run every pair, the other TUN VPNs the first); ND_RUNS runs of each
+# cell (the report gives medians). New namespaces inherit the host's net.ipv4 defaults (here
+# bbr and tcp_ecn=2): each cell sets both on the client and the server and records what they had.
+ND_RATE=${BENCH_ND_RATE:-50}
+ND_RTTS=${BENCH_ND_RTTS:-$ND_RTTS} ND_EP=${BENCH_ND_EP:-$ND_EP} T_ND=${BENCH_T_ND:-$T_ND}
+ND_RUNS=${BENCH_ND_RUNS:-$ND_RUNS} ND_Q_WGGO=${BENCH_ND_Q_WGGO:-$ND_Q_WGGO}
+OV_X=${BENCH_OV_X:-$OV_X} T_OV=${BENCH_T_OV:-$T_OV}
+VIDEO=${BENCH_VIDEO:-heavy}
+case $VIDEO in
+heavy) VIDEO_FPS=30 VIDEO_BURST=40 VIDEO_SIZE=1200 ;; # the study's: 11.5 Mbit/s in frames of 40 packets
+light) VIDEO_FPS=30 VIDEO_BURST=20 VIDEO_SIZE=1200 ;; # 5.8 Mbit/s in frames of 20 packets
+*) echo "BENCH_VIDEO: heavy or light" >&2; exit 2 ;;
+esac
+# the WAN bottleneck's burst: 1 ms at R (at least two full frames), as RATE is when it is put on
+wan_burst() { local b=$((RATE * 1000000 / 8 / 1000)); [ "$b" -ge 3076 ] || b=3076; echo "$b"; }
+BURST=$(wan_burst)
 
 STAMP=$(date +%Y-%m-%d)
 OUTDIR=${OUTDIR:-$ROOT/bench/out-$PROFILE-$STAMP}
@@ -175,24 +194,30 @@ iperf_run() {
 	c0=$(vpn_cpu_ticks) w0=$EPOCHREALTIME
 	timeout $((t + 30)) ip netns exec "$(lab_ns "$c")" iperf3 -c "$ip" -t "$t" -J "$@" >"$d/iperf.json" 2>"$d/iperf.err"
 	w1=$EPOCHREALTIME c1=$(vpn_cpu_ticks)
-	printf '{"vpn_cpu_s": %s, "wall_s": %s}\n' "$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" \
-		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" >"$d/cpu.json"
+	printf '{"vpn_cpu_s": %s, "wall_s": %s, "start": %s, "end": %s}\n' "$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')" \
+		"$(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')" "$w0" "$w1" >"$d/cpu.json"
 	ns_kill "$s" iperf3
 	wait "$srv" 2>/dev/null
 	return 0
 }
 
-# drained: wait (at most 15 s) until the server's eth0 has received nothing new for 0.5 s, so
-# that what the queues on the path still held has arrived before the counters are read (a
-# queue of 10240 packets at R takes ~1 s to drain at 100 Mbit/s, longer at a lower R).
+# drained <dir>: wait (at most 15 s) until the server's eth0 has received nothing new for 0.5 s,
+# so that what the queues on the path still held has arrived before the counters are read (a
+# queue of 10240 packets at R takes ~1 s to drain at 100 Mbit/s, longer at a lower R). Writes
+# <dir>/drain.json: when the last packet arrived (to 0.1 s; the bottleneck's share of R is
+# its bytes over the time from the test's start to then).
 drained() {
-	local n m i
+	local n m i last=null quiet=$EPOCHREALTIME # last null: nothing arrived once the watch began
 	n=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
-	for ((i = 0; i < 30; i++)); do
-		sleep 0.5
+	for ((i = 0; i < 150; i++)); do
+		sleep 0.1
 		m=$(lab_exec server cat /sys/class/net/eth0/statistics/rx_packets)
-		[ "$m" = "$n" ] && return 0
-		n=$m
+		if [ "$m" != "$n" ]; then
+			n=$m last=$EPOCHREALTIME quiet=$EPOCHREALTIME
+		elif awk -v a="$quiet" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a >= 0.5) }'; then
+			printf '{"last_rx": %s}\n' "$last" >"$1/drain.json"
+			return 0
+		fi
 	done
 	bench_say "the path did not drain within 15 s: counters read while packets still arrive"
 }
@@ -262,7 +287,7 @@ sc_overload() { # <impl> <mode> <txq>
 		step "$impl ($mode, txq $q): overload ${x}x = $mbit Mbit/s UDP for ${T_OV}s"
 		snap "$d/before.json"
 		iperf_run "$d" client server 10.2.0.2 "$T_OV" -u -l 1200 -b "${mbit}M" -w 4M
-		drained # what is still queued arrives before the second snapshot
+		drained "$d" # what is still queued arrives before the second snapshot
 		snap "$d/after.json"
 		$BENCH overload "$d" --impl "$impl" --mode "$mode" --txq "$q" --rate "$RATE" --x "$x" >>"$RECORDS"
 	done
@@ -280,12 +305,37 @@ delayline_stop() {
 	lab_wait_for 5 grep -q held_at_exit "$1"
 }
 
-sc_nodrop_cell() { # <impl> <mode> <queue|none> <rtt_ms>
-	local impl=$1 mode=$2 q=$3 rtt=$4 d rcv vs
-	d=$OUTDIR/raw/$impl-$mode/nodrop-q$q-rtt$rtt
+# endpoints <cc> <ecn> <out.json>: the client's and the server's TCP congestion control and ECN
+# setting for this cell (the other namespaces keep the host's); writes what each had before and
+# has now, and the host's (what new namespaces inherit). A namespace other than the host's may
+# only make a CC of net.ipv4.tcp_allowed_congestion_control (a host-wide list) its default: when
+# the kernel refuses, the namespace keeps its CC and iperf3 -C sets the sender's socket (the
+# cell's iperf3 always runs with -C <cc>; its JSON names the sender's CC).
+endpoints() {
+	local cc=$1 ecn=$2 out=$3 ns was now host how
+	host="\"host\": {\"cc\": \"$(sysctl -n net.ipv4.tcp_congestion_control)\", \"ecn\": $(sysctl -n net.ipv4.tcp_ecn)}"
+	printf '{%s' "$host" >"$out"
+	for ns in client server; do
+		was=$(lab_exec $ns sysctl -n net.ipv4.tcp_congestion_control net.ipv4.tcp_ecn | tr '\n' ' ')
+		lab_exec $ns sysctl -qw net.ipv4.tcp_ecn="$ecn" || return 1
+		how=namespace
+		lab_exec $ns sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null || how="iperf3 -C (namespace default refused)"
+		now=$(lab_exec $ns sysctl -n net.ipv4.tcp_congestion_control net.ipv4.tcp_ecn | tr '\n' ' ')
+		# shellcheck disable=SC2086
+		printf ', "%s": {"inherited": "%s", "namespace_cc": "%s", "ecn": %s, "cc": "%s", "cc_set_by": "%s"}' \
+			$ns "${was% }" $now "$cc" "$how" >>"$out"
+	done
+	echo '}' >>"$out"
+}
+
+sc_nodrop_cell() { # <impl> <mode> <queue|none> <rtt_ms> <cc> <ecn> <run>
+	local impl=$1 mode=$2 q=$3 rtt=$4 cc=$5 ecn=$6 run=$7 d rcv vs p
+	d=$OUTDIR/raw/$impl-$mode/nodrop-q$q-rtt$rtt-$cc-ecn$ecn-$VIDEO-r$run
+	p="{\"queue\": $([ "$q" = none ] && echo null || echo "$q"), \"rtt_ms\": $rtt, \"cc\": \"$cc\", \"ecn\": $ecn, \"video\": \"$VIDEO\", \"run\": $run}"
 	mkdir -p "$d"
-	step "$impl: no-drop cell queue $q, RTT +$rtt ms: TCP bulk + video ${T_ND}s at R = $RATE Mbit/s"
-	[ "$q" = none ] || impl_txqueuelen "$impl" "$q" || { record "$impl" "$mode" nodrop "{\"queue\": $q, \"rtt_ms\": $rtt}" error "txqueuelen $q failed"; return; }
+	step "$impl: no-drop cell queue $q, RTT +$rtt ms, $cc ECN $ecn, run $run: TCP bulk + $VIDEO video ${T_ND}s at R = $RATE Mbit/s"
+	[ "$q" = none ] || impl_txqueuelen "$impl" "$q" || { record "$impl" "$mode" nodrop "$p" error "txqueuelen $q failed"; return; }
+	endpoints "$cc" "$ecn" "$d/endpoints.json" || { record "$impl" "$mode" nodrop "$p" error "could not set $cc / tcp_ecn=$ecn on the endpoints"; return; }
 	if [ -x "$DELAYLINE" ]; then
 		delayline_start "$rtt" "$d/delayline.json" || bench_say "delay line did not start"
 	else
@@ -302,21 +352,43 @@ sc_nodrop_cell() { # <impl> <mode> <queue|none> <rtt_ms>
 	(lab_exec client $FLOW send 10.2.0.2 6000 --size "$VIDEO_SIZE" --fps "$VIDEO_FPS" --burst "$VIDEO_BURST" \
 		--seconds "$((T_ND - 1))" --out "$d/video-sent.json" >"$d/video-send.log" 2>&1) &
 	vs=$!
-	iperf_run "$d" client server 10.2.0.2 "$T_ND"
+	iperf_run "$d" client server 10.2.0.2 "$T_ND" -C "$cc"
 	wait "$vs" 2>/dev/null
 	wait "$rcv" 2>/dev/null
-	drained
+	drained "$d"
 	snap "$d/after.json"
 	[ -x "$DELAYLINE" ] && delayline_stop "$d/delayline.json"
-	$BENCH nodrop "$d" --impl "$impl" --mode "$mode" --queue "$q" --rtt "$rtt" --rate "$RATE" >>"$RECORDS"
+	$BENCH nodrop "$d" --impl "$impl" --mode "$mode" --queue "$q" --rtt "$rtt" --rate "$RATE" \
+		--cc "$cc" --ecn "$ecn" --video "$VIDEO" --run "$run" >>"$RECORDS"
 }
 
 sc_nodrop() { # <impl> <mode>
-	local impl=$1 mode=$2 q rtt queues
-	case $impl in tunless) queues=none ;; wireguard-go) queues=$ND_Q_WGGO ;; *) queues=$ND_Q_OTHER ;; esac
-	for q in $queues; do
-		for rtt in $ND_RTTS; do sc_nodrop_cell "$impl" "$mode" "$q" "$rtt"; done
+	local impl=$1 mode=$2 q rtt queues ep eps=$ND_EP run
+	case $impl in tunless) queues=none ;; wireguard-go) queues=$ND_Q_WGGO ;; *) queues=$ND_Q_OTHER eps=${ND_EP%% *} ;; esac
+	for ((run = 1; run <= ND_RUNS; run++)); do
+		for ep in $eps; do
+			for q in $queues; do
+				for rtt in $ND_RTTS; do sc_nodrop_cell "$impl" "$mode" "$q" "$rtt" "${ep%:*}" "${ep#*:}" "$run"; done
+			done
+		done
 	done
+}
+
+# The kernel's TUN backpressure flag (IFF_BACKPRESSURE = 0x0080, Linux 7.3): TUNGETFEATURES on
+# /dev/net/tun lists the flags this kernel accepts. Prints the reason and returns 1 when the cell
+# cannot run here.
+tun_bp_available() {
+	local f
+	f=$($PY -c 'import fcntl, os, struct
+fd = os.open("/dev/net/tun", os.O_RDWR)
+print("0x%04x" % struct.unpack("I", fcntl.ioctl(fd, 0x800454cf, b"\0" * 4))[0])' 2>&1) ||
+		{ echo "could not probe /dev/net/tun (TUNGETFEATURES): ${f##*$'\n'}"; return 1; }
+	if (((f & 0x0080) == 0)); then
+		echo "kernel $(uname -r) has no IFF_BACKPRESSURE (Linux 7.3): TUNGETFEATURES on /dev/net/tun gave $f, bit 0x0080 clear"
+		return 1
+	fi
+	echo "kernel $(uname -r) offers IFF_BACKPRESSURE (TUNGETFEATURES $f), but $(tunvpn_version wireguard-go) does not open its TUN device with it and no other TUN VPN here does"
+	return 1
 }
 
 # ---- one implementation ------------------------------------------------------------------------
@@ -369,7 +441,7 @@ run_impl() {
 		for s in "${LS[@]}"; do record "$impl" - "$s" '{}' skipped "$why"; done
 		return
 	fi
-	for s in latency overload nodrop; do want $s && lan+=("$s"); done
+	for s in latency overload; do want $s && lan+=("$s"); done
 	if [ "$impl" = tunless ]; then
 		# host mode for the host-to-host throughput; gateway mode without the shaper for the
 		# gateway scenario, once per pair of port kinds; gateway mode with the shaper for the
@@ -379,10 +451,13 @@ run_impl() {
 			for p in $TL_FWD_PORTS; do run_lab tunless "fwd-${p%%:*}-${p#*:}" gateway; done
 		fi
 		[ ${#lan[@]} -eq 0 ] || run_lab tunless gateway "${lan[@]}"
+		# the no-drop cells at the study's R, in a lab of their own (the shaper's rate)
+		! want nodrop || RATE=$ND_RATE run_lab tunless gateway nodrop
 	else
 		want gateway && lan=(gateway "${lan[@]}")
 		want throughput && lan=(throughput "${lan[@]}")
 		[ ${#lan[@]} -eq 0 ] || run_lab "$impl" tun "${lan[@]}"
+		! want nodrop || RATE=$ND_RATE run_lab "$impl" tun nodrop
 	fi
 }
 
@@ -394,9 +469,14 @@ for impl in "${LIST[@]}"; do
 	VERSIONS+=(--version "$impl=$(impl_version "$impl")")
 	run_impl "$impl"
 done
+# The kernel-TUN cell with IFF_BACKPRESSURE: a no-drop cell where the kernel and a TUN VPN have it.
+if want nodrop && [[ ,$IMPLS, == *,wireguard-go,* ]] && ! why=$(tun_bp_available); then
+	bench_say "wireguard-go-bp (kernel TUN with IFF_BACKPRESSURE): skipped: $why"
+	record wireguard-go-bp tun nodrop '{}' skipped "$why"
+fi
 step "report: results.json, plots, report.md, report.html"
 $BENCH assemble "$RECORDS" "$OUTDIR" ${APPEND:+--append} --profile "$PROFILE" --command "$COMMAND" --rate "$RATE" \
-	--load-start "$LOAD0" --burst "$BURST" --video "$VIDEO_FPS,$VIDEO_BURST,$VIDEO_SIZE" \
+	--load-start "$LOAD0" --burst "$BURST" --video "$VIDEO_FPS,$VIDEO_BURST,$VIDEO_SIZE" --nd-rate "$ND_RATE" \
 	"${VERSIONS[@]}" --version "iperf3=$(iperf3 --version | head -n 1)" || exit 1
 $PY "$ROOT/bench/report.py" "$OUTDIR" || exit 1
 bench_say "done in $((SECONDS - T0)) s: $OUTDIR/report.md"

@@ -14,6 +14,11 @@
 #   * >= 4 PNG plots that are PNG files, report.md and report.html that show them;
 #   * results.json and the report name tunless's port kinds in host and gateway mode;
 #   * the counter snapshots carry Ip FragFails and the loss accounting counts them;
+#   * the no-drop cells are the study's: R = 50 Mbit/s, the heavy video, tunless with CUBIC + ECN
+#     and BBR without, wireguard-go at txqueuelen 25 and 500; each names its endpoints' CC and ECN
+#     as set (iperf3's sender CC agrees), the capacity left to TCP and the bottleneck's share of R;
+#     one statement per cell says where the bits went, with the cell's median numbers;
+#   * the kernel-TUN cell with IFF_BACKPRESSURE ran, or is skipped with the reason;
 #   * no namespace of the run is left behind, and none of an interrupted run's (Ctrl-C: SIGINT to
 #     its process group) nor any process that ran in them.
 # Needs root, the build (tunlessd, tl-delayline), scripts/setup.sh's packages.
@@ -144,7 +149,9 @@ TPUT = ("gbit_s", "cpu_percent_per_gbit_s", "cores_per_gbit_s")
 NEED = {"throughput": TPUT, "gateway": TPUT,
         "latency": ("idle_p50_ms", "load_p99_ms", "grade", "tcp_goodput_mbit_s"),
         "overload": ("forwarded_pps", "loss_percent", "unaccounted", "loss_by_place"),
-        "nodrop": ("tcp_goodput_mbit_s", "tcp_retransmits", "video_loss_percent", "located", "unaccounted", "loss_by_place")}
+        "nodrop": ("tcp_goodput_mbit_s", "tcp_retransmits", "video_loss_percent", "located", "unaccounted", "loss_by_place",
+                   "shaper_share_of_r", "capacity_left_to_tcp_mbit_s", "tcp_share_of_left", "ring_drops", "tail_drops",
+                   "queue_drops_codel", "ecn_marks", "endpoints")}
 recs = doc["records"]
 for r in recs:
     if not all(k in r for k in ("impl", "mode", "scenario", "params", "status", "metrics", "samples")):
@@ -192,6 +199,49 @@ for name, frag, txd in (("before", 5, 1), ("after", 15, 3)):
 _, cats, located, _ = bench.located_loss(cell)
 check(located == 12 and cats.get("frag_needed") == 10 and cats.get("tun_ring") == 2,
       "located_loss counts gwa's FragFails (10) beside its TUN drops (2): %s, %s" % (located, cats))
+# The no-drop cells of the study (bench/run.sh ND_*): which ran, with what endpoints.
+nd = [r for r in recs if r["scenario"] == "nodrop" and r["status"] == "ok"]
+def cells(impl, **p):
+    return [r for r in nd if r["impl"] == impl and all(r["params"].get(k) == v for k, v in p.items())]
+for impl, p in (("tunless", dict(cc="cubic", ecn=1)), ("tunless", dict(cc="bbr", ecn=0)),
+                ("wireguard-go", dict(queue=25, cc="cubic", ecn=1)), ("wireguard-go", dict(queue=500, cc="cubic", ecn=1))):
+    rs = cells(impl, video="heavy", rate_mbit_s=50, **p)
+    check(rs, "no-drop cell %s %s, heavy video at R = 50 Mbit/s: %d record(s)" % (impl, p, len(rs)))
+check(doc["settings"]["video"]["packets_per_frame"] == 40 and 11 < doc["settings"]["video"]["mbit_s"] < 12,
+      "the video is the study's 11.5 Mbit/s of 40-packet frames: %s" % doc["settings"]["video"])
+bad = [(r["impl"], r["params"]) for r in nd
+       if not (r["metrics"]["endpoints"].get("iperf3_sender_cc") == r["params"]["cc"] and
+               all((r["metrics"]["endpoints"].get(n) or {}).get("ecn") == r["params"]["ecn"] and
+                   (r["metrics"]["endpoints"].get(n) or {}).get("cc") == r["params"]["cc"] for n in ("client", "server")) and
+               r["metrics"]["endpoints"].get("host"))]
+check(nd and not bad, "every no-drop cell names its endpoints' CC and ECN as set, the host's, and iperf3's sender CC agrees (not: %s)" % bad)
+bad = [(r["impl"], r["params"]) for r in nd
+       if not (r["metrics"]["shaper_share_of_r"] or 0) > 0 or not (r["metrics"]["capacity_left_to_tcp_mbit_s"] or 0) > 0]
+check(nd and not bad, "every no-drop cell has the bottleneck's share of R and the capacity left to TCP (not: %s)" % bad)
+tl = cells("tunless")
+check(tl and all(r["metrics"]["ecn_marks"] is not None and r["metrics"]["queue_drops_codel"] is not None and
+                 "tunless" in r["metrics"]["bottleneck_counted_by"] for r in tl),
+      "tunless's cells count CoDel drops and CE marks from its WAN queues: %s"
+      % [(r["params"]["cc"], r["metrics"]["ecn_marks"], r["metrics"]["queue_drops_codel"]) for r in tl])
+# Each statement carries its cell's numbers: the median over its runs, recomputed here.
+def med(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return None if not xs else xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+ws = doc["summary"].get("where_bits_went") or []
+bad = []
+for w in ws:
+    c = w["cell"]
+    rs = [r for r in nd if r["impl"] == c["impl"] and all(r["params"].get(k) == c[k] for k in ("queue", "rtt_ms", "cc", "ecn", "video"))]
+    g, rd = med([r["metrics"]["tcp_goodput_mbit_s"] for r in rs]), med([r["metrics"]["ring_drops"] for r in rs])
+    if not rs or "TCP %s of the" % bench.fmt_n(g) not in w["text"] or "ring drops %s" % bench.fmt_n(rd) not in w["text"] \
+            or not (w["claims"]["cause_matches_numbers"] and w["claims"]["sender_cc_as_set"]):
+        bad.append(w["text"][:120])
+check(len(ws) == len({bench.nd_cell_key(r) for r in nd}) and not bad,
+      "one statement per no-drop cell, with its median numbers and consistent claims (%d; not: %s)" % (len(ws), bad))
+bp = [r for r in recs if r["impl"] == "wireguard-go-bp"]
+check(bp and all(r["status"] == "ok" or "IFF_BACKPRESSURE" in (r.get("reason") or "") for r in bp),
+      "the kernel-TUN cell with IFF_BACKPRESSURE ran or is skipped with the reason: %s"
+      % [(r["status"], r.get("reason")) for r in bp])
 pngs = [f for f in os.listdir(out) if f.endswith(".png")]
 check(len(pngs) >= 4 and all(open(os.path.join(out, f), "rb").read(8) == b"\x89PNG\r\n\x1a\n" for f in pngs),
       "%d PNG plots" % len(pngs))
@@ -199,6 +249,8 @@ md = open(os.path.join(out, "report.md")).read() if os.path.exists(os.path.join(
 ht = open(os.path.join(out, "report.html")).read() if os.path.exists(os.path.join(out, "report.html")) else ""
 check(all(f in md and f in ht for f in pngs) and "<img" in ht, "report.md and report.html show every plot")
 check("unaccounted" in md and "grade" in md.lower(), "the report states unaccounted loss and the latency grades")
+check(all(w["text"] in md for w in ws) and "R share %" in md and "vs q500" in md and "IFF_BACKPRESSURE" in md,
+      "the report has the no-drop statements, the cells' R share, the tunless vs wireguard-go table and the IFF_BACKPRESSURE cell")
 check(all("WAN `%s`" % tp.get(m, {}).get("wan") in md for m in ("host", "gateway")) and
       all("%s mode: WAN `%s`" % (m, k[0]) in md for m, k in FWD.items()),
       "the report names tunless's port kinds")
