@@ -74,13 +74,15 @@ r=$(mktemp -d /var/tmp/tunless-debian13.XXXXXX)
 cleanup() {
 	local m
 	# Unmount what is under the root, deepest first.
-	for m in $(awk -v r="$r" '$2 ~ "^"r"/" { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v r="$r" '$2 ~ "^"r"(/|$)" { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null || true
 	done
 	if [ "$keep" = 1 ]; then log "root kept: $r"; else rm -rf --one-file-system "$r"; fi
 }
 trap cleanup EXIT
 tar -x -C "$r" -f "$tarball"
+# The root a mount point of its own: ip netns exec makes "/" a slave mount, which a plain directory is not.
+mount --bind "$r" "$r"
 mount -t proc proc "$r/proc"
 mount -t sysfs sysfs "$r/sys"
 mount --rbind /dev "$r/dev"
