@@ -92,6 +92,13 @@ mount -t tmpfs tmpfs "$r/tmp"
 mkdir -p "$r$CACHE/bin" "$r/lib/modules/$(uname -r)"
 mount --bind -o ro "$CACHE/bin" "$r$CACHE/bin"
 [ ! -d "/lib/modules/$(uname -r)" ] || mount --bind -o ro "/lib/modules/$(uname -r)" "$r/lib/modules/$(uname -r)"
+# The Go toolchain, read-only, where bench/ looks for it (/usr/local/go): bench/tunvpn.sh reads the
+# module version of wireguard-go-ts with 'go version -m' (the lab test bench_smoke checks it).
+gobin=$(readlink -f "$(command -v go || echo /usr/local/go/bin/go)")
+if [ -x "$gobin" ]; then
+	mkdir -p "$r/usr/local/go"
+	mount --bind -o ro "$(dirname "$(dirname "$gobin")")" "$r/usr/local/go"
+fi
 LAB_LOCK=/tmp/tunless-lab.lock
 [ -e "$LAB_LOCK" ] || : >>"$LAB_LOCK"
 : >"$r/run/tunless-lab.lock"
