@@ -8,7 +8,11 @@
 # Tailscale's fork of wireguard-go is cached there as wireguard-go-ts (its own command is also
 # called wireguard-go).
 #
+# Debian 12 (bookworm) and Debian 13 (trixie): the package list is the same but for what the
+# release names differently (APT_PACKAGES_<codename> below); another release is refused.
+#
 # Usage: scripts/setup.sh [--no-apt] [--no-peers]
+#        scripts/setup.sh --list-packages [bookworm|trixie]   (prints the list, installs nothing)
 set -euo pipefail
 
 # ---- pins (change here, nowhere else) ------------------------------------------------------
@@ -28,25 +32,41 @@ APT_PACKAGES=(
 	libdpdk-dev dpdk libxdp-dev libbpf-dev bpftool xdp-tools
 	libsodium-dev libssl-dev libcyaml-dev libyaml-dev libmnl-dev libcmocka-dev libsystemd-dev debhelper
 	pandoc lintian man-db systemd
-	libelf-dev zlib1g-dev libpcap-dev libnuma-dev libclang-rt-14-dev
+	libelf-dev zlib1g-dev libpcap-dev libnuma-dev libclang-rt-dev
 	iproute2 iputils-ping iperf3 wireguard-tools tcpdump
-	python3 python3-scapy jq ethtool procps
+	python3 python3-scapy python3-yaml jq ethtool procps
 	openvpn openssl python3-matplotlib
-	python3-cryptography python3-nacl
+	python3-cryptography python3-nacl git ca-certificates
+)
+# What a release adds (libclang-rt-dev is clang's runtime, libFuzzer among it, on both: the
+# default clang's, 14 on bookworm, 19 on trixie).
+APT_PACKAGES_bookworm=()
+APT_PACKAGES_trixie=(
+	systemd-dev # systemd.pc (the unit's install path) moved out of systemd in trixie
 )
 
 CACHE=${TUNLESS_CACHE:-/var/cache/tunless}
 BIN=$CACHE/bin
 DO_APT=1
 DO_PEERS=1
-for arg in "$@"; do
-	case $arg in
+LIST=
+RELEASE=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+while [ $# -gt 0 ]; do
+	case $1 in
 	--no-apt) DO_APT=0 ;;
 	--no-peers) DO_PEERS=0 ;;
-	-h | --help) sed -n '2,11p' "$0"; exit 0 ;;
-	*) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
+	--list-packages) LIST=1; [ $# -lt 2 ] || { RELEASE=$2; shift; } ;;
+	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	*) echo "setup.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
+	shift
 done
+case $RELEASE in
+bookworm) APT_PACKAGES+=("${APT_PACKAGES_bookworm[@]}") ;;
+trixie) APT_PACKAGES+=("${APT_PACKAGES_trixie[@]}") ;;
+*) echo "setup.sh: Debian release '${RELEASE:-unknown}' is not supported (bookworm, trixie)" >&2; exit 2 ;;
+esac
+if [ -n "$LIST" ]; then printf '%s\n' "${APT_PACKAGES[@]}"; exit 0; fi
 
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -139,7 +159,12 @@ setup_wireguard_go() {
 go_mod_ok() { # <binary> <module> <version>
 	[ -x "$1" ] || return 1
 	local go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-	[ -x "$go" ] || command -v "$go" >/dev/null 2>&1 || return 1
+	if ! [ -x "$go" ] && ! command -v "$go" >/dev/null 2>&1; then
+		# No Go here (a machine that has the peers from another's cache): the same line, as the
+		# binary's build information holds it in plain text.
+		grep -aqF "$(printf 'mod\t%s\t%s\t' "$2" "$3")" "$1"
+		return
+	fi
 	"$go" version -m "$1" 2>/dev/null | awk -v m="$2" -v v="$3" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
 }
 

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # tunless on Debian 13 (trixie: DPDK 24.11, libxdp 1.5, libbpf 1.5, GCC 14), from this Debian 12
 # machine: makes a trixie root from Debian's packages with mmdebstrap (installed here if missing),
-# cached as a tarball under ${TUNLESS_CACHE:-/var/cache/tunless} (keyed by the package list, so a
-# change of the list makes a new one), unpacks it into a temporary directory, copies the tree in
+# with exactly the packages scripts/setup.sh names for trixie (scripts/setup.sh --list-packages
+# trixie), cached as a tarball under ${TUNLESS_CACHE:-/var/cache/tunless} (keyed by that list, so
+# a change of the list makes a new one), unpacks it into a temporary directory, copies the tree in
 # (tracked and untracked files that git does not ignore, committed there as one commit so the
-# package test builds what is here) and runs inside it, in a chroot:
-#   * the build with warnings as errors (-Dwerror=true) and the unit suite,
-#   * the Debian package: suite deb (dpkg-buildpackage, dpkg -c, lintian), then the .deb is
-#     installed in the root with apt (its Depends resolved from trixie), the installed
-#     tunlessd prints its version and checks a packaged example configuration,
-#   * the unit suite again under ASan+UBSan.
-# The network-namespace lab tests (suite integration) are not run here: see README ("Debian 13").
+# package test builds what is here) and runs inside it, in a chroot (same kernel):
+#   * scripts/test.sh, README's command, as on Debian 12: scripts/setup.sh (its apt finds every
+#     package of the list installed; the interop peers wireguard-go, wireguard-go-ts and
+#     boringtun-cli are this machine's builds, from $TUNLESS_CACHE/bin mounted read-only), the
+#     build with warnings as errors, the unit suite, the package (dpkg-buildpackage, lintian),
+#     the unit suite under ASan+UBSan, the fuzz harnesses (clang 19) and the network-namespace
+#     lab tests (suite integration), the last under this machine's lab lock
+#     (/tmp/tunless-lab.lock, mounted into the root), as other lab users take it;
+#   * then the .deb is installed in the root with apt (its Depends resolved from trixie), and the
+#     installed tunlessd prints its version and checks a packaged example configuration.
 # Ends with one line "tests: N passed, N failed". Needs root (chroot, mounts).
 #
 # Usage: scripts/test-debian13.sh [--keep]     (--keep leaves the root for a look; its path is printed)
@@ -20,7 +24,7 @@ keep=0
 for arg in "$@"; do
 	case $arg in
 	--keep) keep=1 ;;
-	-h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
 	*) echo "test-debian13.sh: unknown argument '$arg'" >&2; exit 2 ;;
 	esac
 done
@@ -29,17 +33,9 @@ export DEBIAN_FRONTEND=noninteractive
 log() { printf '[debian13] %s\n' "$*"; }
 t0=$SECONDS
 
-# scripts/setup.sh's APT_PACKAGES as named on trixie, less what only the lab tests, the fuzz
-# harnesses (libclang-rt-14-dev: trixie's clang is 19) and the benchmarks use, plus what the
-# package build needs there (systemd-dev holds systemd.pc since trixie; git for the package test).
-PACKAGES=(
-	build-essential meson ninja-build pkg-config clang llvm
-	libdpdk-dev dpdk libxdp-dev libbpf-dev bpftool xdp-tools
-	libsodium-dev libssl-dev libcyaml-dev libyaml-dev libmnl-dev libcmocka-dev libsystemd-dev debhelper
-	pandoc lintian man-db systemd systemd-dev
-	libelf-dev zlib1g-dev libpcap-dev libnuma-dev
-	iproute2 python3 python3-yaml jq procps openssl git ca-certificates
-)
+# The root holds what scripts/setup.sh installs on trixie, no more.
+mapfile -t PACKAGES < <("$root/scripts/setup.sh" --list-packages trixie)
+[ "${#PACKAGES[@]}" -gt 0 ] || { echo "test-debian13.sh: scripts/setup.sh --list-packages trixie named nothing" >&2; exit 1; }
 CACHE=${TUNLESS_CACHE:-/var/cache/tunless}
 key=$(printf '%s\n' "${PACKAGES[@]}" | sha256sum | cut -c1-12)
 tarball=$CACHE/debian13-$key.tar
@@ -78,17 +74,35 @@ r=$(mktemp -d /var/tmp/tunless-debian13.XXXXXX)
 cleanup() {
 	local m
 	# Unmount what is under the root, deepest first.
-	for m in $(awk -v r="$r" '$2 ~ "^"r"/" { print $2 }' /proc/mounts | sort -r); do
+	for m in $(awk -v r="$r" '$2 ~ "^"r"(/|$)" { print $2 }' /proc/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null || true
 	done
 	if [ "$keep" = 1 ]; then log "root kept: $r"; else rm -rf --one-file-system "$r"; fi
 }
 trap cleanup EXIT
 tar -x -C "$r" -f "$tarball"
+# The root a mount point of its own: ip netns exec makes "/" a slave mount, which a plain directory is not.
+mount --bind "$r" "$r"
 mount -t proc proc "$r/proc"
 mount -t sysfs sysfs "$r/sys"
 mount --rbind /dev "$r/dev"
 mount -t tmpfs tmpfs "$r/tmp"
+# The interop peers built here (Go binaries; boringtun-cli needs glibc 2.34, trixie has 2.41),
+# the kernel's modules (same kernel) and the lab lock shared with this machine's lab users.
+mkdir -p "$r$CACHE/bin" "$r/lib/modules/$(uname -r)"
+mount --bind -o ro "$CACHE/bin" "$r$CACHE/bin"
+[ ! -d "/lib/modules/$(uname -r)" ] || mount --bind -o ro "/lib/modules/$(uname -r)" "$r/lib/modules/$(uname -r)"
+# The Go toolchain, read-only, where bench/ looks for it (/usr/local/go): bench/tunvpn.sh reads the
+# module version of wireguard-go-ts with 'go version -m' (the lab test bench_smoke checks it).
+gobin=$(readlink -f "$(command -v go || echo /usr/local/go/bin/go)")
+if [ -x "$gobin" ]; then
+	mkdir -p "$r/usr/local/go"
+	mount --bind -o ro "$(dirname "$(dirname "$gobin")")" "$r/usr/local/go"
+fi
+LAB_LOCK=/tmp/tunless-lab.lock
+[ -e "$LAB_LOCK" ] || : >>"$LAB_LOCK"
+: >"$r/run/tunless-lab.lock"
+mount --bind "$LAB_LOCK" "$r/run/tunless-lab.lock"
 mkdir -p "$r/src/tunless"
 git -C "$root" ls-files -z --cached --others --exclude-standard |
 	(cd "$root" && tar --null -T - -c --ignore-failed-read 2>/dev/null) | tar -x -C "$r/src/tunless"
@@ -98,36 +112,23 @@ set -u -o pipefail
 cd /src/tunless
 git init -q && git add -A && git -c user.name=test -c user.email=test@tunless.invalid commit -qm tree
 passed=0 failed=0
-count() {   # log of "meson test" or of a script ending "N passed, N failed"
-	local n
-	for w in Ok Fail Timeout Skipped; do
-		n=$(sed -n "s/^$w: *\([0-9]*\).*/\1/p" "$1" | tail -n1)
-		[ -n "$n" ] || n=0
-		if [ "$w" = Ok ]; then passed=$((passed + n)); else failed=$((failed + n)); fi
-	done
-}
-step() {   # name, command...: a meson test run counts its tests, any other step counts as one
-	local name=$1 log rc; shift
-	log=$(mktemp)
+step() {   # name, command...: one test
+	local name=$1; shift
 	echo "== $name"
-	"$@" 2>&1 | tee "$log"
-	rc=$?
-	if grep -q '^Ok:' "$log"; then
-		count "$log"
-		[ $rc = 0 ] || grep -q '^\(Fail\|Timeout\): *[1-9]' "$log" || failed=$((failed + 1))
-	elif [ $rc = 0 ]; then
-		passed=$((passed + 1))
-	else
-		echo "FAIL: $name"; failed=$((failed + 1))
-	fi
-	rm -f "$log"
+	if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; failed=$((failed + 1)); fi
 }
-echo "== $(. /etc/os-release; echo "$PRETTY_NAME"): gcc $(gcc -dumpfullversion), DPDK $(pkg-config --modversion libdpdk), libxdp $(pkg-config --modversion libxdp), libbpf $(pkg-config --modversion libbpf)"
-build() { meson setup "$@" >/dev/null && ninja -C "$1"; }
-step "build -Dwerror=true" build build -Dwerror=true
-[ "$failed" = 0 ] || { echo "$passed $failed" >/src/result; exit 1; }   # nothing more to test
-step "unit" meson test -C build --suite unit --print-errorlogs --num-processes 1
-step "deb (dpkg-buildpackage, lintian)" meson test -C build --suite deb --print-errorlogs
+echo "== $(. /etc/os-release; echo "$PRETTY_NAME"): gcc $(gcc -dumpfullversion), clang $(clang -dumpversion), DPDK $(pkg-config --modversion libdpdk), libxdp $(pkg-config --modversion libxdp), libbpf $(pkg-config --modversion libbpf)"
+# README's command, as on Debian 12; its last line "tests: N passed, N failed" is added in.
+log=$(mktemp)
+TUNLESS_CACHE=$TUNLESS_CACHE TL_LAB_LOCK=/run/tunless-lab.lock scripts/test.sh 2>&1 | tee "$log"
+line=$(grep -E '^tests: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
+if [ -n "$line" ]; then
+	passed=$(echo "$line" | awk '{ print $2 }'); failed=$(echo "$line" | awk '{ print $4 }')
+else
+	echo "FAIL: scripts/test.sh ended without its tests: line"; failed=1
+fi
+rm -f "$log"
+[ -d build ] || { echo "$passed $failed" >/src/result; exit 1; }   # nothing more to test
 deb_install() {
 	local d
 	d=$(mktemp -d)
@@ -139,13 +140,11 @@ deb_install() {
 		tunlessd --check -c /usr/share/doc/tunless/examples/host-a.yaml
 }
 step "the .deb installs (apt, its Depends from trixie), tunlessd --version, tunlessd --check of a packaged example" deb_install
-step "build-san (ASan+UBSan)" build build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
-step "unit (ASan+UBSan)" meson test -C build-san --suite unit --print-errorlogs --num-processes 1
 echo "$passed $failed" >/src/result
 EOF
-log "running in the root (build, unit, deb, ASan+UBSan unit)"
+log "running in the root (scripts/test.sh: setup, build, unit, deb, ASan+UBSan unit, fuzz, lab; the .deb installed)"
 chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	DEBIAN_FRONTEND=noninteractive bash /src/run.sh || true
+	DEBIAN_FRONTEND=noninteractive TUNLESS_CACHE="$CACHE" bash /src/run.sh || true
 passed=0 failed=1
 [ -f "$r/src/result" ] && read -r passed failed <"$r/src/result"
 log "done in $((SECONDS - t0)) s"

@@ -2,7 +2,8 @@
 # Runs every tunless test: installs what is missing (scripts/setup.sh), builds with warnings
 # as errors, runs the unit tests (also under ASan+UBSan), builds and checks the Debian package,
 # builds the libFuzzer harnesses with clang and runs each briefly, and runs the
-# network-namespace lab tests (root). Ends with one line "tests: N passed, N failed".
+# network-namespace lab tests (root; holding the lock file $TL_LAB_LOCK while they run, when
+# it is set, as other lab users of the machine do). Ends with one line "tests: N passed, N failed".
 #
 # Usage: scripts/test.sh [--unit-only]
 set -euo pipefail
@@ -58,6 +59,16 @@ if [ "$unit_only" = 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "test.sh: the lab tests need root (network namespaces, XDP)" >&2
 		failed=$((failed + 1))
+	elif [ -n "${TL_LAB_LOCK:-}" ]; then
+		exec 9>>"$TL_LAB_LOCK"
+		echo "test.sh: waiting for the lab lock $TL_LAB_LOCK"
+		flock 9
+		# Held here for the whole suite: the tests' own lab users (bench/) must not wait for it.
+		lock=$TL_LAB_LOCK
+		unset TL_LAB_LOCK
+		run_suite build integration
+		exec 9>&-
+		TL_LAB_LOCK=$lock
 	else
 		run_suite build integration
 	fi

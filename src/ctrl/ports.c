@@ -24,6 +24,7 @@
 #include "dataplane/afpacket.h"
 #include "dataplane/bufsize.h"
 #include "dataplane/crypt.h"
+#include "dataplane/dpdk_compat.h"
 #include "dataplane/port.h"
 #include "dataplane/udpport.h"
 #include "kernel/iface.h"
@@ -104,6 +105,8 @@ static const struct tl_cfg_port *port_cfg(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN ? &dev->cfg->wan : &dev->cfg->lan;
 }
 
+static bool af_xdp_shared_umem(struct tl_device *dev);
+
 static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint16_t queues,
 			uint16_t *port_id, char *err, size_t errlen)
 {
@@ -127,8 +130,8 @@ static int af_xdp_probe(struct tl_device *dev, int role, const char *iface, uint
 	if (r == 1)
 		tl_log_info("%s: removed a tunless XDP program left over on %s", tl_port_names[role], iface);
 	snprintf(pc->vdev_name, sizeof(pc->vdev_name), "net_af_xdp_%s_%s", dev->cfg->name, tl_port_names[role]);
-	snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=%u,xdp_prog=%s,busy_budget=0", iface,
-		 queues, obj);
+	snprintf(args, sizeof(args), "iface=%s,start_queue=0,queue_count=%u,xdp_prog=%s,busy_budget=0%s", iface,
+		 queues, obj, af_xdp_shared_umem(dev) ? ",shared_umem=1" : "");
 	if (rte_vdev_init(pc->vdev_name, args) != 0) {
 		snprintf(err, errlen, "ports.%s: cannot open AF_XDP on %s (see the DPDK log above)", tl_port_names[role], iface);
 		return -1;
@@ -285,8 +288,15 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 
 		snprintf(name, sizeof(name), "rx_%s_%u", tl_port_names[role], q);
 		if (dev->ports[role].af_xdp) {
-			mp = af_xdp_pool_create(name, rx_pool_size(dev), port_data_room(dev, true), socket, why,
-						sizeof(why));
+			/* A shared UMEM: queue q of both ports on one pool, made by the first for both. */
+			bool shared = af_xdp_shared_umem(dev);
+
+			if (shared)
+				snprintf(name, sizeof(name), "rx_xdp_%u", q);
+			mp = shared ? rte_mempool_lookup(name) : NULL;
+			if (!mp)
+				mp = af_xdp_pool_create(name, (shared ? 2 : 1) * rx_pool_size(dev),
+							port_data_room(dev, true), socket, why, sizeof(why));
 			if (!mp) {
 				snprintf(err, errlen, "ports.%s: %s", tl_port_names[role], why);
 				return -1;
@@ -346,6 +356,12 @@ static bool port_is_af_xdp(struct tl_device *dev, int role)
 {
 	return !port_is_packet(dev, role) &&
 	       ((role == TL_PORT_LAN && dev->dp.host_mode) || dev->ports[role].driver == TL_DRIVER_AF_XDP);
+}
+
+/* Both ports AF_XDP and a net_af_xdp that shares a UMEM between them (dpdk_compat.h). */
+static bool af_xdp_shared_umem(struct tl_device *dev)
+{
+	return TL_AF_XDP_SHARED_UMEM && port_is_af_xdp(dev, TL_PORT_WAN) && port_is_af_xdp(dev, TL_PORT_LAN);
 }
 
 static bool port_is_udp(struct tl_device *dev, int role)

@@ -32,4 +32,13 @@
 #define rte_tel_data_add_dict_u64 rte_tel_data_add_dict_uint
 #endif
 
+/* net_af_xdp's shared UMEM: the queues of AF_XDP ports given the same mempool (each port opened
+ * with shared_umem=1) share one UMEM, so an mbuf received on one port is sent on the other from
+ * where it lies; with a UMEM per port the PMD copies it into a buffer of its own UMEM first.
+ * 1 with DPDK >= 23.11 (Debian 13's 24.11); Debian 12's 22.11 PMD refuses the devarg. Neither
+ * release opens more than one queue on a veth: net_af_xdp counts an interface's queues as its
+ * combined channels (ETHTOOL_GCHANNELS), and a veth has none, so it gets one (src/kernel/iface.c
+ * counts them the same way). */
+#define TL_AF_XDP_SHARED_UMEM TL_HAVE_AF_XDP_SHARED_UMEM
+
 #endif
