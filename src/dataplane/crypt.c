@@ -138,15 +138,33 @@ bool tl_crypt_submit(struct tl_worker *w, int dir)
 	return true;
 }
 
+/* The bytes packet i of j seals or opens, and its tag, asked into the cache: a NIC (or the
+ * copy of a socket port) wrote them long before, and the AEAD's first pass over them (the
+ * ChaCha20 XOR on seal, Poly1305 on open) would otherwise wait for each line in turn. */
+static void job_prefetch(const struct tl_crypt_job *j, unsigned i)
+{
+	const struct tl_crypt_pkt *p = &j->p[i];
+	const uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], const uint8_t *, p->off);
+
+	for (unsigned o = 0; o < (unsigned)p->len + TL_AEAD_TAG_LEN; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(buf + o);
+}
+
 /* Its packets: once done is released the job is its owner's again, which may recycle and
- * refill it at once, so nothing of it is read after. */
+ * refill it at once, so nothing of it is read after. Each packet's bytes are prefetched
+ * while the one before is sealed or opened. */
 static unsigned job_run(struct tl_worker *w, struct tl_crypt_job *j)
 {
 	unsigned n = j->n;
 
+	if (n)
+		job_prefetch(j, 0);
 	for (unsigned i = 0; i < n; i++) {
 		struct tl_crypt_pkt *p = &j->p[i];
 		uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], uint8_t *, p->off);
+
+		if (i + 1 < n)
+			job_prefetch(j, i + 1);
 
 		if (j->dir == TL_DIR_ENCAP) {
 			p->ok = tl_dp_aead_seal(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len) == 0;
