@@ -6,6 +6,8 @@
  * stops reading when every job is in flight and loses nothing; and real threads taking jobs concurrently keep every packet, in order, counted. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -318,6 +320,12 @@ static void test_backpressure(void)
 
 /* ---- real threads ------------------------------------------------------------------------ */
 
+/* A job the owner takes off the shared ring once half of each way is sent and gives back
+ * after this many more rounds: a worker descheduled in the middle of a job on a loaded
+ * machine holds it as long, and the owner has to wait for it, whatever its rounds find to
+ * do meanwhile. */
+#define STALL_ROUNDS 300000u
+
 struct crypto_thread {
 	struct tl_worker *w;
 	_Atomic bool *stop;
@@ -333,18 +341,40 @@ static void *crypto_loop(void *arg)
 	return NULL;
 }
 
+/* Nothing left that could still arrive: all sent, nothing unread in the RX rings, nothing
+ * in an egress queue, a crypto job or held (the balance's queued terms), the hold over. */
+static bool threads_quiet(struct fixture *f, uint32_t sent_w, uint32_t sent_l, uint32_t total, bool stalled)
+{
+	struct tl_port_balance b[TL_PORT_MAX];
+
+	if (sent_w < total || sent_l < total || !stalled || !rte_ring_empty(f->pl.rx[TL_PORT_WAN]) ||
+	    !rte_ring_empty(f->pl.rx[TL_PORT_LAN]) || tl_crypt_busy(&f->pl.w))
+		return false;
+	tl_pl_balance(&f->pl, b);
+	return b[TL_PORT_WAN].queued == 0 && b[TL_PORT_LAN].queued == 0;
+}
+
 /* The owner on this thread, two crypto-only workers on their own threads, traffic both
- * ways at once: every packet arrives, in order, and the balance closes. */
+ * ways at once, one job held back for a long while: every packet arrives, in
+ * order, and the balance closes. The loop ends when every packet arrived or nothing is
+ * left in flight; the owner's clock stays where setup put it, so that the AQM's sojourn
+ * times (CoDel drops) do not depend on how the machine schedules the threads. */
 static void test_threads(void)
 {
 	const uint32_t total = 6000;
+	const uint64_t hang_ns = 60ull * 1000000000ull;   /* against a hang only */
 	_Atomic bool stop = false;
+	struct tl_crypt_job *held = NULL;
+	uint64_t rounds = 0, held_from = 0;
+	bool stalled = false;
 	struct crypto_thread ct[2];
 	pthread_t th[2];
 	struct fixture f;
 	uint32_t sent_w = 0, sent_l = 0, got_w = 0, got_l = 0, ok_w = 0, ok_l = 0;
 	struct rte_mbuf *m[256];
-	unsigned idle = 0, n;
+	uint64_t last_ns = tl_now_ns();
+	bool hang = false;
+	unsigned n;
 
 	if (fixture_up(&f, &PEER4, 3) != 0) {
 		CHECK(0, "threads: setup");
@@ -354,20 +384,27 @@ static void test_threads(void)
 		ct[i] = (struct crypto_thread){ &f.pl.xw[i], &stop };
 		pthread_create(&th[i], NULL, crypto_loop, &ct[i]);
 	}
-	while ((got_w < total || got_l < total) && idle < 200000) {
+	while (got_w < total || got_l < total) {
 		while (sent_w < total && rte_ring_count(f.pl.rx[TL_PORT_WAN]) < 512)
 			inject_wan(&f, sent_w, sent_w), sent_w++;
 		while (sent_l < total && rte_ring_count(f.pl.rx[TL_PORT_LAN]) < 512)
 			inject_lan(&f, sent_l), sent_l++;
-		f.pl.w.now_ns = tl_now_ns();
-		n = tl_worker_round(&f.pl.w);
-		idle = n ? 0 : idle + 1;
+		if (!stalled && !held && sent_w >= total / 2 && sent_l >= total / 2 && owner_read_wan(&f))
+			held = steal_job(&f), held_from = rounds;
+		if (held && rounds - held_from >= STALL_ROUNDS) {
+			give_back(&f, held);
+			held = NULL;
+			stalled = true;
+		}
+		tl_worker_round(&f.pl.w);
+		rounds++;
 		while ((n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m))) > 0) {
 			for (unsigned i = 0; i < n; i++) {
 				ok_l += lan_frame_is(m[i], got_l + i);
 				rte_pktmbuf_free(m[i]);
 			}
 			got_l += n;
+			last_ns = tl_now_ns();
 		}
 		while ((n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, RTE_DIM(m))) > 0) {
 			for (unsigned i = 0; i < n; i++) {
@@ -375,11 +412,21 @@ static void test_threads(void)
 				rte_pktmbuf_free(m[i]);
 			}
 			got_w += n;
+			last_ns = tl_now_ns();
+		}
+		if (threads_quiet(&f, sent_w, sent_l, total, stalled))
+			break;
+		if ((rounds & 0xfff) == 0 && tl_now_ns() - last_ns > hang_ns) {
+			hang = true;
+			break;
 		}
 	}
 	atomic_store(&stop, true);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	CHECK(!hang, "threads: hang: nothing arrived for 60 s with %u + %u of %u sent, %u + %u arrived", sent_w,
+	      sent_l, total, got_w, got_l);
+	CHECK(stalled, "threads: no job was held");
 	CHECK(got_l == total && ok_l == total, "threads: WAN->LAN %u delivered, %u in order, of %u", got_l, ok_l, total);
 	CHECK(got_w == total && ok_w == total, "threads: LAN->WAN %u sent, %u in order, of %u", got_w, ok_w, total);
 	CHECK(f.pl.xw[0].cnt.crypto_pkts + f.pl.xw[1].cnt.crypto_pkts + f.pl.w.cnt.crypto_pkts == 2 * total,
