@@ -423,6 +423,7 @@ static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err,
 				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools, .counters = cnts,
 				      .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
 	pi->udp = tl_udpport_open(&uc, err, errlen);
+	pi->src_by_kernel = pi->udp != NULL;
 	if (!pi->udp)
 		return -1;
 	pc->queues = queues;
@@ -669,6 +670,7 @@ void tl_ports_teardown(struct tl_device *dev)
 		tl_xdp_maps_close(&pc->maps);
 		tl_udpport_close(dev->dp.port[r].udp);
 		dev->dp.port[r].udp = NULL;
+		dev->dp.port[r].src_by_kernel = false;
 		tl_afp_close(dev->dp.port[r].afp);
 		dev->dp.port[r].afp = NULL;
 		if (!pc->vdev_name[0] || rte_eth_dev_get_port_by_name(pc->vdev_name, &port_id) != 0)

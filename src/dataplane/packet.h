@@ -54,8 +54,8 @@ bool tl_pkt_wan_local(const struct tl_port_info *wan, int family, const uint8_t 
 bool tl_pkt_wan_has_family(const struct tl_port_info *wan, int family);
 
 /* The source address of a frame to ep, into src (16 bytes): the address of ours the peer last
- * wrote to while it is still ours, else the family's first address; a udp port leaves it
- * unspecified (all zero) instead, and the kernel picks the source as for any socket. False if
+ * wrote to while it is still ours, else the family's first address; a port whose kernel
+ * picks the source (src_by_kernel: udp) leaves it unspecified (all zero) instead. False if
  * the port has no address of the family. */
 bool tl_pkt_wan_source(const struct tl_port_info *wan, const struct tl_endpoint *ep, uint8_t src[16]);
 

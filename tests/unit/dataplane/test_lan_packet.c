@@ -91,6 +91,7 @@ static void test_wan_refused(void)
 	CHECK(u != NULL, "wan refused: peers, keypairs, udp port on lo (%s)", err);
 	if (u) {
 		pl.dp.port[TL_PORT_WAN].udp = u;
+		pl.dp.port[TL_PORT_WAN].src_by_kernel = true;
 		for (unsigned i = 0; i < 3; i++) {
 			uint16_t len = tl_pl_ip(ip, AF_INET, LAN_HOST4, i == 1 ? HOST_FAR4 : HOST_LO4, lens[i], i + 1);
 
@@ -106,6 +107,7 @@ static void test_wan_refused(void)
 		      ")", e->tx_bytes, want_bytes);
 		CHECK(tl_pl_drops_only(&pl, TL_DROP_kernel_send_failed, 1), "wan refused: one kernel_send_failed");
 		pl.dp.port[TL_PORT_WAN].udp = NULL;
+		pl.dp.port[TL_PORT_WAN].src_by_kernel = false;
 	}
 	tl_udpport_close(u);
 	tl_pl_teardown(&pl);
