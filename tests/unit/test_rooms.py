@@ -44,7 +44,7 @@ MAX_CTRL_LINES = 6500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/([a-z_0-9]+\.h)"', re.M)
 
 # src/dataplane: files that name no direction nor the worker (not even through their includes)
-DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c",
+DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c", "balance.c",
              "udpport.c", "udpport_ops.c", "afpacket.c", "afpacket_ops.c"]
 DP_UPPER = {"dataplane/worker.h", "dataplane/encap.h", "dataplane/decap.h"}
 # the port kinds' headers, and the files of src/dataplane that may include them
