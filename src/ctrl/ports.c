@@ -363,6 +363,12 @@ static bool port_is_udp(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN && dev->ports[role].driver == TL_DRIVER_UDP;
 }
 
+/* The socket port kind (port.h) that the port's driver names, or NULL: an ethdev. */
+static const char *sock_kind(struct tl_device *dev, int role)
+{
+	return port_is_udp(dev, role) ? "udp" : port_is_packet(dev, role) ? "packet" : NULL;
+}
+
 /* A port of a socket kind (udp, packet) on iface: its MAC (the interface's), one RX pool per
  * queue and the counters of the worker that reads each queue (what the port drops on
  * receiving counts there), then the kind opens it (port.h). */
@@ -439,12 +445,8 @@ static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *er
 		*offer = tl_iface_channels(tl_port_iface(dev, role));
 		return 0;
 	}
-	if (port_is_udp(dev, role)) {
-		*offer = TL_MAX_WORKERS;          /* SO_REUSEPORT: a socket per worker */
-		return 0;
-	}
-	if (port_is_packet(dev, role)) {
-		*offer = 1;                       /* a veth: one queue pair */
+	if (sock_kind(dev, role)) {
+		*offer = tl_port_kind_queues(sock_kind(dev, role));
 		return 0;
 	}
 	if (pmd_probe(dev, role, port_cfg(dev, role)->devargs, &port_id, err, errlen) != 0)
@@ -463,12 +465,9 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
 
 	/* udp: a socket per family and queue on the listen port; packet: one socket on host
-	 * mode's veth (a veth has one queue pair), whose host end's MAC is the next hop already
-	 * (tl_host_setup) */
-	if (port_is_udp(dev, role))
-		return sock_port_open(dev, role, "udp", port_cfg(dev, role)->iface, queues, err, errlen);
-	if (port_is_packet(dev, role))
-		return sock_port_open(dev, role, "packet", dev->dp_if, queues, err, errlen);
+	 * mode's veth, whose host end's MAC is the next hop already (tl_host_setup) */
+	if (sock_kind(dev, role))
+		return sock_port_open(dev, role, sock_kind(dev, role), iface, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
 		unsigned rxq = tl_iface_rx_queues(iface);
 

@@ -60,5 +60,5 @@ static void afp_close(struct tl_port_info *p)
 const struct tl_port_ops tl_afp_ops = {
 	.kind = "packet", .open = afp_open, .close = afp_close, .rx = afp_rx, .tx = afp_tx,
 	.rx_pending = afp_rx_pending, .fd = afp_fd, .tx_full_fd = afp_tx_full, .stats = afp_stats, .gso = afp_gso,
-	.tx_burst_max = TL_AFP_TX_MAX, .sockets = true,
+	.tx_burst_max = TL_AFP_TX_MAX, .queues_max = 1, .sockets = true,
 };

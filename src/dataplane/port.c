@@ -36,21 +36,36 @@ const struct tl_port_ops tl_port_ethdev_ops = {
 /* The kinds a port is opened as (an ethdev is set up by the control plane: rte_eth_*). */
 static const struct tl_port_ops *const kinds[] = { &tl_udpport_ops, &tl_afp_ops };
 
+static const struct tl_port_ops *kind_of(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i]->kind, kind) == 0)
+			return kinds[i];
+	return NULL;
+}
+
 int tl_port_open(struct tl_port_info *p, const char *kind, const struct tl_port_cfg *c, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (strcmp(kinds[i]->kind, kind) != 0)
-			continue;
-		if (kinds[i]->open(p, c, err, errlen) != 0) {
-			p->priv = NULL;
-			p->src_by_kernel = false;
-			return -1;
-		}
-		p->ops = kinds[i];
-		return 0;
+	const struct tl_port_ops *o = kind_of(kind);
+
+	if (!o) {
+		snprintf(err, errlen, "no port kind '%s'", kind);
+		return -1;
 	}
-	snprintf(err, errlen, "no port kind '%s'", kind);
-	return -1;
+	if (o->open(p, c, err, errlen) != 0) {
+		p->priv = NULL;
+		p->src_by_kernel = false;
+		return -1;
+	}
+	p->ops = o;
+	return 0;
+}
+
+unsigned tl_port_kind_queues(const char *kind)
+{
+	const struct tl_port_ops *o = kind_of(kind);
+
+	return o ? o->queues_max : 0;
 }
 
 void tl_port_close(struct tl_port_info *p)

@@ -68,6 +68,9 @@ struct tl_port_ops {
 	 * into GSO packets, so it takes more at once (with 8 flows, 32 frames made runs of about
 	 * 5 segments). */
 	uint16_t tx_burst_max;
+	/* Queues a port of the kind has at most (udp: a socket per worker, SO_REUSEPORT;
+	 * packet: a veth has one queue pair). 0: the device says (ethdev). */
+	unsigned queues_max;
 	bool sockets;                 /* kernel sockets: what they drop is their overflow */
 	bool live_fds;                /* fd changes at run time (the listen port moves): ask it
 				       * each time, not once at start */
@@ -85,6 +88,9 @@ static inline const struct tl_port_ops *tl_port_ops(const struct tl_port_info *p
 /* Opens port p as the kind named kind (tl_port_ops.kind: "udp", "packet"). 0, or -1 with the
  * reason in err and p still an ethdev's. */
 int tl_port_open(struct tl_port_info *p, const char *kind, const struct tl_port_cfg *c, char *err, size_t errlen);
+/* The queues a port of the kind named kind has at most (tl_port_ops.queues_max); 0: no such
+ * kind. */
+unsigned tl_port_kind_queues(const char *kind);
 /* Closes what tl_port_open opened (nothing for a port it did not open); p is an ethdev's
  * again. */
 void tl_port_close(struct tl_port_info *p);
