@@ -167,7 +167,7 @@ static int handshakes(struct tl_ch *h, uint32_t n, unsigned threads)
 	 * that no mac2 is asked for: these are the handshakes of a restart, not a flood). */
 	while (next < n || rte_ring_count(h->dev.dp.hs_ring)) {
 		while (next < n && rte_ring_count(h->dev.dp.hs_ring) < rte_ring_get_capacity(h->dev.dp.hs_ring) / 16) {
-			struct rte_mbuf *m = tl_ch_frame(h, &r[next], &init[next], sizeof(init[next]));
+			struct rte_mbuf *m = tl_ch_hs_msg(h, &r[next], &init[next], sizeof(init[next]));
 
 			if (m && rte_ring_enqueue(h->dev.dp.hs_ring, m) != 0)
 				rte_pktmbuf_free(m);

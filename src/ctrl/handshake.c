@@ -201,12 +201,11 @@ static bool hs_screen(struct hs_msg *h)
 	const struct tl_outer *o = tl_hs_outer(h->m);
 
 	/* the worker parsed the outer headers and typed the message: never from a worker */
-	if (!o || h->m->data_len < o->hdr_len + 4u) {
+	if (!o || h->m->data_len < 4u) {
 		hs_drop(dev, TL_DROP_malformed);
 		return false;
 	}
 	h->c.o = *o;
-	rte_pktmbuf_adj(h->m, o->hdr_len);
 	h->msg = rte_pktmbuf_mtod(h->m, const uint8_t *);
 	h->type = rte_le_to_cpu_32(tl_load32(h->msg));
 	if (!dev->id.has_key) {

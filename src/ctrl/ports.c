@@ -1,8 +1,8 @@
 /* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
  * interface with our XDP program (the default), or any DPDK PMD from its devargs; or, for
- * the WAN only, the udp port kind: kernel UDP sockets on the listen port (udpport.h); or,
- * for host mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the
- * host veth (afpacket.h). */
+ * the WAN only, the udp port kind: kernel UDP sockets on the listen port; or, for host
+ * mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the host veth.
+ * Those two are opened, moved and closed through the port interface (dataplane/port.h). */
 #include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -21,24 +21,18 @@
 #include "ctrl/ports.h"
 #include "ctrl/udpsock.h"
 #include "kernel/xdp_features.h"
-#include "dataplane/afpacket.h"
 #include "dataplane/bufsize.h"
 #include "dataplane/crypt.h"
 #include "dataplane/dpdk_compat.h"
 #include "dataplane/port.h"
-#include "dataplane/udpport.h"
 #include "kernel/iface.h"
 #include "kernel/netlink.h"
 
 #define TL_RX_DESC 2048
 #define TL_TX_DESC 2048
 #define TL_POOL_CACHE 256
-/* Socket buffers of a udp port: 4 MiB each way, as WireGuard implementations ask for. */
-#define TL_UDP_SOCKBUF (4 << 20)
-
-/* The source MAC of the frames a udp port reads and the next hop of every endpoint on it:
- * the kernel routes the datagrams, no MAC address is involved (locally administered). */
-static const uint8_t tl_udp_gw_mac[6] = { 0x02, 0x74, 0x6c, 0x00, 0x00, 0x01 };
+/* Socket buffers of a socket port: 4 MiB each way, as WireGuard implementations ask for. */
+#define TL_SOCK_PORT_BUF (4 << 20)
 
 /* One RX pool per (port, queue). Its buffers end up in the egress queues of that queue's
  * worker (either port: ICMP errors return on the LAN), in the port's rings, in TX rings
@@ -369,14 +363,25 @@ static bool port_is_udp(struct tl_device *dev, int role)
 	return role == TL_PORT_WAN && dev->ports[role].driver == TL_DRIVER_UDP;
 }
 
-/* A socket port kind (udp, packet) on iface: its MAC (the interface's), one RX pool per
+/* The socket port kind (port.h) that the port's driver names, or NULL: an ethdev. */
+static const char *sock_kind(struct tl_device *dev, int role)
+{
+	return port_is_udp(dev, role) ? "udp" : port_is_packet(dev, role) ? "packet" : NULL;
+}
+
+/* A port of a socket kind (udp, packet) on iface: its MAC (the interface's), one RX pool per
  * queue and the counters of the worker that reads each queue (what the port drops on
- * receiving counts there). */
-static int sock_port_prepare(struct tl_device *dev, int role, const char *iface, uint16_t queues,
-			     struct rte_mempool **pools, struct tl_counters **cnts, char *err, size_t errlen)
+ * receiving counts there), then the kind opens it (port.h). */
+static int sock_port_open(struct tl_device *dev, int role, const char *kind, const char *iface, uint16_t queues,
+			  char *err, size_t errlen)
 {
 	struct tl_port_info *pi = &dev->dp.port[role];
 	struct tl_port_ctl *pc = &dev->ports[role];
+	struct rte_mempool *pools[TL_MAX_WORKERS];
+	struct tl_counters *cnts[TL_MAX_WORKERS];
+	struct tl_port_cfg c = { .iface = iface, .queues = queues, .listen_port = tl_dp_listen_port(&dev->dp),
+				 .pools = pools, .counters = cnts, .rcvbuf = TL_SOCK_PORT_BUF,
+				 .sndbuf = TL_SOCK_PORT_BUF };
 
 	pc->ifindex = (int)if_nametoindex(iface);
 	if (!pc->ifindex) {
@@ -398,55 +403,10 @@ static int sock_port_prepare(struct tl_device *dev, int role, const char *iface,
 			return -1;
 		}
 	}
-	return 0;
-}
-
-/* A udp port: one socket per family and queue, each queue with its RX pool; the port's MAC
- * is the interface's (any fixed one would do: frames never leave tunless). */
-static int udp_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
-{
-	struct tl_port_info *pi = &dev->dp.port[role];
-	struct tl_port_ctl *pc = &dev->ports[role];
-	const char *iface = port_cfg(dev, role)->iface;
-	struct rte_mempool *pools[TL_MAX_WORKERS];
-	struct tl_counters *cnts[TL_MAX_WORKERS];
-	struct tl_udpport_cfg uc;
-
-	if (sock_port_prepare(dev, role, iface, queues, pools, cnts, err, errlen) != 0)
-		return -1;
-	if (rte_is_zero_ether_addr((const struct rte_ether_addr *)pi->mac))
-		memcpy(pi->mac, tl_udp_gw_mac, 6), pi->mac[5] = 2;
-	memcpy(pi->peer_mac, tl_udp_gw_mac, 6);
-	pi->fixed_peer_mac = true;
-	uc = (struct tl_udpport_cfg){ .iface = iface, .port = tl_dp_listen_port(&dev->dp), .queues = queues,
-				      .v4 = true, .v6 = true, .mac = pi->mac, .gw_mac = tl_udp_gw_mac,
-				      .ip4 = pi->ip4, .ip6 = pi->ip6, .pools = pools, .counters = cnts,
-				      .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
-	pi->udp = tl_udpport_open(&uc, err, errlen);
-	if (!pi->udp)
+	if (tl_port_open(pi, kind, &c, err, errlen) != 0)
 		return -1;
 	pc->queues = queues;
 	pc->started = true;
-	return 0;
-}
-
-/* A packet port on host mode's veth: one socket (a veth has one queue pair). The host end's
- * MAC is the next hop already (tl_host_setup). */
-static int packet_open(struct tl_device *dev, int role, uint16_t queues, char *err, size_t errlen)
-{
-	struct tl_port_info *pi = &dev->dp.port[role];
-	struct rte_mempool *pools[TL_MAX_WORKERS];
-	struct tl_counters *cnts[TL_MAX_WORKERS];
-	struct tl_afp_cfg ac = { .iface = dev->dp_if, .queues = queues, .pools = pools, .counters = cnts,
-				 .rcvbuf = TL_UDP_SOCKBUF, .sndbuf = TL_UDP_SOCKBUF };
-
-	if (sock_port_prepare(dev, role, dev->dp_if, queues, pools, cnts, err, errlen) != 0)
-		return -1;
-	pi->afp = tl_afp_open(&ac, err, errlen);
-	if (!pi->afp)
-		return -1;
-	dev->ports[role].queues = queues;
-	dev->ports[role].started = true;
 	return 0;
 }
 
@@ -485,12 +445,8 @@ static int port_offer(struct tl_device *dev, int role, unsigned *offer, char *er
 		*offer = tl_iface_channels(tl_port_iface(dev, role));
 		return 0;
 	}
-	if (port_is_udp(dev, role)) {
-		*offer = TL_MAX_WORKERS;          /* SO_REUSEPORT: a socket per worker */
-		return 0;
-	}
-	if (port_is_packet(dev, role)) {
-		*offer = 1;                       /* a veth: one queue pair */
+	if (sock_kind(dev, role)) {
+		*offer = tl_port_kind_queues(sock_kind(dev, role));
 		return 0;
 	}
 	if (pmd_probe(dev, role, port_cfg(dev, role)->devargs, &port_id, err, errlen) != 0)
@@ -508,10 +464,10 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	const char *iface = tl_port_iface(dev, role);
 	bool host_lan = role == TL_PORT_LAN && dev->dp.host_mode;
 
-	if (port_is_udp(dev, role))
-		return udp_open(dev, role, queues, err, errlen);
-	if (port_is_packet(dev, role))
-		return packet_open(dev, role, queues, err, errlen);
+	/* udp: a socket per family and queue on the listen port; packet: one socket on host
+	 * mode's veth, whose host end's MAC is the next hop already (tl_host_setup) */
+	if (sock_kind(dev, role))
+		return sock_port_open(dev, role, sock_kind(dev, role), iface, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
 		unsigned rxq = tl_iface_rx_queues(iface);
 
@@ -556,24 +512,24 @@ static int xdp_maps_setup(struct tl_device *dev, int role, char *err, size_t err
 int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_move *m)
 {
 	struct tl_port_ctl *wan = &dev->ports[TL_PORT_WAN];
-	struct tl_udpport *udp = dev->dp.port[TL_PORT_WAN].udp;
+	struct tl_port_info *pi = &dev->dp.port[TL_PORT_WAN];
 	int r = 0;
 
 	m->old = tl_dp_listen_port(&dev->dp);
 	m->port = port;
 	m->sock_fds[0] = m->sock_fds[1] = -1;
-	m->udp_open = false;
+	m->own_open = false;
 	if (port == m->old)
 		return 0;
 	if (port == 0) {
 		tl_log_info("listen port: 0 (a random port) is not supported, still %u", m->old);
 		return EINVAL;
 	}
-	if (udp) {
+	if (tl_port_holds_listen(pi)) {
 		char why[256];
 
-		r = tl_udpport_move_prepare(udp, port, m->udp_fds, why, sizeof(why));
-		m->udp_open = r == 0;
+		r = tl_port_move_prepare(pi, port, m->own_fds, why, sizeof(why));
+		m->own_open = r == 0;
 	} else if (wan->af_xdp) {
 		r = tl_udpsock_bind(dev, port, m->sock_fds);
 		if (r == 0 && wan->maps.cfg_fd < 0)
@@ -594,12 +550,12 @@ int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_
 
 void tl_listen_port_abort(struct tl_device *dev, struct tl_port_move *m)
 {
-	if (m->udp_open)
-		tl_udpport_move_abort(dev->dp.port[TL_PORT_WAN].udp, m->udp_fds);
+	if (m->own_open)
+		tl_port_move_abort(&dev->dp.port[TL_PORT_WAN], m->own_fds);
 	for (int i = 0; i < 2; i++)
 		if (m->sock_fds[i] >= 0)
 			close(m->sock_fds[i]);
-	m->udp_open = false;
+	m->own_open = false;
 	m->sock_fds[0] = m->sock_fds[1] = -1;
 }
 
@@ -610,8 +566,8 @@ void tl_listen_port_commit(struct tl_device *dev, struct tl_port_move *m)
 
 	if (m->port == m->old)
 		return;
-	if (m->udp_open)
-		tl_udpport_move_commit(dev->dp.port[TL_PORT_WAN].udp, m->port, m->udp_fds);
+	if (m->own_open)
+		tl_port_move_commit(&dev->dp.port[TL_PORT_WAN], m->port, m->own_fds);
 	/* An array map's one element, its fd checked at prepare: the update does not fail. */
 	if (wan->af_xdp && (r = tl_xdp_set_cfg(&wan->maps, m->port, 0)) != 0)
 		tl_log_err("listen port: the WAN steering refused UDP %u: %s", m->port, strerror(-r));
@@ -620,7 +576,7 @@ void tl_listen_port_commit(struct tl_device *dev, struct tl_port_move *m)
 	atomic_store_explicit(&dev->dp.listen_port, m->port, memory_order_relaxed);
 	if (wan->af_xdp)
 		tl_udpsock_replace(dev, m->sock_fds);
-	m->udp_open = false;
+	m->own_open = false;
 	m->sock_fds[0] = m->sock_fds[1] = -1;
 	tl_log_info("listen port: %u, was %u", m->port, m->old);
 }
@@ -667,10 +623,7 @@ void tl_ports_teardown(struct tl_device *dev)
 		uint16_t port_id;
 
 		tl_xdp_maps_close(&pc->maps);
-		tl_udpport_close(dev->dp.port[r].udp);
-		dev->dp.port[r].udp = NULL;
-		tl_afp_close(dev->dp.port[r].afp);
-		dev->dp.port[r].afp = NULL;
+		tl_port_close(&dev->dp.port[r]);
 		if (!pc->vdev_name[0] || rte_eth_dev_get_port_by_name(pc->vdev_name, &port_id) != 0)
 			continue;
 		if (pc->started)

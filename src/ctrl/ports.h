@@ -44,16 +44,16 @@ int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int w
 void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx);
 /* Moves the listen port at run time, in two steps so that the move can be one part of a
  * device change (devchange.h). Prepare binds the new port without letting go of the old
- * one: the udp port kind's sockets of every queue, or the kernel's UDP sockets that hold
- * the port for an AF_XDP WAN port; 0, or an errno value (EINVAL: port 0; EADDRINUSE;
- * EBUSY: the workers have not taken the last move yet, ...) with a log line and nothing
- * changed. Then exactly one of: commit (cannot fail: the new sockets to the workers, the
+ * one: the sockets of every queue of a WAN port kind that holds them (udp; port.h), or the
+ * kernel's UDP sockets that hold the port for an AF_XDP WAN port; 0, or an errno value
+ * (EINVAL: port 0; EADDRINUSE; EBUSY: the workers have not taken the last move yet, ...)
+ * with a log line and nothing changed. Then exactly one of: commit (cannot fail: the new sockets to the workers, the
  * WAN XDP steering, then the port the workers accept and send from) or abort (the new
  * sockets closed; nothing changed). Control thread. */
 struct tl_port_move {
 	uint16_t port, old;
-	bool udp_open;                        /* udp_fds hold the udp port kind's new sockets */
-	int udp_fds[TL_MAX_WORKERS][2];
+	bool own_open;                        /* own_fds hold the WAN port's own new sockets */
+	int own_fds[TL_MAX_WORKERS][2];       /* (a kind holding the listen port: udp) */
 	int sock_fds[2];                      /* AF_XDP: the kernel sockets holding the port */
 };
 int tl_listen_port_prepare(struct tl_device *dev, uint16_t port, struct tl_port_move *m);

@@ -83,4 +83,8 @@ uint64_t tl_afp_merge_fallbacks(const struct tl_afp *p);
 /* Queue q's socket, or -1. */
 int tl_afp_fd(const struct tl_afp *p, uint16_t q);
 
+/* The packet kind's port interface (port.h). */
+struct tl_port_ops;
+extern const struct tl_port_ops tl_afp_ops;
+
 #endif

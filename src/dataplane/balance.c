@@ -1,6 +1,6 @@
 /* Per-port conservation (balance.h): the dataplane's own account of every packet. */
 #include "dataplane/balance.h"
-#include "dataplane/worker.h"
+#include "dataplane/queue.h"
 
 void tl_conservation(struct tl_worker *ws, unsigned n, struct tl_port_balance out[TL_PORT_MAX])
 {

@@ -40,14 +40,13 @@ static enum tl_drop check_type(const struct rte_mbuf *m, uint32_t *type)
 
 /* Handshake messages go to the control plane as copies in its own pool: port RX buffers
  * never wait on the control plane, so a handshake flood cannot starve the port of
- * buffers. The frame's outer headers come along, and as parsed here (source address, port
- * and MAC: where to answer) in the copy's private area (tl_hs_outer); the Ethernet padding
- * the parser trimmed does not. */
+ * buffers. The copy is the WireGuard message alone; its outer headers go beside it as
+ * parsed here (source address, port and MAC: where to answer) in the copy's private area
+ * (tl_hs_outer). */
 static void to_ctrl(struct tl_worker *w, struct rte_mbuf *m, const struct tl_outer *o)
 {
 	struct rte_mbuf *c;
 
-	rte_pktmbuf_prepend(m, o->hdr_len);
 	c = rte_pktmbuf_copy(m, w->dp->hs_pool, 0, UINT32_MAX);
 	rte_pktmbuf_free(m);
 	if (!c) {

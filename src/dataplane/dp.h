@@ -156,13 +156,14 @@ struct tl_addrset {
 };
 
 /* Per port constants for building frames. */
-struct tl_udpport;
-struct tl_afp;
+struct tl_port_ops;
 
 struct tl_port_info {
 	uint16_t port_id;
-	struct tl_udpport *udp;   /* the `udp` WAN port kind (udpport.h); NULL: a DPDK port */
-	struct tl_afp *afp;       /* the `packet` LAN port kind of host mode (afpacket.h) */
+	const struct tl_port_ops *ops;   /* the port's kind (port.h); NULL: an ethdev */
+	void *priv;                      /* the kind's own state of the port (port.h tl_port_open) */
+	bool src_by_kernel;       /* the kernel picks a frame's outer source address (a socket
+				   * port): the frame leaves it unspecified (tl_pkt_wan_source) */
 	uint8_t mac[6];
 	/* The WAN's addresses while the control plane follows them (tl_pkt_wan_local); NULL: the
 	 * fixed ip4/ip6 below are the port's. */

@@ -107,7 +107,7 @@ bool tl_pkt_wan_source(const struct tl_port_info *wan, const struct tl_endpoint 
 		return false;
 	if (ep->has_local && tl_pkt_wan_local(wan, ep->family, ep->local))
 		memcpy(src, ep->local, alen);
-	else if (wan->udp)
+	else if (wan->src_by_kernel)
 		;       /* the kernel picks, by route */
 	else if (!s)
 		memcpy(src, ep->family == AF_INET ? wan->ip4 : wan->ip6, alen);

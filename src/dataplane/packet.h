@@ -24,11 +24,11 @@ struct tl_outer {
 	uint16_t hdr_len;              /* Ethernet + IP + UDP header bytes stripped */
 };
 
-/* A handshake message on its way to the control plane (dp->hs_ring): the frame from its
- * Ethernet header to the end of the IP packet in the buffer's data, and its outer headers
- * as the worker parsed them (hdr_len bytes before the message) in the buffer's private
- * area (dp->hs_pool has TL_HS_PRIV bytes of it), so that the control plane need not parse
- * them again. NULL: the buffer has no room for them (a pool without that area). */
+/* A handshake message on its way to the control plane (dp->hs_ring): the WireGuard message
+ * alone in the buffer's data, and its outer headers as the worker parsed them in the
+ * buffer's private area (dp->hs_pool has TL_HS_PRIV bytes of it), so that the control plane
+ * neither gets nor parses them. NULL: the buffer has no room for them (a pool without that
+ * area). */
 #define TL_HS_PRIV RTE_ALIGN(sizeof(struct tl_outer), RTE_MBUF_PRIV_ALIGN)
 
 static inline struct tl_outer *tl_hs_outer(struct rte_mbuf *m)
@@ -54,8 +54,8 @@ bool tl_pkt_wan_local(const struct tl_port_info *wan, int family, const uint8_t 
 bool tl_pkt_wan_has_family(const struct tl_port_info *wan, int family);
 
 /* The source address of a frame to ep, into src (16 bytes): the address of ours the peer last
- * wrote to while it is still ours, else the family's first address; a udp port leaves it
- * unspecified (all zero) instead, and the kernel picks the source as for any socket. False if
+ * wrote to while it is still ours, else the family's first address; a port whose kernel
+ * picks the source (src_by_kernel: udp) leaves it unspecified (all zero) instead. False if
  * the port has no address of the family. */
 bool tl_pkt_wan_source(const struct tl_port_info *wan, const struct tl_endpoint *ep, uint8_t src[16]);
 

@@ -1,8 +1,11 @@
 /* One interface per port (port.c): what the pipeline and the control plane ask of a port,
- * whatever its kind. Three kinds fill it: ethdev (a DPDK port: a PMD or net_af_xdp), udp
- * (kernel UDP sockets on the listen port, udpport.c) and packet (an AF_PACKET socket on host
- * mode's veth, afpacket.c). Only port.c names them; the pipeline makes one indirect call per
- * burst. A new kind is its own file and a table in port.c. */
+ * whatever its kind. Three kinds fill it: ethdev (a DPDK port: a PMD or net_af_xdp, port.c),
+ * udp (kernel UDP sockets on the listen port, udpport.c, its table in udpport_ops.c) and
+ * packet (an AF_PACKET socket on host mode's veth, afpacket.c, afpacket_ops.c). Each kind
+ * fills its own table; port.c lists them and opens a port by its kind's name; the port keeps
+ * its table and the kind's own state (tl_port_info.ops, .priv), so nothing above names a
+ * kind. The pipeline makes one indirect call per burst. A new kind is its own files and one
+ * line in port.c. */
 #ifndef TL_PORT_H
 #define TL_PORT_H
 
@@ -17,8 +20,30 @@
 /* Frames one tl_port_tx may be offered, at most (the largest tl_port_tx_burst_max). */
 #define TL_PORT_TX_MAX 128
 
+/* What a port of a socket kind is opened with (tl_port_open). */
+struct tl_port_cfg {
+	const char *iface;
+	uint16_t queues;
+	uint16_t listen_port;                   /* a WAN port: the UDP port its sockets bind */
+	struct rte_mempool *const *pools;       /* one per queue: the frames read */
+	struct tl_counters *const *counters;    /* one per queue: the worker reading it */
+	int rcvbuf, sndbuf;                     /* socket buffer bytes (0: the kernel's) */
+};
+
 struct tl_port_ops {
 	const char *kind;
+	/* Opens port p: sets p->priv and what the kind decides of p (its MAC when the interface
+	 * has none, the next hop, src_by_kernel). 0, or -1 with the reason in err. NULL: the
+	 * control plane sets the port up itself (ethdev: rte_eth_*). */
+	int (*open)(struct tl_port_info *p, const struct tl_port_cfg *c, char *err, size_t errlen);
+	void (*close)(struct tl_port_info *p);
+	/* The listen port moved in two steps (ctrl/ports.h tl_listen_port_prepare): prepare opens
+	 * the sockets of every queue on port into fds (0, or -errno with nothing changed), then
+	 * commit hands them to the workers or abort closes them. NULL: the port holds no
+	 * sockets of the listen port. */
+	int (*move_prepare)(struct tl_port_info *p, uint16_t port, int (*fds)[2], char *err, size_t errlen);
+	void (*move_commit)(struct tl_port_info *p, uint16_t port, int (*fds)[2]);
+	void (*move_abort)(struct tl_port_info *p, int (*fds)[2]);
 	/* Up to n frames read from queue q. */
 	uint16_t (*rx)(const struct tl_port_info *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 	/* Offers n frames (at most tx_burst_max) to queue q; returns how many it took. Those not
@@ -43,13 +68,54 @@ struct tl_port_ops {
 	 * into GSO packets, so it takes more at once (with 8 flows, 32 frames made runs of about
 	 * 5 segments). */
 	uint16_t tx_burst_max;
+	/* Queues a port of the kind has at most (udp: a socket per worker, SO_REUSEPORT;
+	 * packet: a veth has one queue pair). 0: the device says (ethdev). */
+	unsigned queues_max;
 	bool sockets;                 /* kernel sockets: what they drop is their overflow */
 	bool live_fds;                /* fd changes at run time (the listen port moves): ask it
 				       * each time, not once at start */
 };
 
-/* The interface of port p (its kind is fixed once the port is open). */
-const struct tl_port_ops *tl_port_ops(const struct tl_port_info *p);
+extern const struct tl_port_ops tl_port_ethdev_ops;
+
+/* The interface of port p (its kind is fixed once the port is open): an ethdev's unless a
+ * kind opened it. */
+static inline const struct tl_port_ops *tl_port_ops(const struct tl_port_info *p)
+{
+	return p->ops ? p->ops : &tl_port_ethdev_ops;
+}
+
+/* Opens port p as the kind named kind (tl_port_ops.kind: "udp", "packet"). 0, or -1 with the
+ * reason in err and p still an ethdev's. */
+int tl_port_open(struct tl_port_info *p, const char *kind, const struct tl_port_cfg *c, char *err, size_t errlen);
+/* The queues a port of the kind named kind has at most (tl_port_ops.queues_max); 0: no such
+ * kind. */
+unsigned tl_port_kind_queues(const char *kind);
+/* Closes what tl_port_open opened (nothing for a port it did not open); p is an ethdev's
+ * again. */
+void tl_port_close(struct tl_port_info *p);
+
+/* The port holds sockets of the listen port, which tl_port_move_* move. */
+static inline bool tl_port_holds_listen(const struct tl_port_info *p)
+{
+	return tl_port_ops(p)->move_prepare != NULL;
+}
+
+static inline int tl_port_move_prepare(struct tl_port_info *p, uint16_t port, int (*fds)[2], char *err,
+				       size_t errlen)
+{
+	return tl_port_ops(p)->move_prepare(p, port, fds, err, errlen);
+}
+
+static inline void tl_port_move_commit(struct tl_port_info *p, uint16_t port, int (*fds)[2])
+{
+	tl_port_ops(p)->move_commit(p, port, fds);
+}
+
+static inline void tl_port_move_abort(struct tl_port_info *p, int (*fds)[2])
+{
+	tl_port_ops(p)->move_abort(p, fds);
+}
 
 static inline uint16_t tl_port_rx(const struct tl_port_info *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {

@@ -83,4 +83,8 @@ bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q);
  * move the sockets change. */
 int tl_udpport_fd(const struct tl_udpport *u, uint16_t q, int f);
 
+/* The udp kind's port interface (port.h). */
+struct tl_port_ops;
+extern const struct tl_port_ops tl_udpport_ops;
+
 #endif

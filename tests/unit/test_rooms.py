@@ -7,7 +7,11 @@ file of one name (a reader who greps for lanfib.c finds one file). Inside src/da
 rules keep the packet path readable by direction: the leaves (crypto jobs, the egress queue,
 the AQM, the port interface and its kinds, the frame helpers, the route tables) reach no
 direction file or worker through their includes, and only port.c (besides the port kinds
-themselves) includes a port kind's header. The unit tests sit beside
+themselves) includes a port kind's header. A port kind's names (its type, handle, functions:
+the tl_<prefix>_ of its header) appear neither in dataplane/dp.h, whose tl_port_info holds a
+port's kind only as the port interface's table and an opaque pointer, nor in src/ctrl/, which
+opens, moves and closes ports through port.h: a new kind touches its own files and port.c.
+The unit tests sit beside
 the room they test: tests/unit/<room>/ names a room of src/ (or deploy/, harness/), and a
 test file there is named after a file of that room (or the room), or is listed in
 TEST_EXCEPTIONS with the reason, and is declared in that folder's meson.build.
@@ -15,7 +19,8 @@ TEST_EXCEPTIONS with the reason, and is declared in that folder's meson.build.
 Usage: test_rooms.py <source root>. Prints one line per check (ok / not ok) and exits 1 if
 any failed. It then proves that the file rules can fail: on a copy of src/ with a leaf
 including worker.h, and with a direction file including a port kind's header, they must
-report exactly that."""
+report exactly that, and a port kind's handle put back into dp.h or ctrl/ports.c must fail
+the port-name rule."""
 import os
 import re
 import shutil
@@ -39,12 +44,16 @@ MAX_CTRL_LINES = 6500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/([a-z_0-9]+\.h)"', re.M)
 
 # src/dataplane: files that name no direction nor the worker (not even through their includes)
-DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c",
-             "udpport.c", "afpacket.c"]
+DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c", "balance.c",
+             "udpport.c", "udpport_ops.c", "afpacket.c", "afpacket_ops.c"]
 DP_UPPER = {"dataplane/worker.h", "dataplane/encap.h", "dataplane/decap.h"}
 # the port kinds' headers, and the files of src/dataplane that may include them
 DP_PORT_HEADERS = {"dataplane/udpport.h", "dataplane/afpacket.h", "dataplane/sockport.h"}
-DP_PORT_FILES = {"dataplane/port.c", "dataplane/udpport.c", "dataplane/afpacket.c"}
+DP_PORT_FILES = {"dataplane/port.c", "dataplane/udpport.c", "dataplane/udpport_ops.c", "dataplane/afpacket.c",
+                 "dataplane/afpacket_ops.c"}
+# where no port kind is named: the port's constants (dp.h) and the control plane
+PORT_KIND_FREE = ("dataplane/dp.h", "ctrl/")
+DECL_PREFIX = re.compile(r'^[a-z].*?\b(tl_[a-z0-9]+)_[a-z0-9_]+\(', re.M)
 
 root = sys.argv[1] if len(sys.argv) > 1 else "."
 src = os.path.join(root, "src")
@@ -144,6 +153,27 @@ def read_includes(src_dir):
     return out
 
 
+def port_kind_names(src_dir):
+    """Where dp.h or a file of src/ctrl names a port kind: its header, or a name with the
+    prefix of the functions its header declares (tl_udpport_*, struct tl_afp, ...)."""
+    prefixes = set()
+    for h in sorted(DP_PORT_HEADERS):
+        path = os.path.join(src_dir, h)
+        if os.path.exists(path):
+            prefixes |= set(DECL_PREFIX.findall(open(path, encoding="utf-8").read()))
+    names = re.compile(r'\b(?:%s)\w*|\b(?:%s)\b' % (
+        "|".join(re.escape(p + "_") for p in sorted(prefixes)) or "(?!)",
+        "|".join(re.escape(h) for h in sorted(DP_PORT_HEADERS) + sorted(prefixes))))
+    out = []
+    for path in sources(src_dir):
+        rel = os.path.relpath(path, src_dir)
+        if rel.startswith(PORT_KIND_FREE):
+            found = sorted(set(names.findall(open(path, encoding="utf-8").read())))
+            if found:
+                out.append("%s names %s" % (rel, ", ".join(found)))
+    return out, sorted(prefixes)
+
+
 leaf_bad, port_bad = dataplane_rules(includes)
 check(not leaf_bad, "src/dataplane leaves (%s) reach no worker.h, encap.h, decap.h%s" % (
     " ".join(DP_LEAVES), "" if not leaf_bad else ": " + "; ".join(leaf_bad)))
@@ -151,8 +181,15 @@ check(not port_bad, "in src/dataplane only port.c and the port kinds include %s%
     ", ".join(sorted(DP_PORT_HEADERS)), "" if not port_bad else ": " + "; ".join(port_bad)))
 
 
-def self_check(src_dir, target, line):
-    """The file rules on a copy of src/ where target (dataplane/<file>) has one more include."""
+kind_bad, kind_prefixes = port_kind_names(src)
+check(len(kind_prefixes) >= 2 and not kind_bad, "no port kind (%s) is named in %s%s" % (
+    ", ".join(p + "_*" for p in kind_prefixes), " or ".join(PORT_KIND_FREE),
+    "" if not kind_bad else ": " + "; ".join(kind_bad)))
+
+
+def self_check(src_dir, target, line, names=False):
+    """The file rules (names: the port-name rule) on a copy of src/ where target (room/file)
+    has one more line first."""
     tmp = tempfile.mkdtemp(prefix="tl_rooms_")
     try:
         copy = os.path.join(tmp, "src")
@@ -162,7 +199,7 @@ def self_check(src_dir, target, line):
             return ["%s is missing" % target], ["%s is missing" % target]
         text = open(path, encoding="utf-8").read()
         open(path, "w", encoding="utf-8").write(line + "\n" + text)
-        return dataplane_rules(read_includes(copy))
+        return port_kind_names(copy)[0] if names else dataplane_rules(read_includes(copy))
     finally:
         shutil.rmtree(tmp)
 
@@ -173,6 +210,12 @@ check(any(p.startswith("dataplane/crypt.c reaches dataplane/worker.h") for p in 
 _, ports = self_check(src, "dataplane/encap.c", '#include "dataplane/udpport.h"')
 check("dataplane/encap.c includes dataplane/udpport.h" in ports,
       "self-check: the port rule fails on encap.c including udpport.h (%s)" % ("; ".join(ports) or "it passed"))
+named = self_check(src, "dataplane/dp.h", "struct tl_udpport;", names=True)
+check("dataplane/dp.h names tl_udpport" in named,
+      "self-check: the port-name rule fails on dp.h naming struct tl_udpport (%s)" % ("; ".join(named) or "it passed"))
+named = self_check(src, "ctrl/ports.c", "static void f(struct tl_port_info *p) { tl_afp_close(p->priv); }", names=True)
+check("ctrl/ports.c names tl_afp_close" in named,
+      "self-check: the port-name rule fails on ctrl/ports.c calling tl_afp_close (%s)" % ("; ".join(named) or "it passed"))
 
 long_files = []
 for top in ("src", "tests", "bench"):

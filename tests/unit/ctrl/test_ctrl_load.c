@@ -30,7 +30,7 @@ static void test_flood_waits_for_ctrl_tx(void)
 	CHECK(tl_ch_peer_add(&h, &r, 9) != NULL, "peer added");
 	CHECK(tl_ch_remote_initiation(&h, &r, &init) == 0, "an initiation");
 	for (unsigned i = 0; i < FLOOD; i++) {
-		struct rte_mbuf *m = tl_ch_frame(&h, &r, &init, sizeof(init));
+		struct rte_mbuf *m = tl_ch_hs_msg(&h, &r, &init, sizeof(init));
 
 		if (m && rte_ring_enqueue(hs_ring, m) == 0)
 			queued++;
@@ -80,7 +80,7 @@ static void test_flood_no_way_back(void)
 	CHECK(tl_ch_remote_initiation(&h, &r, &init) == 0, "no way back: an initiation");
 	memset(r.at.mac, 0, sizeof(r.at.mac));
 	for (unsigned i = 0; i < FLOOD; i++) {
-		struct rte_mbuf *m = tl_ch_frame(&h, &r, &init, sizeof(init));
+		struct rte_mbuf *m = tl_ch_hs_msg(&h, &r, &init, sizeof(init));
 
 		if (m && rte_ring_enqueue(h.dev.dp.hs_ring, m) == 0)
 			queued++;
@@ -125,7 +125,7 @@ static int our_initiation_answered(struct tl_ch *h, struct tl_ch_remote *r, stru
 
 static void enqueue(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len, unsigned *n)
 {
-	struct rte_mbuf *m = tl_ch_frame(h, r, msg, len);
+	struct rte_mbuf *m = tl_ch_hs_msg(h, r, msg, len);
 
 	if (m && rte_ring_enqueue(h->dev.dp.hs_ring, m) == 0)
 		(*n)++;

@@ -14,40 +14,7 @@
 #include "check.h"
 #include "pipeline.h"
 
-#define LOCAL_INDEX 0x1001
-#define REMOTE_INDEX 0x2001
 
-static const struct tl_endpoint PEER4 = {
-	.family = AF_INET, .ip = { 203, 0, 113, 7 }, .port = 40001,
-	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
-};
-static const uint8_t PEER_NET4[4] = { 10, 1, 0, 0 };
-static const uint8_t PEER_HOST4[4] = { 10, 1, 0, 5 };
-static const uint8_t PEER_NET6[16] = { 0xfd, 0x01 };
-static const uint8_t PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
-static const uint8_t LAN_HOST4[4] = { 10, 99, 0, 20 };
-static const uint8_t LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
-
-struct fixture {
-	struct tl_pl pl;
-	struct tl_peer *peer;
-	struct tl_keypair *kp;
-};
-
-static int fixture_up(struct fixture *f)
-{
-	if (tl_pl_setup(&f->pl, NULL) != 0)
-		return -1;
-	f->peer = tl_pl_peer_add(&f->pl, 0, &PEER4);
-	f->kp = NULL;
-	if (f->peer && tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) == 0 &&
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) == 0 && tl_pl_routes_publish(&f->pl) == 0)
-		f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
-	if (f->peer && f->kp)
-		return 0;
-	tl_pl_teardown(&f->pl);
-	return -1;
-}
 
 /* An inner IP packet from src to dst with ECN field ecn (IPv4 checksum fixed). */
 static uint16_t inner_ip(uint8_t *ip, int family, const void *src, const void *dst, uint8_t ecn)
@@ -76,19 +43,19 @@ static const char *const NAME[4] = { "not-ECT", "ECT(1)", "ECT(0)", "CE" };
 /* Encapsulation: the outer field is the inner one, for each codepoint and inner family. */
 static void test_encap(int family)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	unsigned wrong = 0;
 	char why[160] = "";
 
-	if (fixture_up(&f) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "encap: setup");
 		return;
 	}
 	for (uint8_t ecn = 0; ecn < 4; ecn++) {
 		uint8_t ip[600];
 		struct rte_mbuf *m[4];
-		uint16_t len = family == AF_INET ? inner_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, ecn)
-						 : inner_ip(ip, AF_INET6, LAN_HOST6, PEER_HOST6, ecn);
+		uint16_t len = family == AF_INET ? inner_ip(ip, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, ecn)
+						 : inner_ip(ip, AF_INET6, TL_PL_LAN_HOST6, TL_PL_PEER_HOST6, ecn);
 		unsigned n;
 
 		tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));
@@ -118,12 +85,12 @@ static const uint8_t DECAP[4][4] = {
 
 static void test_decap(int family)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	unsigned wrong = 0, dropped = 0;
 	uint64_t ctr = 0;
 	char why[200] = "";
 
-	if (fixture_up(&f) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "decap: setup");
 		return;
 	}
@@ -132,12 +99,12 @@ static void test_decap(int family)
 			uint8_t ip[600];
 			struct rte_mbuf *m[4];
 			struct tl_pl_wire wire = { .ecn = out };
-			uint16_t len = family == AF_INET ? inner_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, in)
-							 : inner_ip(ip, AF_INET6, PEER_HOST6, LAN_HOST6, in);
+			uint16_t len = family == AF_INET ? inner_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, in)
+							 : inner_ip(ip, AF_INET6, TL_PL_PEER_HOST6, TL_PL_LAN_HOST6, in);
 			unsigned n, want = DECAP[in][out];
 			int got;
 
-			tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &PEER4, f.kp, ctr++, ip, len, &wire));
+			tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, ctr++, ip, len, &wire));
 			tl_pl_run(&f.pl);
 			n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, 4);
 			got = n == 1 ? ip_ecn(rte_pktmbuf_mtod_offset(m[0], const uint8_t *, RTE_ETHER_HDR_LEN)) :

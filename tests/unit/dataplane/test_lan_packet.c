@@ -90,7 +90,9 @@ static void test_wan_refused(void)
 				    err, sizeof(err));
 	CHECK(u != NULL, "wan refused: peers, keypairs, udp port on lo (%s)", err);
 	if (u) {
-		pl.dp.port[TL_PORT_WAN].udp = u;
+		pl.dp.port[TL_PORT_WAN].ops = &tl_udpport_ops;          /* as tl_port_open does */
+		pl.dp.port[TL_PORT_WAN].priv = u;
+		pl.dp.port[TL_PORT_WAN].src_by_kernel = true;
 		for (unsigned i = 0; i < 3; i++) {
 			uint16_t len = tl_pl_ip(ip, AF_INET, LAN_HOST4, i == 1 ? HOST_FAR4 : HOST_LO4, lens[i], i + 1);
 
@@ -105,7 +107,9 @@ static void test_wan_refused(void)
 		CHECK(e->tx_bytes == want_bytes, "wan refused: tx_bytes counts the 2 frames sent: %" PRIu64 " (want %" PRIu64
 		      ")", e->tx_bytes, want_bytes);
 		CHECK(tl_pl_drops_only(&pl, TL_DROP_kernel_send_failed, 1), "wan refused: one kernel_send_failed");
-		pl.dp.port[TL_PORT_WAN].udp = NULL;
+		pl.dp.port[TL_PORT_WAN].ops = NULL;
+		pl.dp.port[TL_PORT_WAN].priv = NULL;
+		pl.dp.port[TL_PORT_WAN].src_by_kernel = false;
 	}
 	tl_udpport_close(u);
 	tl_pl_teardown(&pl);
@@ -137,9 +141,11 @@ int main(int argc, char **argv)
 	afp = tl_afp_open(&(struct tl_afp_cfg){ .iface = "vb", .queues = 1, .pools = &pl.pool }, err, sizeof(err));
 	CHECK(kp && afp, "fixture: peer, keypair, packet port on vb (%s)", err);
 	if (kp && afp) {
-		pl.dp.port[TL_PORT_LAN].afp = afp;        /* the LAN port's frames go to the veth */
+		pl.dp.port[TL_PORT_LAN].ops = &tl_afp_ops;   /* the LAN port's frames go to the veth */
+		pl.dp.port[TL_PORT_LAN].priv = afp;
 		test_refused_in_burst(&pl, kp);
-		pl.dp.port[TL_PORT_LAN].afp = NULL;
+		pl.dp.port[TL_PORT_LAN].ops = NULL;
+		pl.dp.port[TL_PORT_LAN].priv = NULL;
 	}
 	tl_afp_close(afp);
 	tl_pl_teardown(&pl);

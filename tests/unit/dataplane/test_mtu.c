@@ -15,43 +15,24 @@
 #include "dataplane/dpdk_compat.h"
 #include "pipeline.h"
 
-#define LOCAL_INDEX 0x1001
-#define REMOTE_INDEX 0x2001
 #define BIG 1478                       /* inner packet above TL_PL_MTU (1420) */
 
-static const struct tl_endpoint PEER = {
-	.family = AF_INET, .ip = { 203, 0, 113, 7 }, .port = 40001,
-	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
-};
-static const uint8_t PEER_NET4[4] = { 10, 1, 0, 0 };
-static const uint8_t PEER_HOST4[4] = { 10, 1, 0, 5 };
 static const uint8_t MCAST_NET4[4] = { 224, 0, 0, 0 };
 static const uint8_t MCAST4[4] = { 239, 1, 2, 3 };
-static const uint8_t PEER_NET6[16] = { 0xfd, 0x01 };
 static const uint8_t MCAST_NET6[16] = { 0xff };
 static const uint8_t MCAST6[16] = { 0xff, 0x0e, [15] = 1 };
-static const uint8_t PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
-static const uint8_t LAN_HOST4[4] = { 10, 99, 0, 20 };
-static const uint8_t LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
 
-struct fixture {
-	struct tl_pl pl;
-	struct tl_peer *peer;
-	struct tl_keypair *kp;
-};
-
-static int fixture_up(struct fixture *f)
+/* The one-peer fixture, the peer also routing the multicast groups MCAST_NET4/4 and
+ * MCAST_NET6/8. */
+static int fixture_up(struct tl_pl_fixture *f)
 {
-	if (tl_pl_setup(&f->pl, NULL) != 0)
+	if (tl_pl_fixture_up(f, &TL_PL_PEER4) != 0)
 		return -1;
-	f->peer = tl_pl_peer_add(&f->pl, 0, &PEER);
-	if (!f->peer || tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET, MCAST_NET4, 4, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET6, MCAST_NET6, 8, 0) != 0 || tl_pl_routes_publish(&f->pl) != 0)
-		return -1;
-	f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
-	return f->kp ? 0 : -1;
+	if (tl_pl_route_add(&f->pl, AF_INET, MCAST_NET4, 4, 0) == 0 &&
+	    tl_pl_route_add(&f->pl, AF_INET6, MCAST_NET6, 8, 0) == 0 && tl_pl_routes_publish(&f->pl) == 0)
+		return 0;
+	tl_pl_fixture_down(f);
+	return -1;
 }
 
 /* An IPv4 UDP packet of len bytes to dst with the given fragment field (flags | offset
@@ -60,7 +41,7 @@ static uint16_t ip4(uint8_t *buf, const uint8_t dst[4], uint16_t len, uint16_t f
 {
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)buf;
 
-	tl_pl_ip(buf, AF_INET, LAN_HOST4, dst, len, 7);
+	tl_pl_ip(buf, AF_INET, TL_PL_LAN_HOST4, dst, len, 7);
 	ip->fragment_offset = rte_cpu_to_be_16(frag);
 	ip->next_proto_id = proto;
 	if (proto == IPPROTO_ICMP)
@@ -70,7 +51,7 @@ static uint16_t ip4(uint8_t *buf, const uint8_t dst[4], uint16_t len, uint16_t f
 	return len;
 }
 
-static void send_lan(struct fixture *f, const uint8_t *ip, uint16_t len)
+static void send_lan(struct tl_pl_fixture *f, const uint8_t *ip, uint16_t len)
 {
 	tl_pl_inject(&f->pl, TL_PORT_LAN, tl_pl_lan_frame(&f->pl, ip, len));
 	tl_pl_run(&f->pl);
@@ -78,7 +59,7 @@ static void send_lan(struct fixture *f, const uint8_t *ip, uint16_t len)
 
 /* The one frame on the LAN port is an ICMP error of the packet's family telling MTU 1420
  * to the LAN host, quoting the packet's start. */
-static void check_icmp_back(struct fixture *f, int family, const uint8_t *orig, const char *name)
+static void check_icmp_back(struct tl_pl_fixture *f, int family, const uint8_t *orig, const char *name)
 {
 	struct rte_mbuf *m[4];
 	unsigned n = tl_pl_collect(&f->pl, TL_PORT_LAN, m, 4);
@@ -94,7 +75,7 @@ static void check_icmp_back(struct fixture *f, int family, const uint8_t *orig, 
 		      "%s: not a fragmentation-needed error", name);
 		CHECK(rte_be_to_cpu_16(icmp->icmp_seq_nb) == TL_PL_MTU, "%s: next-hop MTU %u", name,
 		      rte_be_to_cpu_16(icmp->icmp_seq_nb));
-		CHECK(!memcmp(&ip->dst_addr, LAN_HOST4, 4), "%s: not addressed to the sender", name);
+		CHECK(!memcmp(&ip->dst_addr, TL_PL_LAN_HOST4, 4), "%s: not addressed to the sender", name);
 		CHECK(!memcmp(icmp + 1, orig, 28), "%s: quote differs", name);
 	} else {
 		const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod_offset(m[0], const struct rte_ipv6_hdr *, 14);
@@ -102,7 +83,7 @@ static void check_icmp_back(struct fixture *f, int family, const uint8_t *orig, 
 
 		CHECK(ip->proto == IPPROTO_ICMPV6 && icmp[0] == 2, "%s: not a packet-too-big error", name);
 		CHECK(icmp[4] == 0 && icmp[5] == 0 && icmp[6] * 256 + icmp[7] == TL_PL_MTU, "%s: MTU", name);
-		CHECK(!memcmp(TL_IP6_ADDR(ip->dst_addr), LAN_HOST6, 16), "%s: not addressed to the sender", name);
+		CHECK(!memcmp(TL_IP6_ADDR(ip->dst_addr), TL_PL_LAN_HOST6, 16), "%s: not addressed to the sender", name);
 	}
 out:
 	for (unsigned i = 0; i < n; i++)
@@ -112,7 +93,7 @@ out:
 static void test_df(int family)
 {
 	const char *name = family == AF_INET ? "ipv4 DF above the MTU" : "ipv6 above the MTU";
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[BIG];
 	uint16_t len;
 
@@ -120,8 +101,8 @@ static void test_df(int family)
 		CHECK(0, "%s: setup", name);
 		return;
 	}
-	len = family == AF_INET ? ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0)
-				: tl_pl_ip(ip, AF_INET6, LAN_HOST6, PEER_HOST6, BIG, 7);
+	len = family == AF_INET ? ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0)
+				: tl_pl_ip(ip, AF_INET6, TL_PL_LAN_HOST6, TL_PL_PEER_HOST6, BIG, 7);
 	send_lan(&f, ip, len);
 	check_icmp_back(&f, family, ip, name);
 	CHECK(tl_pl_collect(&f.pl, TL_PORT_WAN, (struct rte_mbuf *[1]){ 0 }, 1) == 0, "%s: sent on the WAN", name);
@@ -135,10 +116,10 @@ static void test_df(int family)
  * original packet. frag_field: the packet's own fragment field (it may be a fragment). */
 static void test_no_df(uint16_t frag_field, const char *name)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[BIG], out[1500], joined[BIG];
 	struct rte_mbuf *m[8];
-	uint16_t len = ip4(ip, PEER_HOST4, BIG, frag_field, IPPROTO_UDP, 0), got = 0;
+	uint16_t len = ip4(ip, TL_PL_PEER_HOST4, BIG, frag_field, IPPROTO_UDP, 0), got = 0;
 	uint16_t want_off = (frag_field & RTE_IPV4_HDR_OFFSET_MASK) * 8;
 	unsigned n;
 	bool last_mf = false;
@@ -153,7 +134,7 @@ static void test_no_df(uint16_t frag_field, const char *name)
 	for (unsigned i = 0; i < n; i++) {
 		const char *why = "";
 		uint64_t ctr;
-		int plen = tl_pl_open_data(&f.pl, m[i], &PEER, f.kp, &ctr, out, sizeof(out), &why);
+		int plen = tl_pl_open_data(&f.pl, m[i], &TL_PL_PEER4, f.kp, &ctr, out, sizeof(out), &why);
 		const struct rte_ipv4_hdr *h = (const struct rte_ipv4_hdr *)out;
 		uint16_t tot, fo;
 
@@ -164,7 +145,7 @@ static void test_no_df(uint16_t frag_field, const char *name)
 		fo = rte_be_to_cpu_16(h->fragment_offset);
 		CHECK(tot <= TL_PL_MTU && tot <= plen, "%s: fragment %u of %u bytes", name, i, tot);
 		CHECK(rte_ipv4_cksum(h) == 0, "%s: fragment %u header checksum", name, i);
-		CHECK(!memcmp(&h->src_addr, LAN_HOST4, 4) && !memcmp(&h->dst_addr, PEER_HOST4, 4) &&
+		CHECK(!memcmp(&h->src_addr, TL_PL_LAN_HOST4, 4) && !memcmp(&h->dst_addr, TL_PL_PEER_HOST4, 4) &&
 		      !(fo & RTE_IPV4_HDR_DF_FLAG), "%s: fragment %u header", name, i);
 		CHECK((fo & RTE_IPV4_HDR_OFFSET_MASK) * 8 == want_off + got, "%s: fragment %u at offset %u, expected %u",
 		      name, i, (fo & RTE_IPV4_HDR_OFFSET_MASK) * 8, want_off + got);
@@ -188,7 +169,7 @@ static void test_no_df(uint16_t frag_field, const char *name)
 /* A DF packet above the MTU that must not get an ICMP error: dropped, counted. */
 static void test_suppressed(const uint8_t *ip, uint16_t len, bool l2_broadcast, const char *name)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	struct rte_mbuf *m[4], *frame;
 
 	if (fixture_up(&f) != 0) {
@@ -211,24 +192,24 @@ static void test_suppression(void)
 {
 	uint8_t ip[BIG];
 
-	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 3),
+	test_suppressed(ip, ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 3),
 			false, "ICMP error about an ICMP unreachable");
-	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 11),
+	test_suppressed(ip, ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 11),
 			false, "ICMP error about an ICMP time exceeded");
 	test_suppressed(ip, ip4(ip, MCAST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0),
 			false, "ICMP error about a multicast destination");
-	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG | 100, IPPROTO_UDP, 0),
+	test_suppressed(ip, ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG | 100, IPPROTO_UDP, 0),
 			false, "ICMP error about a non-first fragment");
-	test_suppressed(ip, ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0),
+	test_suppressed(ip, ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0),
 			true, "ICMP error about a link-layer broadcast");
 }
 
 /* An ICMP echo request (a query, not an error) above the MTU with DF does get one. */
 static void test_echo_gets_error(void)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[BIG];
-	uint16_t len = ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 8);
+	uint16_t len = ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_ICMP, 8);
 
 	if (fixture_up(&f) != 0) {
 		CHECK(0, "echo: setup");
@@ -243,9 +224,9 @@ static void test_echo_gets_error(void)
 /* Packet Too Big does go to an IPv6 multicast destination's sender (RFC 4443 2.4(e.3)). */
 static void test_ptb_multicast6(void)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[BIG];
-	uint16_t len = tl_pl_ip(ip, AF_INET6, LAN_HOST6, MCAST6, BIG, 7);
+	uint16_t len = tl_pl_ip(ip, AF_INET6, TL_PL_LAN_HOST6, MCAST6, BIG, 7);
 
 	if (fixture_up(&f) != 0) {
 		CHECK(0, "ptb multicast: setup");
@@ -261,9 +242,9 @@ static void test_ptb_multicast6(void)
  * later 10 more tokens. */
 static void test_rate_limit(void)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[BIG];
-	uint16_t len = ip4(ip, PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0);
+	uint16_t len = ip4(ip, TL_PL_PEER_HOST4, BIG, RTE_IPV4_HDR_DF_FLAG, IPPROTO_UDP, 0);
 	struct rte_mbuf *m[256];
 	unsigned n;
 
@@ -305,7 +286,7 @@ static void test_jumbo(uint16_t mtu, uint16_t len)
 {
 	static uint8_t ip[9100], out[9200];
 	const struct tl_pl_opts opts = { .mtu = mtu };
-	struct fixture f = { .peer = NULL };
+	struct tl_pl_fixture f = { .peer = NULL };
 	struct rte_mbuf *m = NULL, *lan;
 	struct tl_staged st;
 	const char *why = "no frame";
@@ -316,23 +297,23 @@ static void test_jumbo(uint16_t mtu, uint16_t len)
 		CHECK(0, "jumbo %u: harness up", len);
 		return;
 	}
-	f.peer = tl_pl_peer_add(&f.pl, 0, &PEER);
-	if (f.peer && tl_pl_route_add(&f.pl, AF_INET, PEER_NET4, 16, 0) == 0 && tl_pl_routes_publish(&f.pl) == 0)
-		f.kp = tl_pl_keypair_add(&f.pl, f.peer, LOCAL_INDEX, REMOTE_INDEX);
+	f.peer = tl_pl_peer_add(&f.pl, 0, &TL_PL_PEER4);
+	if (f.peer && tl_pl_route_add(&f.pl, AF_INET, TL_PL_PEER_NET4, 16, 0) == 0 && tl_pl_routes_publish(&f.pl) == 0)
+		f.kp = tl_pl_keypair_add(&f.pl, f.peer, TL_PL_LOCAL_INDEX, TL_PL_REMOTE_INDEX);
 	CHECK(f.kp != NULL, "jumbo %u: peer and keypair", len);
-	tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, len, 11);
+	tl_pl_ip(ip, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, len, 11);
 	lan = tl_pl_lan_frame(&f.pl, ip, len);
 	CHECK(lan != NULL, "jumbo %u: a LAN frame of %u bytes fits a port buffer of mtu %u", len, TL_ETH_LEN + len, mtu);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, lan);
 	tl_pl_run(&f.pl);
 	if (tl_pl_collect(&f.pl, TL_PORT_WAN, &m, 1) == 1)
-		n = tl_pl_open_data(&f.pl, m, &PEER, f.kp, &ctr, out, sizeof(out), &why);
+		n = tl_pl_open_data(&f.pl, m, &TL_PL_PEER4, f.kp, &ctr, out, sizeof(out), &why);
 	CHECK(n == RTE_MIN(RTE_ALIGN_CEIL(len, 16), mtu) && !memcmp(out, ip, len), "jumbo %u: LAN -> WAN, the peer opens the %u bytes "
 	      "(%d: %s)", len, len, n, n < 0 ? why : "");
 	rte_pktmbuf_free(m);
 	m = NULL;
-	tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, len, 12);
-	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &PEER, f.kp, 0, ip, len, NULL));
+	tl_pl_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, len, 12);
+	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, 0, ip, len, NULL));
 	tl_pl_run(&f.pl);
 	n = (int)tl_pl_collect(&f.pl, TL_PORT_LAN, &m, 1);
 	CHECK(n == 1 && m->nb_segs == 1 && m->pkt_len == TL_ETH_LEN + (uint32_t)len &&
@@ -342,7 +323,7 @@ static void test_jumbo(uint16_t mtu, uint16_t len)
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "jumbo %u: no drop", len);
 	CHECK(tl_pl_balanced(&f.pl), "jumbo %u: balance", len);
 	/* no session: the packet is staged, as a copy in the stage pool */
-	tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, len, 13);
+	tl_pl_ip(ip, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, len, 13);
 	if (f.kp)
 		atomic_store(&f.peer->current, NULL);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));

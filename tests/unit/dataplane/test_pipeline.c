@@ -13,55 +13,10 @@
 #include "crypto/messages.h"
 #include "pipeline.h"
 
-#define LOCAL_INDEX 0x1001
-#define REMOTE_INDEX 0x2001
 
 /* The peer: where it sends from, and the inner networks behind it. Hosts on our LAN are
  * 10.99.0.0/24 and fd00:99::/64. */
-static const struct tl_endpoint PEER4 = {
-	.family = AF_INET, .ip = { 203, 0, 113, 7 }, .port = 40001,
-	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
-};
-static const struct tl_endpoint PEER6 = {
-	.family = AF_INET6, .ip = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 }, .port = 40001,
-	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
-};
-static const uint8_t PEER_NET4[4] = { 10, 1, 0, 0 };
-static const uint8_t PEER_HOST4[4] = { 10, 1, 0, 5 };
-static const uint8_t PEER_NET6[16] = { 0xfd, 0x01 };
-static const uint8_t PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
-static const uint8_t LAN_HOST4[4] = { 10, 99, 0, 20 };
-static const uint8_t LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
 static const uint8_t ELSEWHERE4[4] = { 172, 16, 0, 1 };
-
-struct fixture {
-	struct tl_pl pl;
-	struct tl_peer *peer;
-	struct tl_keypair *kp;
-	const struct tl_endpoint *ep;
-};
-
-/* One peer at ep with allowed IPs 10.1.0.0/16 and fd01::/64 and a current keypair. */
-static int fixture_up(struct fixture *f, const struct tl_endpoint *ep)
-{
-	f->ep = ep;
-	if (tl_pl_setup(&f->pl, NULL) != 0)
-		return -1;
-	f->peer = tl_pl_peer_add(&f->pl, 0, ep);
-	f->kp = NULL;
-	if (f->peer && tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) == 0 &&
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) == 0 && tl_pl_routes_publish(&f->pl) == 0)
-		f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
-	if (f->peer && f->kp)
-		return 0;
-	tl_pl_teardown(&f->pl);
-	return -1;
-}
-
-static void fixture_down(struct fixture *f)
-{
-	tl_pl_teardown(&f->pl);
-}
 
 static bool endpoint_is(struct tl_peer *p, const struct tl_endpoint *want)
 {
@@ -76,7 +31,7 @@ static bool endpoint_is(struct tl_peer *p, const struct tl_endpoint *want)
  * as the peer would: the same bytes, zero padding, counter 0. */
 static void test_lan_to_wan(const struct tl_endpoint *ep, int inner)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[1400], out[1500];
 	struct rte_mbuf *m[4];
 	const char *why = "";
@@ -84,12 +39,12 @@ static void test_lan_to_wan(const struct tl_endpoint *ep, int inner)
 	uint16_t len;
 	int n, plen = -1;
 
-	if (fixture_up(&f, ep) != 0) {
+	if (tl_pl_fixture_up(&f, ep) != 0) {
 		CHECK(0, "lan_to_wan: setup");
 		return;
 	}
-	len = inner == AF_INET ? tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, 1001, 1)
-			       : tl_pl_ip(ip, AF_INET6, LAN_HOST6, PEER_HOST6, 1001, 1);
+	len = inner == AF_INET ? tl_pl_ip(ip, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, 1001, 1)
+			       : tl_pl_ip(ip, AF_INET6, TL_PL_LAN_HOST6, TL_PL_PEER_HOST6, 1001, 1);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));
 	tl_pl_run(&f.pl);
 	n = (int)tl_pl_collect(&f.pl, TL_PORT_WAN, m, 4);
@@ -106,24 +61,24 @@ static void test_lan_to_wan(const struct tl_endpoint *ep, int inner)
 	CHECK(f.pl.w.cnt.tx[TL_PORT_WAN] == 1 && f.pl.w.cnt.rx[TL_PORT_LAN] == 1, "lan_to_wan: port counters");
 	CHECK(!atomic_load(&f.peer->want_handshake), "lan_to_wan: asked for a handshake");
 	CHECK(tl_pl_balanced(&f.pl), "lan_to_wan: balance");
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
 /* A data message from the peer is decrypted and leaves the LAN port to the host MAC. */
 static void test_wan_to_lan(const struct tl_endpoint *ep, int inner)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[1400];
 	struct rte_mbuf *m[4];
 	uint16_t len;
 	int n;
 
-	if (fixture_up(&f, ep) != 0) {
+	if (tl_pl_fixture_up(&f, ep) != 0) {
 		CHECK(0, "wan_to_lan: setup");
 		return;
 	}
-	len = inner == AF_INET ? tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, 777, 2)
-			       : tl_pl_ip(ip, AF_INET6, PEER_HOST6, LAN_HOST6, 777, 2);
+	len = inner == AF_INET ? tl_pl_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, 777, 2)
+			       : tl_pl_ip(ip, AF_INET6, TL_PL_PEER_HOST6, TL_PL_LAN_HOST6, 777, 2);
 	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, ep, f.kp, 0, ip, len, NULL));
 	tl_pl_run(&f.pl);
 	n = (int)tl_pl_collect(&f.pl, TL_PORT_LAN, m, 4);
@@ -142,7 +97,7 @@ static void test_wan_to_lan(const struct tl_endpoint *ep, int inner)
 	CHECK(endpoint_is(f.peer, ep), "wan_to_lan: endpoint changed");
 	CHECK(atomic_load(&f.peer->stats.rx_packets) == 1, "wan_to_lan: peer rx_packets");
 	CHECK(tl_pl_balanced(&f.pl), "wan_to_lan: balance");
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
 /* Bad data messages: each is dropped under its own reason, nothing reaches the LAN port,
@@ -151,36 +106,36 @@ enum bad_kind { BAD_RECEIVER, BAD_TAG, BAD_REPLAY, BAD_SOURCE };
 
 static void test_bad_data(enum bad_kind kind, enum tl_drop want, const char *name)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	struct tl_keypair stranger;
 	uint8_t ip[512];
 	struct rte_mbuf *m[4], *bad = NULL;
 	uint16_t len;
 	unsigned good = 0, n;
 
-	if (fixture_up(&f, &PEER4) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "%s: setup", name);
 		return;
 	}
-	len = tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, 200, 3);
+	len = tl_pl_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, 200, 3);
 	switch (kind) {
 	case BAD_RECEIVER:
 		stranger = *f.kp;
 		stranger.local_index = 0x7777;
-		bad = tl_pl_wan_data(&f.pl, &PEER4, &stranger, 0, ip, len, NULL);
+		bad = tl_pl_wan_data(&f.pl, &TL_PL_PEER4, &stranger, 0, ip, len, NULL);
 		break;
 	case BAD_TAG:
-		bad = tl_pl_wan_data(&f.pl, &PEER4, f.kp, 0, ip, len, NULL);
+		bad = tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, 0, ip, len, NULL);
 		*rte_pktmbuf_mtod_offset(bad, uint8_t *, bad->data_len - 1) ^= 1;
 		break;
 	case BAD_REPLAY:
-		tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &PEER4, f.kp, 5, ip, len, NULL));
+		tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, 5, ip, len, NULL));
 		good = 1;
-		bad = tl_pl_wan_data(&f.pl, &PEER4, f.kp, 5, ip, len, NULL);
+		bad = tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, 5, ip, len, NULL);
 		break;
 	case BAD_SOURCE:
-		len = tl_pl_ip(ip, AF_INET, ELSEWHERE4, LAN_HOST4, 200, 3);
-		bad = tl_pl_wan_data(&f.pl, &PEER4, f.kp, 0, ip, len, NULL);
+		len = tl_pl_ip(ip, AF_INET, ELSEWHERE4, TL_PL_LAN_HOST4, 200, 3);
+		bad = tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, 0, ip, len, NULL);
 		break;
 	}
 	tl_pl_inject(&f.pl, TL_PORT_WAN, bad);
@@ -193,65 +148,63 @@ static void test_bad_data(enum bad_kind kind, enum tl_drop want, const char *nam
 	CHECK(f.pl.w.cnt.rx_drops[TL_PORT_WAN] == 1, "%s: rx_drops[WAN] = %" PRIu64, name,
 	      f.pl.w.cnt.rx_drops[TL_PORT_WAN]);
 	CHECK(tl_pl_balanced(&f.pl), "%s: balance", name);
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
 /* A LAN packet to a destination no peer claims. */
 static void test_no_route(void)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[512];
 	uint16_t len;
 
-	if (fixture_up(&f, &PEER4) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "no_route: setup");
 		return;
 	}
-	len = tl_pl_ip(ip, AF_INET, LAN_HOST4, ELSEWHERE4, 300, 4);
+	len = tl_pl_ip(ip, AF_INET, TL_PL_LAN_HOST4, ELSEWHERE4, 300, 4);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));
 	tl_pl_run(&f.pl);
 	CHECK(rte_ring_count(f.pl.tx[TL_PORT_WAN]) == 0, "no_route: a frame was sent");
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_no_route, 1), "no_route: drops");
 	CHECK(f.pl.w.cnt.rx_drops[TL_PORT_LAN] == 1, "no_route: rx_drops[LAN]");
 	CHECK(tl_pl_balanced(&f.pl), "no_route: balance");
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
-/* A handshake initiation goes to the control plane as a copy of the whole frame, with the
- * outer headers the worker parsed beside it (tl_hs_outer). */
+/* A handshake initiation goes to the control plane as a copy of the message alone, with
+ * the outer headers the worker parsed beside it (tl_hs_outer). */
 static void test_handshake_to_ctrl(void)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t msg[sizeof(struct tl_msg_initiation)];
 	struct rte_mbuf *c = NULL;
-	uint16_t flen = TL_OUTER4_LEN + sizeof(msg);
 
-	if (fixture_up(&f, &PEER4) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "handshake: setup");
 		return;
 	}
 	memset(msg, 0x5a, sizeof(msg));
 	msg[0] = TL_MSG_INITIATION;
 	msg[1] = msg[2] = msg[3] = 0;
-	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_frame(&f.pl, &PEER4, msg, sizeof(msg), NULL));
+	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_frame(&f.pl, &TL_PL_PEER4, msg, sizeof(msg), NULL));
 	tl_pl_run(&f.pl);
 	CHECK(rte_ring_count(f.pl.dp.hs_ring) == 1, "handshake: %u on hs_ring", rte_ring_count(f.pl.dp.hs_ring));
 	if (rte_ring_dequeue(f.pl.dp.hs_ring, (void **)&c) == 0) {
 		const struct tl_outer *o = tl_hs_outer(c);
 
-		CHECK(c->pkt_len == flen, "handshake: copy of %u bytes, expected %u", c->pkt_len, flen);
-		CHECK(!memcmp(rte_pktmbuf_mtod(c, uint8_t *), TL_PL_WAN_MAC, 6) &&
-		      !memcmp(rte_pktmbuf_mtod_offset(c, uint8_t *, TL_OUTER4_LEN), msg, sizeof(msg)),
-		      "handshake: copy is not the frame");
-		CHECK(o && o->hdr_len == TL_OUTER4_LEN && o->family == AF_INET && o->src_port == PEER4.port &&
-		      !memcmp(o->src_ip, PEER4.ip, 4) && !memcmp(o->src_mac, PEER4.mac, 6),
+		CHECK(c->pkt_len == sizeof(msg), "handshake: copy of %u bytes, expected %zu", c->pkt_len, sizeof(msg));
+		CHECK(c->data_len == sizeof(msg) && !memcmp(rte_pktmbuf_mtod(c, uint8_t *), msg, sizeof(msg)),
+		      "handshake: copy is not the message");
+		CHECK(o && o->hdr_len == TL_OUTER4_LEN && o->family == AF_INET && o->src_port == TL_PL_PEER4.port &&
+		      !memcmp(o->src_ip, TL_PL_PEER4.ip, 4) && !memcmp(o->src_mac, TL_PL_PEER4.mac, 6),
 		      "handshake: the parsed outer headers are not beside the copy");
 		rte_pktmbuf_free(c);
 	}
 	CHECK(f.pl.w.cnt.to_ctrl == 1, "handshake: to_ctrl");
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "handshake: drops");
 	CHECK(tl_pl_balanced(&f.pl), "handshake: balance");
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
 /* A packet staged while the peer had no session is still waiting when the session comes:
@@ -260,14 +213,14 @@ static void test_handshake_to_ctrl(void)
 static void test_staged_order(void)
 {
 	uint8_t a[256], b[256];
-	uint16_t la = tl_pl_ip(a, AF_INET, LAN_HOST4, PEER_HOST4, 200, 21);
-	uint16_t lb = tl_pl_ip(b, AF_INET, LAN_HOST4, PEER_HOST4, 200, 22);
+	uint16_t la = tl_pl_ip(a, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, 200, 21);
+	uint16_t lb = tl_pl_ip(b, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, 200, 22);
 	struct tl_staged st[2] = { { 0 } };
 	struct rte_mbuf *m[2] = { NULL, NULL };
-	struct fixture f;
+	struct tl_pl_fixture f;
 	unsigned n, sent;
 
-	if (fixture_up(&f, &PEER4) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "staged order: setup");
 		return;
 	}
@@ -296,7 +249,7 @@ static void test_staged_order(void)
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	tl_pl_discard(&f.pl);
-	fixture_down(&f);
+	tl_pl_fixture_down(&f);
 }
 
 int main(int argc, char **argv)
@@ -306,11 +259,11 @@ int main(int argc, char **argv)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	test_lan_to_wan(&PEER4, AF_INET);
-	test_lan_to_wan(&PEER6, AF_INET6);
-	test_lan_to_wan(&PEER4, AF_INET6);
-	test_wan_to_lan(&PEER4, AF_INET);
-	test_wan_to_lan(&PEER6, AF_INET6);
+	test_lan_to_wan(&TL_PL_PEER4, AF_INET);
+	test_lan_to_wan(&TL_PL_PEER6, AF_INET6);
+	test_lan_to_wan(&TL_PL_PEER4, AF_INET6);
+	test_wan_to_lan(&TL_PL_PEER4, AF_INET);
+	test_wan_to_lan(&TL_PL_PEER6, AF_INET6);
 	test_bad_data(BAD_RECEIVER, TL_DROP_unknown_receiver, "unknown_receiver");
 	test_bad_data(BAD_TAG, TL_DROP_auth_failed, "auth_failed");
 	test_bad_data(BAD_REPLAY, TL_DROP_replay, "replay");

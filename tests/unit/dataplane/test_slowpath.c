@@ -15,37 +15,7 @@
 #include "check.h"
 #include "pipeline.h"
 
-#define LOCAL_INDEX 0x1001
-#define REMOTE_INDEX 0x2001
 
-static const struct tl_endpoint PEER = {
-	.family = AF_INET, .ip = { 203, 0, 113, 7 }, .port = 40001,
-	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
-};
-static const uint8_t PEER_NET4[4] = { 10, 1, 0, 0 };
-static const uint8_t PEER_HOST4[4] = { 10, 1, 0, 5 };
-static const uint8_t PEER_NET6[16] = { 0xfd, 0x01 };
-static const uint8_t PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
-static const uint8_t LAN_HOST4[4] = { 10, 99, 0, 20 };
-static const uint8_t LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
-
-struct fixture {
-	struct tl_pl pl;
-	struct tl_peer *peer;
-	struct tl_keypair *kp;
-};
-
-static int fixture_up(struct fixture *f)
-{
-	if (tl_pl_setup(&f->pl, NULL) != 0)
-		return -1;
-	f->peer = tl_pl_peer_add(&f->pl, 0, &PEER);
-	if (!f->peer || tl_pl_route_add(&f->pl, AF_INET, PEER_NET4, 16, 0) != 0 ||
-	    tl_pl_route_add(&f->pl, AF_INET6, PEER_NET6, 64, 0) != 0 || tl_pl_routes_publish(&f->pl) != 0)
-		return -1;
-	f->kp = tl_pl_keypair_add(&f->pl, f->peer, LOCAL_INDEX, REMOTE_INDEX);
-	return f->kp ? 0 : -1;
-}
 
 enum csum_kind { CSUM_PARTIAL, CSUM_COMPLETE, CSUM_WRONG };
 
@@ -73,7 +43,7 @@ static bool csum_ok(const uint8_t *ip, int family)
 
 static void test_csum(int family, enum csum_kind kind, const char *name)
 {
-	struct fixture f;
+	struct tl_pl_fixture f;
 	uint8_t ip[1000], out[1500];
 	struct rte_mbuf *m[4];
 	const char *why = "";
@@ -82,19 +52,19 @@ static void test_csum(int family, enum csum_kind kind, const char *name)
 	unsigned n;
 	int plen;
 
-	if (fixture_up(&f) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "%s: setup", name);
 		return;
 	}
-	len = family == AF_INET ? tl_pl_ip(ip, AF_INET, LAN_HOST4, PEER_HOST4, sizeof(ip), 3)
-				: tl_pl_ip(ip, AF_INET6, LAN_HOST6, PEER_HOST6, sizeof(ip), 3);
+	len = family == AF_INET ? tl_pl_ip(ip, AF_INET, TL_PL_LAN_HOST4, TL_PL_PEER_HOST4, sizeof(ip), 3)
+				: tl_pl_ip(ip, AF_INET6, TL_PL_LAN_HOST6, TL_PL_PEER_HOST6, sizeof(ip), 3);
 	field = csum_field(ip, family, kind);
 	tl_pl_inject(&f.pl, TL_PORT_LAN, tl_pl_lan_frame(&f.pl, ip, len));
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, 4);
 	CHECK(n == 1, "%s: %u frames on the WAN, expected 1", name, n);
 	if (n == 1) {
-		plen = tl_pl_open_data(&f.pl, m[0], &PEER, f.kp, &ctr, out, sizeof(out), &why);
+		plen = tl_pl_open_data(&f.pl, m[0], &TL_PL_PEER4, f.kp, &ctr, out, sizeof(out), &why);
 		CHECK(plen >= len, "%s: does not open (%s)", name, why);
 		if (plen >= len && kind == CSUM_WRONG) {
 			CHECK(!memcmp(out, ip, len), "%s: a wrong checksum was changed", name);
@@ -116,21 +86,21 @@ static void test_csum(int family, enum csum_kind kind, const char *name)
 static void test_unknown_mac(bool moved)
 {
 	const char *name = moved ? "unknown MAC, new endpoint" : "unknown MAC, same endpoint";
-	struct tl_endpoint from = PEER, now;
-	struct fixture f;
+	struct tl_endpoint from = TL_PL_PEER4, now;
+	struct tl_pl_fixture f;
 	uint8_t ip[200];
 	struct rte_mbuf *m[4];
 	uint16_t len;
 	unsigned n;
 
-	if (fixture_up(&f) != 0) {
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
 		CHECK(0, "%s: setup", name);
 		return;
 	}
 	memset(from.mac, 0, 6);
 	if (moved)
 		from.port = 40002;
-	len = tl_pl_ip(ip, AF_INET, PEER_HOST4, LAN_HOST4, sizeof(ip), 5);
+	len = tl_pl_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, sizeof(ip), 5);
 	tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &from, f.kp, 0, ip, len, NULL));
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, 4);
@@ -143,7 +113,7 @@ static void test_unknown_mac(bool moved)
 		CHECK(now.port == 40002 && !now.mac_valid, "%s: endpoint port %u, MAC valid %d", name, now.port,
 		      now.mac_valid);
 	else
-		CHECK(now.port == PEER.port && now.mac_valid && !memcmp(now.mac, PEER.mac, 6),
+		CHECK(now.port == TL_PL_PEER4.port && now.mac_valid && !memcmp(now.mac, TL_PL_PEER4.mac, 6),
 		      "%s: the endpoint's MAC was lost", name);
 	CHECK(tl_pl_balanced(&f.pl), "%s: balance", name);
 	tl_pl_teardown(&f.pl);

@@ -324,7 +324,7 @@ static void test_second_address(void)
 	struct tl_udpport *u = port_open(0);
 	uint8_t two[2][4], one[1][4];
 	struct tl_addrset both = { .n4 = 2, .a4 = two }, first = { .n4 = 1, .a4 = one }, none = { .n4 = 0 };
-	struct tl_port_info wan = { .has_ip4 = true, .udp = u };
+	struct tl_port_info wan = { .ops = &tl_udpport_ops, .priv = u, .has_ip4 = true, .src_by_kernel = true };
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(PORT) }, from;
 	struct tl_endpoint ep = { .family = AF_INET, .mac_valid = true, .has_local = true };
 	struct rte_mbuf *m[1];

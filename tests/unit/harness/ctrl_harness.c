@@ -209,19 +209,25 @@ struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, cons
 		return NULL;
 	}
 	memcpy((uint8_t *)p, msg, len);
-	/* its outer headers parsed beside it, as a worker hands a handshake message over */
-	if (tl_pkt_parse_outer(m, &h->dev.dp.port[TL_PORT_WAN], tl_dp_listen_port(&h->dev.dp), tl_hs_outer(m)) !=
-	    TL_DROP_MAX) {
+	return m;
+}
+
+struct rte_mbuf *tl_ch_hs_msg(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)
+{
+	struct rte_mbuf *m = tl_ch_frame(h, r, msg, len);
+
+	/* the frame's outer headers parsed off into the private area, as a worker does */
+	if (m && tl_pkt_parse_outer(m, &h->dev.dp.port[TL_PORT_WAN], tl_dp_listen_port(&h->dev.dp), tl_hs_outer(m)) !=
+		 TL_DROP_MAX) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	rte_pktmbuf_prepend(m, tl_hs_outer(m)->hdr_len);
 	return m;
 }
 
 void tl_ch_deliver(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len)
 {
-	struct rte_mbuf *m = tl_ch_frame(h, r, msg, len);
+	struct rte_mbuf *m = tl_ch_hs_msg(h, r, msg, len);
 
 	if (m)
 		tl_handshake_rx(&h->dev, m, h->now);

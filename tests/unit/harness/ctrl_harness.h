@@ -3,8 +3,8 @@
  * over two net_ring ports on a no-huge, no-PCI EAL. No root, no network.
  *
  * The test plays remote peers (struct tl_ch_remote) with the handshake functions of
- * crypto/noise.c and crypto/cookie.c: their messages are framed as they would arrive on the
- * WAN port and handed to tl_handshake_rx; what the control plane sends lands in worker 0's
+ * crypto/noise.c and crypto/cookie.c: their messages are handed to tl_handshake_rx as a
+ * worker hands them over (tl_ch_hs_msg); what the control plane sends lands in worker 0's
  * control TX ring, where tl_ch_take finds it.
  *
  *	tl_ch_eal_init(argv[0]);                        once per process
@@ -79,10 +79,13 @@ void tl_ch_teardown(struct tl_ch *h);
  * hop known, allowed IPs 10.<host>.0.0/16) and published. NULL on failure. */
 struct tl_peer_ctrl *tl_ch_peer_add(struct tl_ch *h, struct tl_ch_remote *r, uint8_t host);
 
-/* A WAN frame from r to our listen port carrying msg, with its outer headers parsed in the
- * buffer's private area as a worker hands a handshake message over (tl_hs_outer). From
+/* A WAN frame from r to our listen port carrying msg, as it arrives on the WAN port. From
  * h->pool; NULL if none is free. */
 struct rte_mbuf *tl_ch_frame(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len);
+/* msg from r as a worker hands a handshake message over (dp->hs_ring): the message alone,
+ * the frame's outer headers parsed into the buffer's private area (tl_hs_outer). From
+ * h->pool; NULL if none is free. */
+struct rte_mbuf *tl_ch_hs_msg(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len);
 /* That frame handed to tl_handshake_rx at h->now. */
 void tl_ch_deliver(struct tl_ch *h, const struct tl_ch_remote *r, const void *msg, size_t len);
 

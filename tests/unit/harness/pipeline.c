@@ -587,3 +587,41 @@ bool tl_pl_balanced(struct tl_pl *pl)
 	}
 	return ok;
 }
+
+/* ---- the one-peer fixture ------------------------------------------------------------------ */
+
+const struct tl_endpoint TL_PL_PEER4 = {
+	.family = AF_INET, .ip = { 203, 0, 113, 7 }, .port = 40001,
+	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
+};
+const struct tl_endpoint TL_PL_PEER6 = {
+	.family = AF_INET6, .ip = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 }, .port = 40001,
+	.mac = { 0x02, 0x00, 0x00, 0x00, 0xc0, 0x01 }, .mac_valid = true,
+};
+const uint8_t TL_PL_PEER_NET4[4] = { 10, 1, 0, 0 };
+const uint8_t TL_PL_PEER_HOST4[4] = { 10, 1, 0, 5 };
+const uint8_t TL_PL_LAN_HOST4[4] = { 10, 99, 0, 20 };
+const uint8_t TL_PL_PEER_NET6[16] = { 0xfd, 0x01 };
+const uint8_t TL_PL_PEER_HOST6[16] = { 0xfd, 0x01, [15] = 5 };
+const uint8_t TL_PL_LAN_HOST6[16] = { 0xfd, 0x00, 0x00, 0x99, [15] = 0x20 };
+
+int tl_pl_fixture_up(struct tl_pl_fixture *f, const struct tl_endpoint *ep)
+{
+	f->ep = ep;
+	if (tl_pl_setup(&f->pl, NULL) != 0)
+		return -1;
+	f->peer = tl_pl_peer_add(&f->pl, 0, ep);
+	f->kp = NULL;
+	if (f->peer && tl_pl_route_add(&f->pl, AF_INET, TL_PL_PEER_NET4, 16, 0) == 0 &&
+	    tl_pl_route_add(&f->pl, AF_INET6, TL_PL_PEER_NET6, 64, 0) == 0 && tl_pl_routes_publish(&f->pl) == 0)
+		f->kp = tl_pl_keypair_add(&f->pl, f->peer, TL_PL_LOCAL_INDEX, TL_PL_REMOTE_INDEX);
+	if (f->peer && f->kp)
+		return 0;
+	tl_pl_teardown(&f->pl);
+	return -1;
+}
+
+void tl_pl_fixture_down(struct tl_pl_fixture *f)
+{
+	tl_pl_teardown(&f->pl);
+}

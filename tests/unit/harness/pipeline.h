@@ -155,6 +155,28 @@ unsigned tl_pl_collect(struct tl_pl *pl, int role, struct rte_mbuf **out, unsign
 /* Frees everything the ports transmitted and what waits on dp->hs_ring. */
 void tl_pl_discard(struct tl_pl *pl);
 
+/* ---- the one-peer fixture of the pipeline tests -------------------------------------------
+ * Peer 0 at an endpoint (TL_PL_PEER4 or TL_PL_PEER6), allowed IPs TL_PL_PEER_NET4/16 and
+ * TL_PL_PEER_NET6/64 published, and a current keypair (TL_PL_LOCAL_INDEX, TL_PL_REMOTE_INDEX).
+ * Hosts behind the peer: TL_PL_PEER_HOST4/6; hosts on our LAN: TL_PL_LAN_HOST4/6. */
+#define TL_PL_LOCAL_INDEX 0x1001
+#define TL_PL_REMOTE_INDEX 0x2001
+
+extern const struct tl_endpoint TL_PL_PEER4, TL_PL_PEER6;
+extern const uint8_t TL_PL_PEER_NET4[4], TL_PL_PEER_HOST4[4], TL_PL_LAN_HOST4[4];
+extern const uint8_t TL_PL_PEER_NET6[16], TL_PL_PEER_HOST6[16], TL_PL_LAN_HOST6[16];
+
+struct tl_pl_fixture {
+	struct tl_pl pl;
+	struct tl_peer *peer;
+	struct tl_keypair *kp;
+	const struct tl_endpoint *ep;
+};
+
+/* The pipeline (default options) with the peer at ep. 0, or -1 with everything torn down. */
+int tl_pl_fixture_up(struct tl_pl_fixture *f, const struct tl_endpoint *ep);
+void tl_pl_fixture_down(struct tl_pl_fixture *f);
+
 /* Drops the worker counted, all reasons. */
 uint64_t tl_pl_drops_total(const struct tl_pl *pl);
 /* Exactly n drops under reason r and none under any other (n = 0, r = TL_DROP_MAX: no drop
