@@ -5,8 +5,14 @@
  * RTM_DELADDR, subscribed before the first dump so that nothing is missed; an overrun dumps
  * again) and publishes each change to the workers as a new struct tl_addrset (dp.h), sorted
  * for their lookups. The workers read it without a lock (tl_pkt_wan_local in packet.c); the
- * old set is freed after an RCU grace period. An interface without any address at start is
- * fine: its datagrams and peers wait for one (not_for_us, no_endpoint meanwhile). */
+ * old set is freed after an RCU grace period. On an AF_XDP WAN port the same addresses go into
+ * the WAN XDP program's address maps (kernel/xdp.h), which steers UDP to the listen port only
+ * when its destination is one of them: UDP to another host's port that this gateway forwards
+ * stays with the kernel. An address leaves the maps before the workers' set, and enters them
+ * after it, so that nothing is steered to the workers that they would not take. A datagram
+ * to an address not (yet) in the maps passes to the kernel, whose socket on the listen port
+ * (udpsock.c) hands it to the slow path. An interface without any address at start is fine:
+ * its datagrams and peers wait for one (not_for_us on a pmd port, no_endpoint meanwhile). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
@@ -22,6 +28,7 @@
 #include "ctrl/ports.h"
 #include "ctrl/wanaddr.h"
 #include "kernel/rtmon.h"
+#include "kernel/xdp.h"
 
 #define TL_WA_RCVBUF (1 << 20)
 #define TL_WA_READS_PER_POLL 64
@@ -38,8 +45,9 @@ struct tl_wanaddr_ctl {
 	int ifindex;
 	struct wa_addr *a;                /* in the order the kernel listed them */
 	unsigned n;
-	bool dirty, resync, full_told;
+	bool dirty, resync, full_told, xdp_told;
 	uint64_t dumps;                   /* dump requests sent */
+	struct tl_xdp_addrmaps xdp;       /* the WAN XDP program's address maps (-1: none) */
 };
 
 /* ---- the mirror ----------------------------------------------------------------------------- */
@@ -142,7 +150,23 @@ static void log_set(const struct tl_device *dev, const struct tl_wanaddr_ctl *c)
 			    tl_port_iface(dev, TL_PORT_WAN));
 }
 
-/* The new set in, the old one out after the workers' grace period. */
+/* The WAN XDP program's maps to s (what: TL_XDP_ADDRS_*); an error is told once. */
+static void steer_set(struct tl_wanaddr_ctl *c, const struct tl_addrset *s, unsigned what)
+{
+	int r;
+
+	if (c->xdp.fd4 < 0)
+		return;
+	r = tl_xdp_addrmaps_set(&c->xdp, (const uint8_t (*)[4])s->a4, s->n4, (const uint8_t (*)[16])s->a6, s->n6,
+				what);
+	if (r != 0 && !c->xdp_told)
+		tl_log_err("wan: the XDP steering's address maps: %s (datagrams to an address missing there "
+			   "reach tunless through the kernel's socket)", strerror(-r));
+	c->xdp_told |= r != 0;
+}
+
+/* The new set in, the old one out after the workers' grace period; the XDP steering drops
+ * the addresses that went before, takes the new ones after. */
 static int publish(struct tl_device *dev)
 {
 	struct tl_wanaddr_ctl *c = dev->wanaddr;
@@ -151,11 +175,13 @@ static int publish(struct tl_device *dev)
 
 	if (!s)
 		return -ENOMEM;
+	steer_set(c, s, TL_XDP_ADDRS_PRUNE);
 	old = atomic_exchange_explicit(&dev->dp.port[TL_PORT_WAN].addrs, s, memory_order_acq_rel);
 	if (old) {
 		rte_rcu_qsbr_synchronize(dev->dp.qsbr, RTE_QSBR_THRID_INVALID);
 		free((void *)(uintptr_t)old);
 	}
+	steer_set(c, s, TL_XDP_ADDRS_ADD);
 	c->dirty = false;
 	log_set(dev, c);
 	return 0;
@@ -226,7 +252,12 @@ int tl_wanaddr_open(struct tl_device *dev, char *err, size_t errlen)
 		return -1;
 	}
 	c->ev_item.fd = -1;
+	c->xdp.fd4 = c->xdp.fd6 = -1;
 	c->ifindex = iface && iface[0] ? (int)if_nametoindex(iface) : 0;
+	/* An AF_XDP WAN port (the PMD attached our program at port setup): its address maps. */
+	if (dev->ports[TL_PORT_WAN].af_xdp &&
+	    tl_xdp_addrmaps_open(dev->ports[TL_PORT_WAN].ifindex, &c->xdp, err, errlen) != 0)
+		return -1;
 	if (!c->ifindex) {                /* a pmd port that names no kernel interface */
 		tl_log_info("wan: no kernel interface named '%s': no address to follow", iface ? iface : "");
 		rc = publish(dev);
@@ -249,6 +280,7 @@ void tl_wanaddr_close(struct tl_device *dev)
 	if (dev->loop && c->ev_item.fd >= 0)
 		tl_evloop_del(dev->loop, &c->ev_item);
 	tl_rtmon_close(c->mon);
+	tl_xdp_addrmaps_close(&c->xdp);
 	free((void *)(uintptr_t)atomic_exchange(&dev->dp.port[TL_PORT_WAN].addrs, NULL));
 	free(c->a);
 	free(c);

@@ -412,3 +412,157 @@ int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX])
 	free(vals);
 	return rc;
 }
+
+/* ---- the WAN program's own addresses ---------------------------------------------------- */
+
+int tl_xdp_addrmaps_open(int ifindex, struct tl_xdp_addrmaps *m, char *err, size_t errlen)
+{
+	uint32_t *ids = NULL;
+	int prog_fd, n, rc = 0;
+
+	m->fd4 = m->fd6 = -1;
+	prog_fd = tl_xdp_find_ours(ifindex);
+	if (prog_fd < 0) {
+		tl_xdp_err(err, errlen, "no tunless XDP program attached to ifindex %d: %s",
+			   ifindex, strerror(-prog_fd));
+		return prog_fd;
+	}
+	n = tl_xdp_prog_map_ids(prog_fd, &ids);
+	close(prog_fd);
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct bpf_map_info info;
+		int fd = tl_xdp_obj_info(bpf_map_get_fd_by_id(ids[i]), &info, sizeof(info));
+		int *slot = NULL;
+
+		if (fd < 0) {
+			rc = fd;
+			break;
+		}
+		if (strcmp(info.name, "tl_wan_addr4") == 0)
+			slot = &m->fd4;
+		else if (strcmp(info.name, "tl_wan_addr6") == 0)
+			slot = &m->fd6;
+		if (slot && *slot < 0)
+			*slot = fd;
+		else
+			close(fd);
+	}
+	free(ids);
+	if (n < 0 || rc < 0 || m->fd4 < 0 || m->fd6 < 0) {
+		rc = n < 0 ? n : rc < 0 ? rc : -ENOENT;
+		tl_xdp_addrmaps_close(m);
+		tl_xdp_err(err, errlen, "the XDP program on ifindex %d: its address maps (tl_wan_addr4, "
+			   "tl_wan_addr6): %s", ifindex,
+			   rc == -ENOENT ? "absent (an older " TL_XDP_WAN_OBJECT "?)" : strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+void tl_xdp_addrmaps_close(struct tl_xdp_addrmaps *m)
+{
+	if (m->fd4 >= 0)
+		close(m->fd4);
+	if (m->fd6 >= 0)
+		close(m->fd6);
+	m->fd4 = m->fd6 = -1;
+}
+
+static int tl_xdp_cmp4(const void *a, const void *b)
+{
+	return memcmp(a, b, 4);
+}
+
+static int tl_xdp_cmp16(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+/* Brings one map to the n keys of klen bytes at want (what: TL_XDP_ADDRS_*). 0 or the first
+ * -errno. */
+static int tl_xdp_addr_sync(int fd, size_t klen, const uint8_t *want, unsigned n, unsigned what)
+{
+	int (*cmp)(const void *, const void *) = klen == 4 ? tl_xdp_cmp4 : tl_xdp_cmp16;
+	uint8_t key[16], next[16], *sorted, *stale = NULL;
+	unsigned nstale = 0, cap = 0;
+	const uint8_t one = 1;
+	void *prev = NULL;
+	int rc = 0;
+
+	sorted = malloc(n ? n * klen : 1);
+	if (!sorted)
+		return -ENOMEM;
+	if (n)
+		memcpy(sorted, want, n * klen);
+	qsort(sorted, n, klen, cmp);
+	/* the keys to delete first: deleting while walking could restart the walk */
+	while ((what & TL_XDP_ADDRS_PRUNE) && bpf_map_get_next_key(fd, prev, next) == 0) {
+		if (!bsearch(next, sorted, n, klen, cmp)) {
+			if (nstale == cap) {
+				uint8_t *more = realloc(stale, (cap = cap ? 2 * cap : 16) * klen);
+
+				if (!more) {
+					rc = -ENOMEM;
+					break;
+				}
+				stale = more;
+			}
+			memcpy(stale + (size_t)nstale++ * klen, next, klen);
+		}
+		memcpy(key, next, klen);
+		prev = key;
+	}
+	if ((what & TL_XDP_ADDRS_PRUNE) && rc == 0 && errno != ENOENT)
+		rc = -errno;
+	for (unsigned i = 0; i < nstale; i++)
+		if (bpf_map_delete_elem(fd, stale + (size_t)i * klen) < 0 && errno != ENOENT && rc == 0)
+			rc = -errno;
+	for (unsigned i = 0; (what & TL_XDP_ADDRS_ADD) && i < n; i++)
+		if (bpf_map_update_elem(fd, sorted + (size_t)i * klen, &one, BPF_ANY) < 0 && rc == 0)
+			rc = -errno;
+	free(stale);
+	free(sorted);
+	return rc;
+}
+
+int tl_xdp_addrmaps_set(const struct tl_xdp_addrmaps *m, const uint8_t (*a4)[4], unsigned n4,
+			const uint8_t (*a6)[16], unsigned n6, unsigned what)
+{
+	int r4, r6;
+
+	if (m->fd4 < 0 || m->fd6 < 0)
+		return -ENOENT;
+	r4 = tl_xdp_addr_sync(m->fd4, 4, n4 ? a4[0] : NULL, n4, what);
+	r6 = tl_xdp_addr_sync(m->fd6, 16, n6 ? a6[0] : NULL, n6, what);
+	return r4 ? r4 : r6;
+}
+
+/* Appends the keys of one map to out[*n..max). */
+static int tl_xdp_addr_walk(int fd, int family, struct tl_xdp_addr *out, unsigned max, unsigned *n)
+{
+	size_t klen = family == AF_INET ? 4 : 16;
+	uint8_t key[16], next[16];
+	void *prev = NULL;
+
+	while (*n < max && bpf_map_get_next_key(fd, prev, next) == 0) {
+		memset(&out[*n], 0, sizeof(out[*n]));
+		out[*n].family = family;
+		memcpy(out[(*n)++].addr, next, klen);
+		memcpy(key, next, klen);
+		prev = key;
+	}
+	return *n < max && errno != ENOENT ? -errno : 0;
+}
+
+int tl_xdp_addrmaps_list(const struct tl_xdp_addrmaps *m, struct tl_xdp_addr *out, unsigned max)
+{
+	unsigned n = 0;
+	int rc;
+
+	if (m->fd4 < 0 || m->fd6 < 0)
+		return -ENOENT;
+	rc = tl_xdp_addr_walk(m->fd4, AF_INET, out, max, &n);
+	if (rc == 0)
+		rc = tl_xdp_addr_walk(m->fd6, AF_INET6, out, max, &n);
+	return rc < 0 ? rc : (int)n;
+}

@@ -51,6 +51,31 @@ int tl_xdp_route_del(const struct tl_xdp_maps *m, int family, const uint8_t *add
 /* out[TL_XDP_STAT_*], summed over CPUs. */
 int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX]);
 
+/* The WAN program's own addresses (maps tl_wan_addr4, tl_wan_addr6): it steers UDP to the
+ * listen port only when the destination is one of them; the rest passes to the kernel. */
+struct tl_xdp_addrmaps {
+	int fd4, fd6;
+};
+/* After the WAN port started: opens both maps of our program on ifindex. -ENOENT (err says
+ * which) if no program of ours is attached or it lacks them (an older object). */
+int tl_xdp_addrmaps_open(int ifindex, struct tl_xdp_addrmaps *m, char *err, size_t errlen);
+void tl_xdp_addrmaps_close(struct tl_xdp_addrmaps *m);
+/* Brings the maps to the n4 IPv4 (4 bytes each) and n6 IPv6 (16 bytes each) addresses given,
+ * network order, any order: what TL_XDP_ADDRS_PRUNE deletes every other address, and
+ * TL_XDP_ADDRS_ADD adds these (both: exactly these). 0, or the first error (the rest is
+ * still done). */
+#define TL_XDP_ADDRS_PRUNE 1u
+#define TL_XDP_ADDRS_ADD 2u
+int tl_xdp_addrmaps_set(const struct tl_xdp_addrmaps *m, const uint8_t (*a4)[4], unsigned n4,
+			const uint8_t (*a6)[16], unsigned n6, unsigned what);
+/* The addresses in the maps, at most max (family AF_INET or AF_INET6, address in the first 4
+ * or 16 bytes of addr): the count listed, or -errno. */
+struct tl_xdp_addr {
+	int family;
+	uint8_t addr[16];
+};
+int tl_xdp_addrmaps_list(const struct tl_xdp_addrmaps *m, struct tl_xdp_addr *out, unsigned max);
+
 /* Safety net on exit: detaches every program of ours on ifindex (all modes), leaves
  * foreign ones alone. Returns how many were detached. */
 int tl_xdp_detach(int ifindex);

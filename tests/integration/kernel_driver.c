@@ -312,6 +312,64 @@ static int tl_kd_stats(char **argv)
 	return 0;
 }
 
+static int tl_kd_open_addrmaps(const char *ifname, struct tl_xdp_addrmaps *m)
+{
+	char err[256] = "";
+	int idx = tl_kd_ifindex(ifname), rc;
+
+	if (!idx)
+		return -ENODEV;
+	rc = tl_xdp_addrmaps_open(idx, m, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "addrmaps_open: %s\n", err);
+	return rc;
+}
+
+/* xaddr-set IF [ADDR...]: the WAN program's own addresses become exactly these. */
+static int tl_kd_xaddr_set(char **argv)
+{
+	uint8_t a4[8][4], a6[8][16];
+	unsigned n4 = 0, n6 = 0;
+	struct tl_xdp_addrmaps m;
+	struct tl_kd_ip ip;
+	int rc;
+
+	for (char **a = argv + 2; *a; a++) {
+		if (tl_kd_parse_ip(*a, &ip) || n4 == 8 || n6 == 8)
+			return 1;
+		if (ip.family == AF_INET)
+			memcpy(a4[n4++], ip.addr, 4);
+		else
+			memcpy(a6[n6++], ip.addr, 16);
+	}
+	if (tl_kd_open_addrmaps(argv[1], &m))
+		return 1;
+	rc = tl_xdp_addrmaps_set(&m, (const uint8_t (*)[4])a4, n4, (const uint8_t (*)[16])a6, n6,
+				 TL_XDP_ADDRS_PRUNE | TL_XDP_ADDRS_ADD);
+	tl_xdp_addrmaps_close(&m);
+	printf("rc=%d\n", rc);
+	return rc ? tl_kd_fail("addrmaps_set", rc) : 0;
+}
+
+/* xaddr-list IF: one address a line. */
+static int tl_kd_xaddr_list(char **argv)
+{
+	struct tl_xdp_addr out[64];
+	struct tl_xdp_addrmaps m;
+	char s[INET6_ADDRSTRLEN];
+	int n;
+
+	if (tl_kd_open_addrmaps(argv[1], &m))
+		return 1;
+	n = tl_xdp_addrmaps_list(&m, out, 64);
+	tl_xdp_addrmaps_close(&m);
+	if (n < 0)
+		return tl_kd_fail("addrmaps_list", n);
+	for (int i = 0; i < n; i++)
+		printf("%s\n", inet_ntop(out[i].family, out[i].addr, s, sizeof(s)));
+	return 0;
+}
+
 static int tl_kd_clear(char **argv)
 {
 	char err[512] = "";
@@ -360,6 +418,8 @@ static const struct tl_kd_xdp_cmd tl_kd_xdp_cmds[] = {
 	{ "xroute-add", 4, tl_kd_xroute_add },     /* IF PREFIX VALUE */
 	{ "xroute-del", 3, tl_kd_xroute_del },     /* IF PREFIX */
 	{ "xroute-lookup", 3, tl_kd_xlookup },     /* IF ADDR */
+	{ "xaddr-set", 2, tl_kd_xaddr_set },       /* IF [ADDR...] */
+	{ "xaddr-list", 2, tl_kd_xaddr_list },     /* IF */
 	{ "stats", 2, tl_kd_stats },               /* IF */
 	{ "clear", 2, tl_kd_clear },               /* IF */
 	{ "detach", 2, tl_kd_detach },             /* IF */

@@ -4,7 +4,7 @@
 #
 #   ns tlk<pid>-a                                  ns tlk<pid>-b
 #   ka 10.77.0.1/24 fd77::1/64  <────── veth ──────>  kb 10.77.0.2/24 fd77::2/64
-#   (created by tl_nl_veth_create in -a, kb moved)    XDP: tl_wan / tl_lan / foreign_pass
+#   (created by tl_nl_veth_create in -a, kb moved)    XDP: tl_wan (its address maps) / tl_lan / foreign_pass
 #   routes 10.88.0.0/16, fd88::/64 dev ka             UDP listener on 51820 (python3)
 #   10.99.0.0/24 via 10.77.0.2 (LAN steering)
 #
@@ -117,6 +117,7 @@ expect "missing object is -ENOENT" "rc=-2" DB object-path nosuch.bpf.o
 check "attach tl_wan (verifier accepts it)" DB attach kb "$BPFDIR/tl_wan.bpf.o"
 expect "second attach refused (UPDATE_IF_NOEXIST)" "rc=-16" DB attach kb "$BPFDIR/tl_wan.bpf.o"
 expect "maps_open: tl_wan has cfg and stats, no routes" "cfg=1 routes4=0 routes6=0 stats=1" joined DB maps kb
+expect "addrmaps_open: tl_wan has its address maps" "^$" DB xaddr-list kb
 check "set_cfg listen port 51820" DB cfg kb 51820 0
 ip netns exec "$NB" python3 -c '
 import socket, sys
@@ -129,11 +130,28 @@ LISTENER=$!     # ip netns exec execs python3: this is the listener itself
 # python3 may take seconds to start on a loaded machine: send only once the port is bound
 check "listener bound on 51820" wait_for 10 bash -c "ip netns exec $NB ss -Hlun 'sport = :51820' | grep -q 51820"
 N0=$(stat_of no_socket); P0=$(stat_of passed)
+expect "address maps start empty" "^$" DB xaddr-list kb
+udp_send 10.77.0.2 51820 noaddr4
+udp_send fd77::2 51820 noaddr6
+check "UDP to 51820 at an address not in the maps reaches the kernel (v4)" wait_for 3 grep -qx noaddr4 "$TMP/udp.log"
+check "... and v6" wait_for 3 grep -qx noaddr6 "$TMP/udp.log"
+expect "... counted as passed, not steered" "^$N0$" stat_of no_socket
+check "... passed count grew by 2" test "$(stat_of passed)" -ge $((P0 + 2))
+check "addrmaps_set 10.77.0.2 fd77::2 10.77.0.9" DB xaddr-set kb 10.77.0.2 fd77::2 10.77.0.9
+expect "the maps hold the three" "^10.77.0.2 10.77.0.9 fd77::2 $" joined bash -c "ip netns exec $NB $DRV xaddr-list kb | sort"
+check "addrmaps_set 10.77.0.2 fd77::2: 10.77.0.9 deleted" DB xaddr-set kb 10.77.0.2 fd77::2
+expect "the maps hold the two" "^10.77.0.2 fd77::2 $" joined bash -c "ip netns exec $NB $DRV xaddr-list kb | sort"
+N0=$(stat_of no_socket); P0=$(stat_of passed)
 udp_send 10.77.0.2 51820 wan4
 udp_send fd77::2 51820 wan6
 check "UDP to 51820 with no socket still reaches the kernel (v4)" wait_for 3 grep -qx wan4 "$TMP/udp.log"
 check "... and v6" wait_for 3 grep -qx wan6 "$TMP/udp.log"
 expect "both counted as no_socket (redirect fell back to pass)" "^$((N0 + 2))$" stat_of no_socket
+check "addrmaps_set fd77::2 only" DB xaddr-set kb fd77::2
+udp_send 10.77.0.2 51820 gone4
+check "an address deleted from the maps: passed again" wait_for 3 grep -qx gone4 "$TMP/udp.log"
+expect "... not steered" "^$((N0 + 2))$" stat_of no_socket
+check "addrmaps_set 10.77.0.2 fd77::2 again" DB xaddr-set kb 10.77.0.2 fd77::2
 udp_send 10.77.0.2 9999 other
 check "ping through tl_wan" A ping -c1 -W2 10.77.0.2
 check "other UDP and ICMP counted as passed" test "$(stat_of passed)" -ge $((P0 + 2))
@@ -149,6 +167,7 @@ expect "clear_leftover with nothing attached" "rc=0" DB clear kb
 # ---- XDP: LAN program ----
 check "attach tl_lan (verifier accepts it)" DB attach kb "$BPFDIR/tl_lan.bpf.o"
 expect "maps_open: all four maps" "cfg=1 routes4=1 routes6=1 stats=1" joined DB maps kb
+expect "tl_lan has no address maps" "address maps.*absent" DB xaddr-list kb
 check "route_add 10.99.0.0/24 -> 7" DB xroute-add kb 10.99.0.0/24 7
 check "route_add fd99::/64 -> 8" DB xroute-add kb fd99::1/64 8
 expect "trie matches 10.99.0.5" "value=7" DB xroute-lookup kb 10.99.0.5
