@@ -62,7 +62,7 @@ while getopts "m:t:P:Rw:n:o:i:b:h" o; do
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
 	b) BUILD_B=$OPTARG ;;
-	*) sed -n '2,27p' "$0"; exit 2 ;;
+	*) sed -n '2,32p' "$0"; exit 2 ;;
 	esac
 done
 case $MODE in host | gateway) ;; *) echo "bench/throughput.sh: -m: '$MODE' is not host or gateway" >&2; exit 2 ;; esac
