@@ -28,7 +28,7 @@
 #       each one's medians, the ratios of the medians and the ratio within each run
 #   -b: a second tunless build (e.g. the one before a change): an impl named with "-b" at the
 #       end (tunless-b, tunless-xdp-b, ...) runs that build's tunlessd, in the same runs as the
-#       others, and the report gives <impl>-b/<impl> too (an A/B of two builds, paired per run)
+#       others, and the report gives <impl>/<impl>-b too (an A/B of two builds, paired per run)
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
 
