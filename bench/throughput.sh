@@ -16,6 +16,7 @@
 # share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
 #
 # Usage: bench/throughput.sh [-m host|gateway] [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
+#                             [-b build-dir]
 #   impl: wggo, wggo-ts, boringtun, tunless, tunless-xdp, tunless-udp, tunless-packet,
 #         tunless-udp-packet (default: wggo, wggo-ts, boringtun, tunless; tunless is skipped if not
 #         built). wggo: stock wireguard-go; wggo-ts: Tailscale's fork (bench/tunvpn.sh). tunless: host
@@ -25,6 +26,9 @@
 #   -w: tunless's workers on each end: a number (default 1) or auto (every CPU but one)
 #   -n: runs (default 1); each run measures every implementation in turn, and the report gives
 #       each one's medians, the ratios of the medians and the ratio within each run
+#   -b: a second tunless build (e.g. the one before a change): an impl named with "-b" at the
+#       end (tunless-b, tunless-xdp-b, ...) runs that build's tunlessd, in the same runs as the
+#       others, and the report gives <impl>/<impl>-b too (an A/B of two builds, paired per run)
 # Writes docs/results/throughput-<date>.json (and .txt with the table) unless -o is given.
 set -uo pipefail
 
@@ -46,7 +50,8 @@ WORKERS=1
 RUNS=1
 OUT=
 MODE=host
-while getopts "m:t:P:Rw:n:o:i:h" o; do
+BUILD_B=
+while getopts "m:t:P:Rw:n:o:i:b:h" o; do
 	case $o in
 	m) MODE=$OPTARG ;;
 	t) DURATION=$OPTARG ;;
@@ -56,7 +61,8 @@ while getopts "m:t:P:Rw:n:o:i:h" o; do
 	n) RUNS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
-	*) sed -n '2,23p' "$0"; exit 2 ;;
+	b) BUILD_B=$OPTARG ;;
+	*) sed -n '2,32p' "$0"; exit 2 ;;
 	esac
 done
 case $MODE in host | gateway) ;; *) echo "bench/throughput.sh: -m: '$MODE' is not host or gateway" >&2; exit 2 ;; esac
@@ -67,7 +73,9 @@ auto | [1-9] | [1-9][0-9]) ;;
 esac
 STAMP=$(date +%Y-%m-%d)
 OUT=${OUT:-$ROOT/docs/results/throughput-$([ "$MODE" = host ] || echo "gateway-")$STAMP.json}
-TUNLESSD=$TUNLESS_BUILD/src/daemon/tunlessd
+TUNLESSD_A=$TUNLESS_BUILD/src/daemon/tunlessd
+TUNLESSD=$TUNLESSD_A
+TUNLESSD_B=${BUILD_B:+$BUILD_B/src/daemon/tunlessd}
 WORK=$(mktemp -d /tmp/tl-bench.XXXXXX)
 RESULTS=$WORK/results.jsonl # one JSON object per implementation
 RUN=0
@@ -237,6 +245,7 @@ run_tunless() {
 		return
 	fi
 	v="tunless $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown) workers=$WORKERS"
+	[ "$TUNLESSD" = "$TUNLESSD_A" ] || v="tunless $TUNLESSD workers=$WORKERS"
 	[ -z "$driver" ] || v="$v wan=$driver"
 	[ -z "$lan" ] || v="$v lan=$lan"
 	if [ "$MODE" = gateway ]; then
@@ -315,7 +324,8 @@ def paired(a, b):        # the ratio within each run
         if x and y:
             out.append(round(x / y, 2))
     return out
-pairs = [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"), ("wggo-ts", "wggo"),
+pairs = [(i[:-2], i) for i in impls if i.endswith("-b")] + [(i, "wggo-ts") for i in impls if i.endswith("-b")]
+pairs += [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"), ("wggo-ts", "wggo"),
          ("tunless-xdp", "wggo-ts"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
     pairs += [(v, "wggo-ts"), (v, "wggo"), (v, "tunless")]
@@ -367,14 +377,20 @@ IFS=, read -ra LIST <<<"$IMPLS"
 for RUN_NO in $(seq 1 "$RUNS"); do
 	[ "$RUNS" = 1 ] || say "run $RUN_NO of $RUNS"
 	for impl in "${LIST[@]}"; do
+		TUNLESSD=$TUNLESSD_A
 		case $impl in
+		tunless*-b)
+			[ -n "$TUNLESSD_B" ] || { say "$impl: -b <build dir> not given"; exit 2; }
+			TUNLESSD=$TUNLESSD_B ;;
+		esac
+		case ${impl%-b} in
 		wggo | wireguard-go) run_tunvpn wggo ;;
 		wggo-ts | boringtun) run_tunvpn "$impl" ;;
-		tunless) run_tunless ;;
-		tunless-udp) run_tunless tunless-udp udp ;;
-		tunless-packet) run_tunless tunless-packet "" packet ;;
-		tunless-udp-packet) run_tunless tunless-udp-packet udp packet ;;
-		tunless-xdp) run_tunless tunless-xdp af_xdp af_xdp ;;
+		tunless) run_tunless "$impl" ;;
+		tunless-udp) run_tunless "$impl" udp ;;
+		tunless-packet) run_tunless "$impl" "" packet ;;
+		tunless-udp-packet) run_tunless "$impl" udp packet ;;
+		tunless-xdp) run_tunless "$impl" af_xdp af_xdp ;;
 		*) say "unknown implementation '$impl'"; exit 2 ;;
 		esac
 	done

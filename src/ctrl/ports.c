@@ -3,6 +3,7 @@
  * the WAN only, the udp port kind: kernel UDP sockets on the listen port; or, for host
  * mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the host veth.
  * Those two are opened, moved and closed through the port interface (dataplane/port.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -33,6 +34,10 @@
 #define TL_POOL_CACHE 256
 /* Socket buffers of a socket port: 4 MiB each way, as WireGuard implementations ask for. */
 #define TL_SOCK_PORT_BUF (4 << 20)
+/* An AF_XDP socket's TX descriptors one send() passes on in copy mode (kernel/iface.h). */
+#define TL_XSK_TX_BUDGET 256u
+_Static_assert(TL_XSK_TX_BUDGET >= TL_XSK_TX_BUDGET_MIN && TL_XSK_TX_BUDGET <= TL_RX_DESC && TL_XSK_TX_BUDGET <= TL_TX_DESC,
+	       "the kernel takes a TX budget of 32 .. the TX ring's size (net_af_xdp sizes its rings by the descriptors asked)");
 
 /* One RX pool per (port, queue). Its buffers end up in the egress queues of that queue's
  * worker (either port: ICMP errors return on the LAN), in the port's rings, in TX rings
@@ -172,6 +177,20 @@ static int pmd_probe(struct tl_device *dev, int role, const char *devargs, uint1
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
+/* A TX budget of TL_XSK_TX_BUDGET descriptors per send() on queue q's AF_XDP socket; where
+ * the kernel refuses, the kernel's own (32) stays, said once per socket. */
+static void xsk_tx_budget(const struct tl_port_ctl *pc, uint16_t q)
+{
+	int r = tl_xsk_tx_budget(pc->xsk_fd[q], TL_XSK_TX_BUDGET);
+
+	if (r == -ENOPROTOOPT)
+		tl_log_info("%s queue %u: no XDP_MAX_TX_SKB_BUDGET (a kernel before 6.17): %u descriptors per send",
+			    pc->iface, q, TL_XSK_TX_BUDGET_MIN);
+	else if (r < 0)
+		tl_log_err("%s queue %u: XDP_MAX_TX_SKB_BUDGET %u refused (%s): %u descriptors per send", pc->iface,
+			   q, TL_XSK_TX_BUDGET, strerror(-r), TL_XSK_TX_BUDGET_MIN);
+}
+
 /* Sets up RX queue q; for an AF_XDP port also finds the socket it opened. */
 static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, int socket, struct rte_mempool *mp)
 {
@@ -189,6 +208,8 @@ static int rx_queue_setup(struct tl_port_ctl *pc, uint16_t port_id, uint16_t q, 
 		pc->xsk_fd[q] = tl_xsk_fd_new(before, after);
 		if (pc->xsk_fd[q] < 0)
 			tl_log_info("%s queue %u: AF_XDP socket not found, the worker sleeps when idle", pc->iface, q);
+		else
+			xsk_tx_budget(pc, q);
 	}
 	return r;
 }

@@ -217,3 +217,8 @@ int tl_xsk_fd_new(const bool before[TL_XSK_FD_MAX], const bool after[TL_XSK_FD_M
 		}
 	return found;
 }
+
+int tl_xsk_tx_budget(int fd, unsigned budget)
+{
+	return setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)) < 0 ? -errno : 0;
+}

@@ -3,6 +3,7 @@
 #ifndef TL_KERNEL_IFACE_H
 #define TL_KERNEL_IFACE_H
 
+#include <linux/if_xdp.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,5 +32,17 @@ int tl_iface_ipv6_off(const char *ifname);
 void tl_xsk_fds_scan(bool fds[TL_XSK_FD_MAX]);
 /* The one socket in after[] that is not in before[], else -1. */
 int tl_xsk_fd_new(const bool before[TL_XSK_FD_MAX], const bool after[TL_XSK_FD_MAX]);
+
+/* XDP_MAX_TX_SKB_BUDGET (Linux 6.17, include/uapi/linux/if_xdp.h; older headers lack it): the
+ * descriptors of an AF_XDP socket's TX ring one send() hands to the driver in copy mode (the
+ * kernel's default is 32; the rest waits for the next send(), which net_af_xdp makes at once).
+ * The kernel takes 32 .. the TX ring's size. */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+#define TL_XSK_TX_BUDGET_MIN 32u
+/* Sets the socket's budget. 0; -ENOPROTOOPT: a kernel before 6.17 (the default stays);
+ * -EACCES: no TX ring, or budget outside 32 .. its size; other -errno (not an AF_XDP socket). */
+int tl_xsk_tx_budget(int fd, unsigned budget);
 
 #endif
