@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 keep=0
 lab_tests=
-CI_LAB_TESTS="kernel gateway nodrop host_interop_xdp wan_addr_xdp wan_forward bad_input"
+CI_LAB_TESTS="kernel gateway nodrop host_interop_xdp wan_addr_xdp wan_forward bad_input umem_shared"
 for arg in "$@"; do
 	case $arg in
 	--keep) keep=1 ;;

@@ -66,10 +66,15 @@ static void render_fields(struct tl_buf *b, const struct tl_stat_field *fields, 
 		for (size_t i = 0; i < n; i++) {
 			const void *s = (const char *)base + i * stride;
 
-			if (f->unit == TL_UNIT_US || f->unit == TL_UNIT_NS)
-				snprintf(value, sizeof(value), "%.9g", tl_stat_prom_value(s, f));
+			uint64_t v = tl_stat_value(s, f);
+
+			/* Seconds written exactly, every digit of the count (%g would round). */
+			if (f->unit == TL_UNIT_US)
+				snprintf(value, sizeof(value), "%" PRIu64 ".%06" PRIu64, v / 1000000u, v % 1000000u);
+			else if (f->unit == TL_UNIT_NS)
+				snprintf(value, sizeof(value), "%" PRIu64 ".%09" PRIu64, v / 1000000000u, v % 1000000000u);
 			else
-				snprintf(value, sizeof(value), "%" PRIu64, tl_stat_value(s, f));
+				snprintf(value, sizeof(value), "%" PRIu64, v);
 			tl_prom_sample(b, f->prom, labels ? labels[i] : "", f->label, value);
 		}
 	}

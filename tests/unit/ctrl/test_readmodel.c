@@ -394,6 +394,30 @@ out:
 	tl_ch_teardown(&h);
 }
 
+/* Prometheus gives a time counter in seconds with every digit of its nanoseconds (or
+ * microseconds): a worker busy for 1.523617882 s reads 1.523617882, not a value rounded to
+ * a few significant digits that differs from what show and telemetry say. */
+static void test_prom_seconds_exact(void)
+{
+	struct tl_buf prom = { 0 };
+	struct tl_ch h;
+	const char *p;
+	double busy = 0, loop = 0;
+
+	CHECK(tl_ch_setup(&h) == 0, "setup");
+	h.dev.workers[0].cnt.busy_ns = 1523617882;
+	h.dev.workers[0].cnt.loop_ns = 123456789012345;
+	tl_metrics_render(&h.dev, &prom);
+	p = prom.p ? strstr(prom.p, "\ntunless_worker_busy_seconds_total{") : NULL;
+	CHECK(p && (p = strchr(p, ' ')) && sscanf(p, "%lf", &busy) == 1 && busy == 1.523617882,
+	      "busy 1523617882 ns: %.60s", p ? p : "(no sample)");
+	p = prom.p ? strstr(prom.p, "\ntunless_worker_loop_seconds_total{") : NULL;
+	CHECK(p && (p = strchr(p, ' ')) && sscanf(p, "%lf", &loop) == 1 && loop == 123456.789012345,
+	      "loop 123456789012345 ns: %.60s", p ? p : "(no sample)");
+	tl_buf_free(&prom);
+	tl_ch_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -403,6 +427,7 @@ int main(int argc, char **argv)
 	test_order();
 	test_abort_order();
 	test_version_alias();
+	test_prom_seconds_exact();
 	tl_ch_eal_fini();
 	return check_report();
 }
