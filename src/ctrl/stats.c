@@ -86,13 +86,6 @@ const struct tl_stat_field tl_stats_peer_fields[] = { TL_STATS_PEER(PEER_DESC) {
 const char *const tl_stats_dir_names[TL_DIR_MAX] = { "encap", "decap" };
 const char *const tl_ctrl_flow_names[TL_FLOW_MAX] = { "handshakes", "staged", "frames", "slowpath" };
 
-double tl_stat_prom_value(const void *s, const struct tl_stat_field *f)
-{
-	double v = (double)tl_stat_value(s, f);
-
-	return f->unit == TL_UNIT_US ? v / 1e6 : f->unit == TL_UNIT_NS ? v / 1e9 : v;
-}
-
 /* ---- sums ------------------------------------------------------------------------------------ */
 
 void tl_stats_counters_sum(const struct tl_device *dev, struct tl_counters *sum)

@@ -78,8 +78,6 @@ static inline uint64_t tl_stat_value(const void *s, const struct tl_stat_field *
 	return *(const uint64_t *)((const char *)s + f->offset);
 }
 
-/* The value as Prometheus exports it: US and NS in seconds. */
-double tl_stat_prom_value(const void *s, const struct tl_stat_field *f);
 
 extern const char *const tl_stats_dir_names[TL_DIR_MAX];     /* "encap", "decap" */
 
