@@ -289,13 +289,41 @@ static void test_shortpath(void)
 	      "shortpath: at +10 ms the flow fills the rate with its queue near target", why);
 }
 
+/* `test_aqm_longpath --model SECONDS SETTING...`: the model's fill at +10, +60, +120 and
+ * +200 ms for each setting, `rtt=US` (rtt_us; `rtt=path`: each cell's RTT) or `TARGET/INTERVAL`
+ * (µs), instead of the checks (docs/results/2026-11-26-longpath.md section 5). */
+static int model(int argc, char **argv)
+{
+	static const uint64_t rtts[] = { 10, 60, 120, 200 };
+	uint64_t span = strtoull(argv[2], NULL, 10) * 1000 * MS;
+	char why[240], name[64];
+
+	for (int a = 3; a < argc; a++)
+		for (unsigned i = 0; i < RTE_DIM(rtts); i++) {
+			struct tl_aqm_params p = tl_aqm_params_default();
+			struct run r;
+
+			if (!strcmp(argv[a], "rtt=path"))
+				p.rtt_us = (uint32_t)(rtts[i] * 1000);
+			else if (!strncmp(argv[a], "rtt=", 4))
+				p.rtt_us = (uint32_t)strtoul(argv[a] + 4, NULL, 10);
+			else if (sscanf(argv[a], "%u/%u", &p.target_us, &p.interval_us) != 2 || tl_aqm_params_check(&p)) {
+				fprintf(stderr, "%s: not rtt=US, rtt=path or TARGET/INTERVAL\n", argv[a]);
+				return 2;
+			}
+			r = simulate(&p, RATE, rtts[i] * MS, span);
+			snprintf(name, sizeof(name), "%s +%llu ms", argv[a], (unsigned long long)rtts[i]);
+			describe(why, sizeof(why), name, &r);
+		}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char prefix[64], runtime_dir[4096];
 	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
 			"--log-level", "lib.eal:error", NULL };
 
-	(void)argc;
 	snprintf(prefix, sizeof(prefix), "tl_unit_%d", (int)getpid());
 	if (rte_eal_init(10, eal) < 0) {
 		printf("EAL init failed\n0 passed, 1 failed\n");
@@ -307,6 +335,8 @@ int main(int argc, char **argv)
 		printf("mempool: %s\n0 passed, 1 failed\n", rte_strerror(rte_errno));
 		return 1;
 	}
+	if (argc > 2 && !strcmp(argv[1], "--model"))
+		return model(argc, argv);
 	test_longpath();
 	test_shortpath();
 	rte_mempool_free(mp);
