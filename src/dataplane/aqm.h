@@ -1,5 +1,7 @@
 /* Egress AQM: flow-hashed DRR with CoDel's drop law per flow and ECN marking (RFC 8290
- * over RFC 8289), the law's count decaying below target instead of restarting (COBALT), a
+ * over RFC 8289), the law's count decaying below target instead of restarting (COBALT), no
+ * second mark while a flow's sojourn falls or within an interval of the last (a classic
+ * ECN sender answers one mark per round trip), a
  * shallow CE step for ECT(1) packets (L4S, RFC 9331), target and interval from the path's
  * rtt and the shaped rate: the only place of the dataplane that drops because of load
  * (docs/design.md §4).
