@@ -16,6 +16,8 @@
 #include "dataplane/runtime.h"
 #include "dataplane/aqm.h"
 #include "dataplane/drop.h"
+#include "tap.h"
+#include "test_eal.h"
 
 #define MS 1000000ull
 #define US 1000ull
@@ -23,7 +25,6 @@
 #define TAG_OFF 80          /* flow id and sequence number, from the IP header */
 #define MIN_LEN 100
 
-static unsigned passed, failed;
 static struct rte_mempool *mp;
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -33,17 +34,6 @@ static uint64_t next_rand(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
-}
-
-static void check(bool ok, const char *what, const char *detail)
-{
-	if (ok) {
-		passed++;
-		printf("ok %s\n", what);
-	} else {
-		failed++;
-		printf("not ok %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	}
 }
 
 /* ---- synthetic packets ---------------------------------------------------------- */
@@ -862,20 +852,15 @@ static void test_params_validation(void)
 
 int main(int argc, char **argv)
 {
-	char prefix[64], runtime_dir[4096];
-	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
-			"--log-level", "lib.eal:error", NULL };
-
 	(void)argc;
-	snprintf(prefix, sizeof(prefix), "tl_unit_%d", (int)getpid());
-	if (rte_eal_init(10, eal) < 0) {
-		printf("EAL init failed\n0 passed, 1 failed\n");
+	if (tl_test_eal_init(argv[0], "tl_aqm") != 0) {
+		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
 	mp = rte_pktmbuf_pool_create("tl_aqm_test", 16383, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (!mp) {
 		printf("mempool: %s\n0 passed, 1 failed\n", rte_strerror(rte_errno));
+		tl_test_eal_fini();
 		return 1;
 	}
 	test_codel_spacing();
@@ -893,8 +878,6 @@ int main(int argc, char **argv)
 	test_conservation(14, 16);
 	test_params_validation();
 	rte_mempool_free(mp);
-	rte_eal_cleanup();
-	tl_runtime_dir_remove(runtime_dir);
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed != 0;
+	tl_test_eal_fini();
+	return tap_report();
 }

@@ -21,6 +21,8 @@
 
 #include "dataplane/aqm.h"
 #include "dataplane/runtime.h"
+#include "tap.h"
+#include "test_eal.h"
 
 #define MS 1000000ull
 #define US 1000ull
@@ -29,19 +31,7 @@
 #define TICK (20 * US)
 #define LINE 65536u            /* packets in flight on a delay line at most */
 
-static unsigned passed, failed;
 static struct rte_mempool *mp;
-
-static void check(bool ok, const char *what, const char *detail)
-{
-	if (ok) {
-		passed++;
-		printf("ok %s\n", what);
-	} else {
-		failed++;
-		printf("not ok %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	}
-}
 
 /* ---- the path: packets on a delay line ------------------------------------------------ */
 
@@ -320,28 +310,26 @@ static int model(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	char prefix[64], runtime_dir[4096];
-	char *eal[] = { argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--file-prefix", prefix,
-			"--log-level", "lib.eal:error", NULL };
-
-	snprintf(prefix, sizeof(prefix), "tl_unit_%d", (int)getpid());
-	if (rte_eal_init(10, eal) < 0) {
-		printf("EAL init failed\n0 passed, 1 failed\n");
+	if (tl_test_eal_init(argv[0], "tl_aqm_lp") != 0) {
+		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	tl_runtime_dir_save(runtime_dir, sizeof(runtime_dir));
 	mp = rte_pktmbuf_pool_create("tl_aqm_longpath", 16383, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (!mp) {
 		printf("mempool: %s\n0 passed, 1 failed\n", rte_strerror(rte_errno));
+		tl_test_eal_fini();
 		return 1;
 	}
-	if (argc > 2 && !strcmp(argv[1], "--model"))
-		return model(argc, argv);
+	if (argc > 2 && !strcmp(argv[1], "--model")) {
+		int rc = model(argc, argv);
+
+		rte_mempool_free(mp);
+		tl_test_eal_fini();
+		return rc;
+	}
 	test_longpath();
 	test_shortpath();
 	rte_mempool_free(mp);
-	rte_eal_cleanup();
-	tl_runtime_dir_remove(runtime_dir);
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed != 0;
+	tl_test_eal_fini();
+	return tap_report();
 }

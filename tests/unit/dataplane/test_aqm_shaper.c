@@ -6,24 +6,13 @@
 #include <stdlib.h>
 
 #include "dataplane/shaper.h"
+#include "tap.h"
 
 #define MS 1000000ull
 #define T0 (1000 * MS)
 #define FRAME 1494u                     /* + TL_WIRE_OVERHEAD = 1518 bytes on the wire */
 #define WIRE (FRAME + TL_WIRE_OVERHEAD)
 
-static unsigned passed, failed;
-
-static void check(bool ok, const char *what, const char *detail)
-{
-	if (ok) {
-		passed++;
-		printf("ok %s\n", what);
-	} else {
-		failed++;
-		printf("not ok %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-	}
-}
 
 /* One round of a queue that always has frames waiting: sends while the shaper allows.
  * Returns the bytes on the wire sent. */
@@ -144,6 +133,5 @@ int main(void)
 	test_stall();
 	test_idle_burst();
 	test_shared();
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed != 0;
+	return tap_report();
 }
