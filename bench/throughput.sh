@@ -141,7 +141,9 @@ run_iperf() {
 	b0=$(busy_ticks)
 	c0=$(vpn_cpu_ticks)
 	w0=$EPOCHREALTIME
-	say "$impl: iperf3 TCP ${DURATION}s, $STREAMS stream(s) ${REVERSE:+(reverse)}"
+	say "$impl: iperf3 TCP ${DURATION}s, $STREAMS stream(s) ${REVERSE:+(reverse)}, client's TCP: $(ip netns exec "$(lab_ns $CLI_NS)" \
+		sysctl -n net.ipv4.tcp_congestion_control) congestion control, tcp_ecn $(ip netns exec "$(lab_ns $CLI_NS)" \
+		sysctl -n net.ipv4.tcp_ecn) (the namespace's defaults, not set by this bench)"
 	timeout $((DURATION + 30)) ip netns exec "$(lab_ns $CLI_NS)" \
 		iperf3 -c $DST -t "$DURATION" -P "$STREAMS" $REVERSE -J >"$out" 2>&1
 	w1=$EPOCHREALTIME
