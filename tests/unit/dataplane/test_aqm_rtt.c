@@ -3,6 +3,7 @@
  * drop rate flat; the rtt setting (interval = rtt, target = rtt / 20); the target's floor
  * of two frame times at the shaped rate; the byte limit from the rate (4 intervals at
  * rate, at least 4 MiB); and the shallow marking of ECT(1) packets (L4S, RFC 9331). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,27 @@ static struct rte_mbuf *mk(uint16_t sport, uint8_t ecn, uint16_t len)
 	p[23] = 53;
 	h->hdr_checksum = rte_ipv4_cksum(h);
 	return m;
+}
+
+/* Source ports from `first` on whose packets hash to n different flow queues: the hash is
+ * seeded at random per queue, so fixed ports share a queue now and then. */
+static void distinct_flows(const struct tl_aqm *q, uint16_t first, uint16_t *sport, unsigned n)
+{
+	uint32_t taken[8];
+
+	for (unsigned i = 0, port = first; i < n && i < RTE_DIM(taken); port++) {
+		struct rte_mbuf *m = mk((uint16_t)port, 0, 300);
+		uint32_t b = tl_aqm_classify(q, m);
+		bool clash = false;
+
+		rte_pktmbuf_free(m);
+		for (unsigned j = 0; j < i; j++)
+			clash |= taken[j] == b;
+		if (!clash) {
+			taken[i] = b;
+			sport[i++] = (uint16_t)port;
+		}
+	}
 }
 
 static struct tl_aqm *make(const struct tl_aqm_params *p)
@@ -214,22 +236,25 @@ static void test_l4s(void)
 	struct tl_aqm_params p = tl_aqm_params_default();
 	struct tl_aqm *q;
 	unsigned ce[3] = { 0, 0, 0 }, n[3] = { 0, 0, 0 };
+	uint16_t sport[3];
 	struct rte_mbuf *m;
 	char why[200];
 
 	p.quantum = 256;   /* with 300-byte packets, one packet per flow and turn */
 	q = make(&p);
+	distinct_flows(q, 4001, sport, 3);
 	/* Three flows, one packet each per ms: ECT(1) at 1.5 ms, ECT(0) at 1.5 ms, ECT(1) at
 	 * 0.5 ms sojourn; far below CoDel's target, so only the L4S step can mark. */
 	for (uint64_t t = T0; t < T0 + 200 * MS; t += MS) {
-		tl_aqm_enqueue(q, mk(4001, 1, 300), t);
-		tl_aqm_enqueue(q, mk(4002, 2, 300), t);
-		tl_aqm_enqueue(q, mk(4003, 1, 300), t + MS);
+		tl_aqm_enqueue(q, mk(sport[0], 1, 300), t);
+		tl_aqm_enqueue(q, mk(sport[1], 2, 300), t);
+		tl_aqm_enqueue(q, mk(sport[2], 1, 300), t + MS);
 	}
 	for (uint64_t t = T0 + 1500 * US; t < T0 + 201500 * US; t += MS) {
 		for (unsigned k = 0; k < 3 && tl_aqm_dequeue_burst(q, &m, 1, t); k++) {
 			uint8_t *h = rte_pktmbuf_mtod(m, uint8_t *);
-			unsigned f = (unsigned)(((h[20] << 8) | h[21]) - 4001);
+			uint16_t port = (uint16_t)((h[20] << 8) | h[21]);
+			unsigned f = port == sport[0] ? 0 : port == sport[1] ? 1 : 2;
 
 			n[f]++;
 			ce[f] += (h[1] & 3) == 3;
