@@ -39,6 +39,11 @@ struct tl_udpport_cfg {
 	int rcvbuf, sndbuf;           /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
 };
 
+/* Buffers of its pool a queue holds at all times (besides those it hands out): lent to the
+ * kernel to receive datagrams straight into (at most TL_UDPPORT_RX_SEGS per message). */
+#define TL_UDPPORT_RX_SEGS 64
+#define TL_UDPPORT_RX_HELD (4 * TL_UDPPORT_RX_SEGS)
+
 /* NULL on failure, with the reason in err. */
 struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, size_t errlen);
 void tl_udpport_close(struct tl_udpport *u);
@@ -66,6 +71,8 @@ void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2]);
 void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2]);
 /* Every queue took the last move. */
 bool tl_udpport_moved(const struct tl_udpport *u);
+/* Datagrams read straight into their buffer (no copy), all queues. */
+uint64_t tl_udpport_rx_direct(const struct tl_udpport *u);
 /* Messages read with more than one datagram in them (UDP_GRO), all queues. */
 uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 /* The socket of queue q that took no more at the last send (EAGAIN, ENOBUFS: the worker may
