@@ -39,11 +39,6 @@ struct tl_udpport_cfg {
 	int rcvbuf, sndbuf;           /* socket buffer bytes (SO_*BUFFORCE; 0: the kernel's) */
 };
 
-/* Buffers of its pool a queue holds at all times (besides those it hands out): lent to the
- * kernel to receive datagrams straight into (at most TL_UDPPORT_RX_SEGS per message). */
-#define TL_UDPPORT_RX_SEGS 64
-#define TL_UDPPORT_RX_HELD (4 * TL_UDPPORT_RX_SEGS)
-
 /* NULL on failure, with the reason in err. */
 struct tl_udpport *tl_udpport_open(const struct tl_udpport_cfg *cfg, char *err, size_t errlen);
 void tl_udpport_close(struct tl_udpport *u);

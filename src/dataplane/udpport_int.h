@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
+#include "dataplane/bufsize.h"
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
@@ -25,8 +26,8 @@
 #define GRO_MSG_LEN 65536u
 /* Buffers a message slot lends the kernel to read a super-datagram's datagrams into, one
  * each (udpport_rx.c); the rest of the 64 KiB lands in the arena. */
-#define RXZ_SEGS TL_UDPPORT_RX_SEGS
-_Static_assert(GRO_MSGS * RXZ_SEGS == TL_UDPPORT_RX_HELD, "udpport.h states the buffers a queue holds");
+#define RXZ_SEGS 64
+_Static_assert(GRO_MSGS * RXZ_SEGS == TL_PORT_RX_LENT, "bufsize.h states the buffers a queue keeps lent");
 /* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
 #define TL_UDPPORT_GSO_SEGS 64
 #define TL_UDPPORT_GSO_BYTES 65000
