@@ -16,11 +16,6 @@
  * (XDP_PACKET_HEADROOM): inside the mbuf's data room, before the frame. */
 #define TL_XDP_HEADROOM 256
 
-/* Buffers of its RX pool a socket port's queue keeps lent to the kernel at all times, for
- * reads straight into them (the udp kind: 4 messages of up to 64 datagrams); the pool is
- * sized for them. */
-#define TL_PORT_RX_LENT 256
-
 /* The largest frame of tunnel MTU mtu. */
 static inline uint32_t tl_frame_max(uint16_t mtu)
 {

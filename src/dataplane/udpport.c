@@ -19,7 +19,85 @@
 #include "dataplane/dpdk_compat.h"
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
-#include "dataplane/udpport_int.h"
+
+#define UDPP_BURST 32
+/* UDP_GRO: the kernel queues a run of datagrams from one sender as one super-datagram of at
+ * most 64 KiB (in particular a peer's UDP_SEGMENT send, which then never gets segmented on
+ * its way here). A queue reads up to GRO_MSGS of them at once into its arena and hands their
+ * datagrams out as frames, a burst at a time; what a burst has no room for waits there. */
+#define GRO_MSGS 4
+#define GRO_MSG_LEN 65536u
+/* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
+#define TL_UDPPORT_GSO_SEGS 64
+#define TL_UDPPORT_GSO_BYTES 65000
+/* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
+#define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
+#define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+/* A destination the kernel refused a UDP_SEGMENT send to (EMSGSIZE, or EINVAL before Linux
+ * 6.x: segments above its route's MTU; EIO: an xfrm route; EOPNOTSUPP) gets datagram by
+ * datagram for a while, then GSO is
+ * tried again (its path MTU may have grown): per queue, the latest few. */
+#define NO_GSO_DSTS 8
+#define NO_GSO_NS 1000000000ull
+
+struct no_gso {
+	uint64_t until_ns;             /* 0: a free entry */
+	uint8_t f, addr[16];
+	uint16_t port;                 /* network order */
+};
+
+struct rx_meta {
+	uint8_t dst[16];
+	bool has_dst;
+	uint8_t tos;
+	uint16_t seg;                  /* UDP_GRO: the datagrams' size; 0: one datagram */
+};
+
+/* A message read into the arena: one datagram, or several of seg bytes (the last may be
+ * shorter) from one source with one ECN field. */
+struct rx_msg {
+	uint32_t len;
+	uint8_t f;
+	struct rx_meta meta;
+	struct sockaddr_storage src;
+};
+
+struct udpq {
+	int fd[2];                     /* IPv4, IPv6; -1 if not open */
+	int old_fd[2];                 /* after a move: the sockets of the old port, read until empty */
+	int next_fd[2];                /* a move posted by the control plane, taken by the worker */
+	int swap;                      /* 1: next_fd holds a move not taken yet */
+	uint32_t ovfl_seen[2];         /* SO_RXQ_OVFL's running count, last seen */
+	struct rte_mempool *mp;
+	struct tl_counters *cnt;       /* the reading worker's (rx drops), or NULL */
+	uint8_t first;                 /* family read first this time, alternated */
+	struct no_gso no_gso[NO_GSO_DSTS];   /* destinations without GSO for now */
+	unsigned no_gso_n, no_gso_next;      /* entries in use (maybe expired), the next to replace */
+	int8_t out_full;               /* family whose socket took no more at the last send, or -1 */
+	uint8_t *arena;                /* GRO_MSGS x GRO_MSG_LEN */
+	struct rx_msg rm[GRO_MSGS];
+	unsigned rm_n, rm_i;           /* messages in the arena, the one being handed out */
+	uint32_t rm_off;               /* its bytes handed out so far */
+	/* written by the queue's worker only, read by the control plane */
+	uint64_t ipackets, ibytes, opackets, obytes, imissed, ierrors, oerrors, gro_msgs, gso_sends;
+	uint64_t gso_fallbacks;        /* UDP_SEGMENT sends refused (then sent datagram by datagram) */
+} __rte_cache_aligned;
+
+struct tl_udpport {
+	uint16_t queues, port;
+	struct tl_udpport_cfg cfg;     /* as opened (iface copied), for a move */
+	char iface[32];
+	uint8_t mac[6], gw_mac[6], ip4[4], ip6[16];
+	struct udpq q[];
+};
+
+union ctlbuf {
+	char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
+	struct cmsghdr align;
+};
+
+#define cnt_add tl_sp_cnt_add
+#define cnt_get tl_sp_cnt_get
 
 /* ---- open, close -------------------------------------------------------------------------- */
 
@@ -131,7 +209,6 @@ void tl_udpport_close(struct tl_udpport *u)
 			if (u->q[q].next_fd[f] >= 0)
 				close(u->q[q].next_fd[f]);
 		}
-		tl_udpport_rx_free(&u->q[q]);
 		rte_free(u->q[q].arena);
 	}
 	rte_free(u);
@@ -208,7 +285,7 @@ bool tl_udpport_moved(const struct tl_udpport *u)
 
 /* The worker takes a move: the new sockets serve from now on, the old ones are read until
  * empty (what was queued there is not lost), then closed. */
-void tl_udpport_move_take(struct udpq *q)
+static void move_take(struct udpq *q)
 {
 	if (!__atomic_load_n(&q->swap, __ATOMIC_ACQUIRE))
 		return;
@@ -252,15 +329,6 @@ uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u)
 	return n;
 }
 
-uint64_t tl_udpport_rx_direct(const struct tl_udpport *u)
-{
-	uint64_t n = 0;
-
-	for (uint16_t i = 0; u && i < u->queues; i++)
-		n += cnt_get(&u->q[i].rx_direct);
-	return n;
-}
-
 uint64_t tl_udpport_gso_fallbacks(const struct tl_udpport *u)
 {
 	uint64_t n = 0;
@@ -283,6 +351,208 @@ bool tl_udpport_rx_pending(const struct tl_udpport *u, uint16_t q)
 {
 	return u && q < u->queues &&
 	       (u->q[q].rm_i < u->q[q].rm_n || u->q[q].old_fd[0] >= 0 || u->q[q].old_fd[1] >= 0);
+}
+
+/* ---- receive ------------------------------------------------------------------------------ */
+
+static void rx_cmsgs(struct udpq *q, int f, struct msghdr *mh, struct rx_meta *meta)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t total;
+
+			memcpy(&total, CMSG_DATA(c), sizeof(total));
+			cnt_add(&q->imissed, (uint32_t)(total - q->ovfl_seen[f]));   /* wraps at 2^32 */
+			q->ovfl_seen[f] = total;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(meta->dst, &pi.ipi_addr, 4);
+			meta->has_dst = true;
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			meta->tos = *(const uint8_t *)CMSG_DATA(c);
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			memcpy(meta->dst, &pi.ipi6_addr, 16);
+			meta->has_dst = true;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			int tc;
+
+			memcpy(&tc, CMSG_DATA(c), sizeof(tc));
+			meta->tos = (uint8_t)tc;
+		} else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			meta->seg = seg > 0 && seg < 65536 ? (uint16_t)seg : 0;
+		}
+	}
+}
+
+/* The frame the datagram of len bytes (at HDR_ROOM in m) was on the wire. */
+static void frame_build(const struct tl_udpport *u, struct rte_mbuf *m, int f, const struct sockaddr_storage *src,
+			const struct rx_meta *meta, uint32_t len)
+{
+	uint16_t hlen = f ? (uint16_t)HDR_ROOM : (uint16_t)HDR4;
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *) + HDR_ROOM - hlen;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_udp_hdr *udp;
+
+	m->data_off = (uint16_t)(m->data_off + HDR_ROOM - hlen);
+	m->data_len = (uint16_t)(hlen + len);
+	m->pkt_len = m->data_len;
+	memcpy(&eth->dst_addr, u->mac, 6);
+	memcpy(&eth->src_addr, u->gw_mac, 6);
+	if (!f) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)src;
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		*ip = (struct rte_ipv4_hdr){
+			.version_ihl = RTE_IPV4_VHL_DEF,
+			.type_of_service = meta->tos,
+			.total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + len)),
+			.time_to_live = 64,
+			.next_proto_id = IPPROTO_UDP,
+		};
+		memcpy(&ip->src_addr, &a->sin_addr, 4);
+		memcpy(&ip->dst_addr, meta->has_dst ? meta->dst : u->ip4, 4);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		udp->src_port = a->sin_port;
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)src;
+		struct rte_ipv6_hdr *ip = (struct rte_ipv6_hdr *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		*ip = (struct rte_ipv6_hdr){
+			.vtc_flow = rte_cpu_to_be_32(6u << 28 | (uint32_t)meta->tos << 20),
+			.payload_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len)),
+			.proto = IPPROTO_UDP,
+			.hop_limits = 64,
+		};
+		memcpy(TL_IP6_ADDR(ip->src_addr), &a->sin6_addr, 16);
+		memcpy(TL_IP6_ADDR(ip->dst_addr), meta->has_dst ? meta->dst : u->ip6, 16);
+		udp = (struct rte_udp_hdr *)(ip + 1);
+		udp->src_port = a->sin6_port;
+	}
+	udp->dst_port = rte_cpu_to_be_16(__atomic_load_n(&u->port, __ATOMIC_RELAXED));
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + len));
+	udp->dgram_cksum = 0;
+	/* The kernel verified both checksums before it queued the datagram. */
+	m->ol_flags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+}
+
+/* Reads up to GRO_MSGS messages of family f from fd into the empty arena; false if there
+ * was nothing to read. */
+static bool arena_fill(struct udpq *q, int fd, int f)
+{
+	struct mmsghdr h[GRO_MSGS];
+	struct iovec iov[GRO_MSGS];
+	union ctlbuf ctl[GRO_MSGS];
+	int k;
+
+	q->rm_n = q->rm_i = 0;
+	q->rm_off = 0;
+	if (fd < 0)
+		return false;
+	for (unsigned i = 0; i < GRO_MSGS; i++) {
+		iov[i] = (struct iovec){ q->arena + i * GRO_MSG_LEN, GRO_MSG_LEN };
+		h[i].msg_hdr = (struct msghdr){ .msg_name = &q->rm[i].src, .msg_namelen = sizeof(q->rm[i].src),
+						.msg_iov = &iov[i], .msg_iovlen = 1, .msg_control = ctl[i].buf,
+						.msg_controllen = sizeof(ctl[i].buf) };
+	}
+	k = recvmmsg(fd, h, GRO_MSGS, MSG_DONTWAIT, NULL);
+	for (int i = 0; i < k; i++) {
+		struct rx_msg *r = &q->rm[q->rm_n];
+
+		r->meta = (struct rx_meta){ .tos = 0 };
+		rx_cmsgs(q, f, &h[i].msg_hdr, &r->meta);
+		if (h[i].msg_hdr.msg_flags & MSG_TRUNC) {
+			/* over 64 KiB: not a datagram we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
+			continue;
+		}
+		if (r->meta.seg && h[i].msg_len > r->meta.seg)
+			cnt_add(&q->gro_msgs, 1);
+		else
+			r->meta.seg = 0;
+		if (i != (int)q->rm_n) {
+			memmove(q->arena + q->rm_n * GRO_MSG_LEN, q->arena + i * GRO_MSG_LEN, h[i].msg_len);
+			r->src = q->rm[i].src;
+		}
+		r->len = h[i].msg_len;
+		r->f = (uint8_t)f;
+		q->rm_n++;
+	}
+	return k > 0;
+}
+
+/* Hands out the arena's datagrams as frames, at most n. Stops early when the pool is empty
+ * (the rest waits in the arena). */
+static unsigned arena_take(struct tl_udpport *u, struct udpq *q, struct rte_mbuf **out, unsigned n)
+{
+	struct tl_sp_bufs b = { .have = 0 };
+	uint32_t room = tl_sp_room(q->mp);
+	unsigned got = 0;
+
+	while (got < n && q->rm_i < q->rm_n) {
+		struct rx_msg *r = &q->rm[q->rm_i];
+		uint32_t len = r->meta.seg ? RTE_MIN((uint32_t)r->meta.seg, r->len - q->rm_off) : r->len;
+
+		if (len + HDR_ROOM <= room) {
+			struct rte_mbuf *x = tl_sp_buf(&b, q->mp, n - got);
+
+			if (!x)
+				break;      /* no buffer: the datagrams wait in the arena */
+			rte_memcpy(rte_pktmbuf_mtod_offset(x, void *, HDR_ROOM),
+				   q->arena + q->rm_i * GRO_MSG_LEN + q->rm_off, len);
+			frame_build(u, x, r->f, &r->src, &r->meta, len);
+			cnt_add(&q->ibytes, x->pkt_len);
+			out[got++] = x;
+		} else {
+			/* larger than a buffer (a peer's MTU above ours): not a frame we carry */
+			tl_sp_rx_drop(&q->ierrors, q->cnt, TL_PORT_WAN, TL_DROP_oversized);
+		}
+		q->rm_off += len;
+		if (q->rm_off >= r->len) {
+			q->rm_i++;
+			q->rm_off = 0;
+		}
+	}
+	tl_sp_bufs_end(&b);
+	cnt_add(&q->ipackets, got);
+	return got;
+}
+
+uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct udpq *q = &u->q[qi];
+	unsigned got;
+
+	move_take(q);
+	got = arena_take(u, q, pkts, n);
+	for (int f = 0; f < 2 && got < n && q->rm_i >= q->rm_n; f++) {
+		if (q->old_fd[f] < 0)
+			continue;
+		if (!arena_fill(q, q->old_fd[f], f)) {
+			close(q->old_fd[f]);    /* drained: the move is complete for this family */
+			q->old_fd[f] = -1;
+			continue;
+		}
+		got += arena_take(u, q, pkts + got, n - got);
+	}
+	for (int i = 0; i < 2 && got < n && q->rm_i >= q->rm_n; i++) {
+		int f = q->first;
+
+		q->first ^= 1;
+		arena_fill(q, q->fd[f], f);
+		got += arena_take(u, q, pkts + got, n - got);
+	}
+	return (uint16_t)got;
 }
 
 /* ---- send --------------------------------------------------------------------------------- */
@@ -515,7 +785,7 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 
 	*n_failed = 0;
 	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
-	tl_udpport_move_take(q);
+	move_take(q);
 	q->out_full = -1;
 	while (done < n) {
 		unsigned nm = 0, i, sent = 0;

@@ -66,8 +66,6 @@ void tl_udpport_move_commit(struct tl_udpport *u, uint16_t port, int (*fds)[2]);
 void tl_udpport_move_abort(const struct tl_udpport *u, int (*fds)[2]);
 /* Every queue took the last move. */
 bool tl_udpport_moved(const struct tl_udpport *u);
-/* Datagrams read straight into their buffer (no copy), all queues. */
-uint64_t tl_udpport_rx_direct(const struct tl_udpport *u);
 /* Messages read with more than one datagram in them (UDP_GRO), all queues. */
 uint64_t tl_udpport_gro_msgs(const struct tl_udpport *u);
 /* The socket of queue q that took no more at the last send (EAGAIN, ENOBUFS: the worker may

@@ -45,12 +45,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/([a-z_0-9]+\.h)"', re.M)
 
 # src/dataplane: files that name no direction nor the worker (not even through their includes)
 DP_LEAVES = ["crypt.c", "queue.c", "aqm.c", "port.c", "packet.c", "route.c", "lanfib.c", "balance.c",
-             "udpport.c", "udpport_ops.c", "udpport_rx.c", "afpacket.c", "afpacket_ops.c"]
+             "udpport.c", "udpport_ops.c", "afpacket.c", "afpacket_ops.c"]
 DP_UPPER = {"dataplane/worker.h", "dataplane/encap.h", "dataplane/decap.h"}
 # the port kinds' headers, and the files of src/dataplane that may include them
 DP_PORT_HEADERS = {"dataplane/udpport.h", "dataplane/afpacket.h", "dataplane/sockport.h"}
-DP_PORT_FILES = {"dataplane/port.c", "dataplane/udpport.c", "dataplane/udpport_ops.c", "dataplane/udpport_rx.c",
-                 "dataplane/udpport_int.h", "dataplane/afpacket.c", "dataplane/afpacket_ops.c"}
+DP_PORT_FILES = {"dataplane/port.c", "dataplane/udpport.c", "dataplane/udpport_ops.c", "dataplane/afpacket.c",
+                 "dataplane/afpacket_ops.c"}
 # where no port kind is named: the port's constants (dp.h) and the control plane
 PORT_KIND_FREE = ("dataplane/dp.h", "ctrl/")
 DECL_PREFIX = re.compile(r'^[a-z].*?\b(tl_[a-z0-9]+)_[a-z0-9_]+\(', re.M)

@@ -296,111 +296,6 @@ static void test_rx_gro(void)
 	tl_udpport_close(u);
 }
 
-/* A UDP_SEGMENT send of len bytes in segments of seg from fd to the port: one message. */
-static void send_gso(int fd, int seg, const uint8_t *p, size_t len)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CHECK(setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0, "UDP_SEGMENT %d", seg);
-	CHECK(sendto(fd, p, len, 0, (struct sockaddr *)&a, sizeof(a)) == (ssize_t)len, "sent %zu", len);
-}
-
-/* Reads n frames in bursts of 5 (a message's frames handed out over several calls) and
- * checks that they are the datagrams of p in order, of seg bytes (the last may be shorter);
- * frees them. */
-static unsigned rx_expect(struct tl_udpport *u, const uint8_t *p, size_t len, unsigned seg)
-{
-	struct rte_mbuf *m[80];
-	unsigned n = (unsigned)((len + seg - 1) / seg), got = 0, ok = 0;
-
-	for (int round = 0; round < WAIT_MS && got < n; round++) {
-		for (uint16_t q = 0; q < QUEUES && got < n; q++)
-			got += tl_udpport_rx(u, q, m + got, (uint16_t)RTE_MIN(n - got, 5u));
-		if (got < n)
-			usleep(1000);
-	}
-	for (unsigned i = 0; i < got && i < n; i++) {
-		size_t l = RTE_MIN((size_t)seg, len - i * seg);
-
-		ok += m[i]->pkt_len == RTE_ETHER_HDR_LEN + 28 + l &&
-		      !memcmp(rte_pktmbuf_mtod_offset(m[i], void *, RTE_ETHER_HDR_LEN + 28), p + i * seg, l);
-	}
-	rte_pktmbuf_free_bulk(m, got);
-	return got == n ? ok : 0;
-}
-
-/* A super-datagram is read straight into one buffer per datagram once the queue knows the
- * segment size (the first one of a size teaches it, through the arena); the last, shorter
- * datagram too. Another segment size, a lone datagram larger than the size, and one larger
- * than a buffer take the arena (copied, or dropped as oversized) and arrive intact, in
- * order, counted exactly. */
-static void test_rx_direct(void)
-{
-	static struct tl_counters cnt[QUEUES];
-	struct tl_counters *const cnts[QUEUES] = { &cnt[0], &cnt[1] };
-	struct tl_udpport_cfg c = { .iface = "lo", .port = PORT, .queues = QUEUES, .v4 = true, .mac = MAC,
-				    .gw_mac = GW, .ip4 = LO4, .pools = pools, .counters = cnts };
-	char err[256] = "";
-	struct tl_udpport *u = tl_udpport_open(&c, err, sizeof(err));
-	static uint8_t a[12500], b[3800], big[3000];
-	struct rte_eth_stats st;
-	uint64_t over = 0;
-	int fd = peer_socket(), off = 0;
-
-	CHECK(u != NULL, "direct: the port opens (%s)", err);
-	if (!u)
-		return;
-	for (unsigned i = 0; i < sizeof(a); i++)
-		a[i] = (uint8_t)(i * 7 + i / 1000);
-	for (unsigned i = 0; i < sizeof(b); i++)
-		b[i] = (uint8_t)(i * 13 + i / 700);
-	memset(big, 4, sizeof(big));
-	send_gso(fd, 1000, a, sizeof(a));
-	CHECK(rx_expect(u, a, sizeof(a), 1000) == 13, "direct: the first message, through the arena");
-	CHECK(tl_udpport_rx_direct(u) == 0, "direct: none before a size is known (%lu)",
-	      (unsigned long)tl_udpport_rx_direct(u));
-	a[0] ^= 0xff;
-	send_gso(fd, 1000, a, sizeof(a));
-	CHECK(rx_expect(u, a, sizeof(a), 1000) == 13, "direct: 13 datagrams of the second message, whole, in order");
-	CHECK(tl_udpport_rx_direct(u) == 13, "direct: read straight into buffers, the short last one too (%lu)",
-	      (unsigned long)tl_udpport_rx_direct(u));
-	/* another size: gathered into the arena, then learned */
-	send_gso(fd, 700, b, sizeof(b));
-	CHECK(rx_expect(u, b, sizeof(b), 700) == 6, "direct: segments of 700 into buffers laid out for 1000");
-	CHECK(tl_udpport_rx_direct(u) == 13, "direct: that message was copied (%lu)",
-	      (unsigned long)tl_udpport_rx_direct(u));
-	/* two messages in one read: 700 (fits the layout), then 1000 (does not) */
-	send_gso(fd, 700, b, sizeof(b));
-	send_gso(fd, 1000, a, sizeof(a));
-	CHECK(rx_expect(u, b, sizeof(b), 700) == 6, "direct: the 700s, then");
-	CHECK(rx_expect(u, a, sizeof(a), 1000) == 13, "direct: the 1000s, in order");
-	off = (int)tl_udpport_rx_direct(u);
-	CHECK(off == 13 + 6, "direct: the first of the two straight, the second copied (%d)", off);
-	/* lone datagrams: larger than the size (copied), larger than a buffer (dropped), smaller */
-	CHECK(setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) == 0, "direct: no UDP_SEGMENT");
-	send_to_port(fd, a, 1500, 0);
-	send_to_port(fd, big, sizeof(big), 0);
-	send_to_port(fd, b, 300, 0);
-	CHECK(rx_expect(u, a, 1500, 1500) == 1, "direct: a lone 1500-byte datagram arrives whole");
-	CHECK(rx_expect(u, b, 300, 300) == 1, "direct: the 300-byte one after the oversized one");
-	CHECK(tl_udpport_rx_direct(u) == 13 + 6 + 1, "direct: the 300-byte one straight, the others not (%lu)",
-	      (unsigned long)tl_udpport_rx_direct(u));
-	for (int q = 0; q < QUEUES; q++)
-		over += cnt[q].drops[TL_DROP_oversized];
-	tl_udpport_stats(u, &st);
-	CHECK(over == 1 && st.ierrors == 1, "direct: the 3000-byte datagram dropped as oversized (%lu, ierrors %lu)",
-	      (unsigned long)over, (unsigned long)st.ierrors);
-	CHECK(st.ipackets == 13 * 3 + 6 * 2 + 2, "direct: ipackets %lu", (unsigned long)st.ipackets);
-	CHECK(st.ibytes == 3 * (sizeof(a) + 13 * 42) + 2 * (sizeof(b) + 6 * 42) + 1500 + 300 + 2 * 42,
-	      "direct: ibytes %lu", (unsigned long)st.ibytes);
-	CHECK(tl_udpport_gro_msgs(u) == 5, "direct: 5 GRO messages (%lu)", (unsigned long)tl_udpport_gro_msgs(u));
-	for (uint16_t q = 0; q < QUEUES; q++)
-		CHECK(!tl_udpport_rx_pending(u, q), "direct: queue %u has nothing left", q);
-	close(fd);
-	tl_udpport_close(u);
-}
-
 /* The source a peer sees on what the port sends it for ep (built as the dataplane does). */
 static bool reply_source(struct tl_udpport *u, const struct tl_port_info *wan, const struct tl_endpoint *ep, int fd,
 			 struct sockaddr_in *from)
@@ -759,7 +654,6 @@ int main(int argc, char **argv)
 		test_tx_datagrams();
 		test_tx_run();
 		test_rx_gro();
-		test_rx_direct();
 		test_move();
 		test_overflow_counted();
 		test_port_in_use();
