@@ -52,8 +52,9 @@ void tl_wipe(void *buf, size_t len);
 bool tl_equal(const void *a, const void *b, size_t len);   /* constant time */
 bool tl_is_zero(const void *a, size_t len);                /* constant time */
 
-/* Data-path AEAD: OpenSSL EVP ChaCha20-Poly1305, in place, no associated data. One context
- * per thread (not thread-safe); the key is set per call. */
+/* Data-path AEAD: OpenSSL's ChaCha20-Poly1305 (its provider's functions, called directly),
+ * in place, no associated data. One context per thread (not thread-safe); the key is set
+ * per call. */
 struct tl_dp_aead;
 struct tl_dp_aead *tl_dp_aead_new(void);
 void tl_dp_aead_free(struct tl_dp_aead *a);

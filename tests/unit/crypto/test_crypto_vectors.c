@@ -125,6 +125,27 @@ static void test_aead_agreement(void)
 	}
 	CHECK(ok == runs);
 	CHECK(tl_aead_open(buf, sealed, 15, 0, NULL, 0, key) != 0);
+	/* forgetting drops the key schedule: the next seal and open key the context again and
+	 * still agree with the handshake AEAD */
+	CHECK(tl_dp_aead_keyed(dp));
+	CHECK(tl_dp_aead_forget(dp) == 0);
+	CHECK(!tl_dp_aead_keyed(dp));
+	tl_test_fill(&seed, plain, 100);
+	tl_aead_seal(sealed, plain, 100, 9, NULL, 0, key);
+	memcpy(buf, plain, 100);
+	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag) == 0);
+	CHECK_MEM(buf, sealed, 100);
+	CHECK_MEM(tag, sealed + 100, 16);
+	CHECK(tl_dp_aead_forget(dp) == 0);
+	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag) == 0);
+	CHECK_MEM(buf, plain, 100);
+	tl_dp_aead_free(dp);
+	/* a context without its cipher fails every call, and forgetting on it is harmless */
+	dp = tl_dp_aead_new_unusable();
+	CHECK(dp != NULL);
+	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag) != 0);
+	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag) != 0);
+	CHECK(tl_dp_aead_forget(dp) == 0);
 	tl_dp_aead_free(dp);
 	free(plain);
 	free(sealed);
