@@ -24,3 +24,4 @@ for f in sys.argv[1:]:
     print("<!-- %s: wggo-ts/wireguard-go %s per run %s; retransmits %s -->" % (
         f, d["ratios"].get("wggo-ts/wireguard-go"), d["ratios_per_run"].get("wggo-ts/wireguard-go"),
         {i: [r["retransmits"] for r in rows if r["impl"] == i] for i in s}))
+    print("<!-- other CPU per run: %s -->" % {i: [r["other_cpu_percent"] for r in rows if r["impl"] == i] for i in s})
