@@ -16,6 +16,7 @@
 #                           mode fwd-<wan>-<lan> (tunless): configs/gateway-{a,b}.yaml with those
 #                           port kinds and no shaper (the gateway scenario)
 #   impl_lab_gateway             the gateway lab as the bench runs it (after lab_init)
+#   impl_gateway_gro             GRO on the gateways' LAN and WAN veths (a NIC's default)
 #   impl_txqueuelen <impl> <n>   set the TUN device's txqueuelen on both gateways
 #   impl_tun_dev <impl>          the TUN device name (wg0, tun0), empty for tunless
 #   impl_version <impl>          one line
@@ -40,6 +41,19 @@ impl_lab_gateway() {
 	lab_nsexec server ip neigh replace 10.2.0.1 lladdr "$(mac gwb lan-b)" dev eth0 nud permanent
 	lab_nsexec gwb ip neigh replace 10.2.0.2 lladdr "$(mac server eth0)" dev lan-b nud permanent
 	lab_wait_ping gwa 10.99.0.2 5
+}
+
+# impl_gateway_gro: GRO on the gateways' four ports (lan-a, wan-a, lan-b, wan-b), as every
+# physical NIC driver does by default (NAPI GRO); a veth does none unless asked (it then polls
+# with NAPI). Without it a kernel-TUN VPN's gateway gets every forwarded LAN packet on its own:
+# the TUN hands it one 1420-byte packet per read instead of a TSO super-packet, and its WAN
+# socket's UDP_GRO coalesces nothing. AF_XDP ports run their XDP program before GRO, so they see
+# the same frames either way. bench/throughput.sh -m gateway calls it for every implementation.
+impl_gateway_gro() {
+	local x
+	for x in gwa:lan-a gwa:wan-a gwb:lan-b gwb:wan-b; do
+		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" gro on >/dev/null || return 1
+	done
 }
 
 impl_tun_dev() {

@@ -12,8 +12,10 @@
 # client -> gwa -> gwb -> server through each gateway's LAN and WAN ports (bench/impl.sh, the
 # lab of bench/run.sh's gateway scenario): the TUN VPNs route the LANs 10.1.0.0/24 and
 # 10.2.0.0/24 into wg0; tunless runs gateway mode without a shaper (tunless, tunless-xdp: AF_XDP
-# on both ports; tunless-udp: udp WAN, AF_XDP LAN). No CPU pinning: both sides and iperf3
-# share the machine's cores, as a real host would. Benchmarks are not tests: one run, ratios.
+# on both ports; tunless-udp: udp WAN, AF_XDP LAN); the gateways' four veths do GRO, as a NIC
+# does by default (bench/impl.sh impl_gateway_gro; BENCH_GW_GRO=0 leaves it off). No CPU
+# pinning: both sides and iperf3 share the machine's cores, as a real host would. Benchmarks
+# are not tests: one run, ratios.
 #
 # Usage: bench/throughput.sh [-m host|gateway] [-t seconds] [-P streams] [-R] [-w workers] [-n runs] [-o out.json] [-i impl,...]
 #                             [-b build-dir]
@@ -62,7 +64,7 @@ while getopts "m:t:P:Rw:n:o:i:b:h" o; do
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
 	b) BUILD_B=$OPTARG ;;
-	*) sed -n '2,32p' "$0"; exit 2 ;;
+	*) sed -n '2,34p' "$0"; exit 2 ;;
 	esac
 done
 case $MODE in host | gateway) ;; *) echo "bench/throughput.sh: -m: '$MODE' is not host or gateway" >&2; exit 2 ;; esac
@@ -103,6 +105,8 @@ bench_lab() {
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
 	if [ "$MODE" = gateway ]; then
 		impl_lab_gateway || { say "lab: WAN not up"; return 1; }
+		# the gateways' veths do GRO as a NIC does (bench/impl.sh); BENCH_GW_GRO=0: as before
+		[ "${BENCH_GW_GRO:-1}" = 0 ] || impl_gateway_gro || { say "lab: ethtool -K gro on failed"; return 1; }
 		return 0
 	fi
 	lab_host_pair
@@ -344,6 +348,7 @@ doc = {
     "direction": ("b -> a" if sys.argv[5] else "a -> b") if sys.argv[8] == "host" else
                  ("server -> client" if sys.argv[5] else "client -> server"),
     "tunless_workers": sys.argv[6],
+    "gateway_gro": (os.environ.get("BENCH_GW_GRO", "1") != "0") if sys.argv[8] == "gateway" else None,
     "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
     "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
     "runs": runs, "results": rows, "summary": summary,
@@ -353,6 +358,8 @@ doc = {
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
 print("TCP throughput, %s, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["topology"], doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
+if doc["gateway_gro"] is not None:
+    print("the gateways' LAN and WAN veths: GRO %s" % ("on (as a NIC's default)" if doc["gateway_gro"] else "off (BENCH_GW_GRO=0)"))
 vw = max([26] + [len(r["version"]) for r in rows])  # wggo-ts's version line is a module and pseudo-version
 print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % ("run", "impl", vw, "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:
