@@ -85,6 +85,16 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(sojourn_p50_ns, GAUGE, NS, "tunless_queue_sojourn_p50_seconds", "", "median sojourn time of delivered packets (upper edge of its histogram bucket, at most the max)") \
 	X(sojourn_p99_ns, GAUGE, NS, "tunless_queue_sojourn_p99_seconds", "", "99th percentile sojourn time of delivered packets") \
 	X(sojourn_max_ns, GAUGE, NS, "tunless_queue_sojourn_max_seconds", "", "longest sojourn time of a delivered packet") \
+	X(sparse_served, COUNTER, PACKETS, "tunless_queue_served_packets_total", "class=\"sparse\"", "delivered packets the DRR served from the new-flows list (sparse flows)") \
+	X(bulk_served, COUNTER, PACKETS, "tunless_queue_served_packets_total", "class=\"bulk\"", "delivered packets the DRR served from the old list (bulk flows); sparse_served + bulk_served = delivered") \
+	X(sparse_sojourn_p99_ns, GAUGE, NS, "tunless_queue_class_sojourn_p99_seconds", "class=\"sparse\"", "99th percentile sojourn time of sparse packets (at most their max)") \
+	X(bulk_sojourn_p99_ns, GAUGE, NS, "tunless_queue_class_sojourn_p99_seconds", "class=\"bulk\"", "99th percentile sojourn time of bulk packets (at most their max)") \
+	X(sparse_sojourn_max_ns, GAUGE, NS, "tunless_queue_class_sojourn_max_seconds", "class=\"sparse\"", "longest sojourn time of a sparse packet") \
+	X(bulk_sojourn_max_ns, GAUGE, NS, "tunless_queue_class_sojourn_max_seconds", "class=\"bulk\"", "longest sojourn time of a bulk packet") \
+	X(sparse_ahead_p99_bytes, GAUGE, BYTES, "tunless_queue_served_ahead_p99_bytes", "class=\"sparse\"", "99th percentile of the bytes the queue served between a sparse packet's arrival and its own service (at most their max)") \
+	X(bulk_ahead_p99_bytes, GAUGE, BYTES, "tunless_queue_served_ahead_p99_bytes", "class=\"bulk\"", "99th percentile of the bytes served ahead of a bulk packet (at most their max)") \
+	X(sparse_ahead_max_bytes, GAUGE, BYTES, "tunless_queue_served_ahead_max_bytes", "class=\"sparse\"", "most bytes served ahead of a sparse packet: the DRR bounds it by quantum + largest packet - 1 per flow ahead of it on the new list, plus under a quantum of its own flow, whatever the bulk backlog") \
+	X(bulk_ahead_max_bytes, GAUGE, BYTES, "tunless_queue_served_ahead_max_bytes", "class=\"bulk\"", "most bytes served ahead of a bulk packet: at least its own flow's backlog ahead of it") \
 	X(aqm_target_us, GAUGE, US, "tunless_aqm_target_seconds", "", "CoDel target in force: from rtt_us or target_us, at least two frame times at the shaped rate") \
 	X(aqm_interval_us, GAUGE, US, "tunless_aqm_interval_seconds", "", "CoDel interval in force: from rtt_us or interval_us (lengthened with the target's floor)") \
 	X(aqm_rtt_us, GAUGE, US, "tunless_aqm_rtt_seconds", "", "rtt setting the target and interval derive from (0: target_us and interval_us)") \

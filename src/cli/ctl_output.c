@@ -218,6 +218,26 @@ static void print_queues(yaml_document_t *d, yaml_node_t *queues)
 		       ctl_ystr(d, q, "backpressure", "0"), ctl_ystr(d, q, "shaper_waits", "0"), ctl_ystr(d, q, "aqm_target_us", "?"),
 		       ctl_ystr(d, q, "aqm_interval_us", "?"), rate);
 	}
+	/* Flow isolation: the DRR's classes, sparse (new-flows list) and bulk (old list). */
+	printf("\n%-4s %2s %-6s %10s %8s %8s %12s %12s\n", "PORT", "W", "CLASS", "SERVED", "P99us", "MAXus", "AHEAD P99 B",
+	       "AHEAD MAX B");
+	for (size_t i = 0; i < tl_ydoc_len(queues); i++) {
+		yaml_node_t *q = tl_ydoc_item(d, queues, i);
+
+		for (int c = 0; c < 2; c++) {
+			const char *cl = c ? "bulk" : "sparse";
+			char k[5][32];
+
+			snprintf(k[0], sizeof(k[0]), "%s_served", cl);
+			snprintf(k[1], sizeof(k[1]), "%s_sojourn_p99_ns", cl);
+			snprintf(k[2], sizeof(k[2]), "%s_sojourn_max_ns", cl);
+			snprintf(k[3], sizeof(k[3]), "%s_ahead_p99_bytes", cl);
+			snprintf(k[4], sizeof(k[4]), "%s_ahead_max_bytes", cl);
+			printf("%-4s %2s %-6s %10s %8" PRIu64 " %8" PRIu64 " %12s %12s\n", ctl_ystr(d, q, "port", "?"),
+			       ctl_ystr(d, q, "worker", "?"), cl, ctl_ystr(d, q, k[0], "0"), ctl_yu64(d, q, k[1]) / 1000,
+			       ctl_yu64(d, q, k[2]) / 1000, ctl_ystr(d, q, k[3], "0"), ctl_ystr(d, q, k[4], "0"));
+		}
+	}
 }
 
 static void print_workers(yaml_document_t *d, yaml_node_t *workers)

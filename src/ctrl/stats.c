@@ -227,11 +227,28 @@ int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s)
 	return 0;
 }
 
+/* The DRR's classes: sparse (served from the new-flows list) and bulk (the old list). */
+static void stats_classes(struct tl_stats_queue *s, const struct tl_aqm_stats *a)
+{
+	const struct tl_aqm_class_stats *sp = &a->cls[TL_AQM_SPARSE], *bu = &a->cls[TL_AQM_BULK];
+
+	s->sparse_served = tl_aqm_served(a, TL_AQM_SPARSE);
+	s->bulk_served = tl_aqm_served(a, TL_AQM_BULK);
+	s->sparse_sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, TL_AQM_SPARSE, 0.99), sp->sojourn_max_ns);
+	s->bulk_sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, TL_AQM_BULK, 0.99), bu->sojourn_max_ns);
+	s->sparse_sojourn_max_ns = sp->sojourn_max_ns;
+	s->bulk_sojourn_max_ns = bu->sojourn_max_ns;
+	s->sparse_ahead_p99_bytes = RTE_MIN(tl_aqm_ahead_quantile(a, TL_AQM_SPARSE, 0.99), sp->ahead_max_bytes);
+	s->bulk_ahead_p99_bytes = RTE_MIN(tl_aqm_ahead_quantile(a, TL_AQM_BULK, 0.99), bu->ahead_max_bytes);
+	s->sparse_ahead_max_bytes = sp->ahead_max_bytes;
+	s->bulk_ahead_max_bytes = bu->ahead_max_bytes;
+}
+
 void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_stats_queue *s,
 		    struct tl_queue_snapshot *snap)
 {
 	const struct tl_aqm_stats *a = &snap->aqm;
-	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
+	uint64_t cum[TL_AQM_HIST_BOUNDS];
 
 	memset(s, 0, sizeof(*s));
 	s->port = tl_port_names[role];
@@ -255,10 +272,11 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->backpressure = snap->backpressure;
 	s->shaper_waits = snap->shaper_waits;
 	s->shaper_lost_ns = snap->shaper_lost_ns;
-	s->delivered = tl_aqm_sojourn_cumulative(a, cum);
-	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.50), a->sojourn_max_ns);
-	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, 0.99), a->sojourn_max_ns);
+	s->delivered = tl_aqm_sojourn_cumulative(a, TL_AQM_ALL, cum);
+	s->sojourn_p50_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, TL_AQM_ALL, 0.50), a->sojourn_max_ns);
+	s->sojourn_p99_ns = RTE_MIN(tl_aqm_sojourn_quantile(a, TL_AQM_ALL, 0.99), a->sojourn_max_ns);
 	s->sojourn_max_ns = a->sojourn_max_ns;
+	stats_classes(s, a);
 	s->aqm_target_us = a->target_ns / 1000;
 	s->aqm_interval_us = a->interval_ns / 1000;
 	s->aqm_rtt_us = snap->params.rtt_us;

@@ -1,5 +1,5 @@
 /* Prometheus text (exposition format 0.0.4): the read model (stats.h), each field under its
- * Prometheus family, and what only Prometheus has: the info gauges, the sojourn histograms,
+ * Prometheus family, and what only Prometheus has: the info gauges, the queue histograms,
  * the conservation balances, the busy ratio since the start, and the names existing
  * WireGuard dashboards query from the two common exporters,
  * MindFlavor/prometheus_wireguard_exporter (wireguard_sent_bytes_total, ...) and
@@ -139,22 +139,56 @@ static void render_drops(struct tl_device *dev, struct tl_buf *b)
 
 /* ---- queues and workers ------------------------------------------------------------------------ */
 
-static void render_sojourn(struct tl_buf *b, struct tl_metrics *m, size_t n, char (*labels)[LABELS])
+/* A histogram family of the egress queues, from the AQM's own histograms: for the whole
+ * queue (cls TL_AQM_ALL) or for each DRR class under a class label. */
+struct hist_family {
+	const char *name, *help;
+	uint64_t (*cumulative)(const struct tl_aqm_stats *s, unsigned cls, uint64_t cum[TL_AQM_HIST_BOUNDS]);
+	double (*sum)(const struct tl_aqm_stats *s, unsigned cls);
+	double scale;            /* a bound in the family's unit */
+	bool classes;
+};
+
+static const char *const class_names[TL_AQM_CLASSES] = { "sparse", "bulk" };
+
+static void render_hist_one(struct tl_buf *b, const struct hist_family *h, const struct tl_aqm_stats *s,
+			    unsigned cls, const char *labels)
 {
-	static const char *name = "tunless_queue_sojourn_seconds";
-	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
+	uint64_t cum[TL_AQM_HIST_BOUNDS];
+	uint64_t total = h->cumulative(s, cls, cum);
 
-	tl_prom_family(b, name, "histogram", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).");
-	for (size_t q = 0; q < n; q++) {
-		const struct tl_aqm_stats *s = &m->snap[q].aqm;
-		uint64_t total = tl_aqm_sojourn_cumulative(s, cum);
+	for (unsigned i = 0; i < TL_AQM_HIST_BOUNDS; i++)
+		P(b, "%s_bucket{%s,le=\"%.12g\"} %" PRIu64 "\n", h->name, labels,
+		  (double)tl_aqm_hist_bound(i) * h->scale, cum[i]);
+	P(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", h->name, labels, total);
+	P(b, "%s_sum{%s} %.9g\n", h->name, labels, h->sum(s, cls));
+	P(b, "%s_count{%s} %" PRIu64 "\n", h->name, labels, total);
+}
 
-		for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++)
-			P(b, "%s_bucket{%s,le=\"%.12g\"} %" PRIu64 "\n", name, labels[q],
-			  (double)tl_aqm_sojourn_bound(i) / 1e9, cum[i]);
-		P(b, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, labels[q], total);
-		P(b, "%s_sum{%s} %.9g\n", name, labels[q], tl_aqm_sojourn_sum_seconds(s));
-		P(b, "%s_count{%s} %" PRIu64 "\n", name, labels[q], total);
+static void render_hists(struct tl_buf *b, struct tl_metrics *m, size_t n, char (*labels)[LABELS])
+{
+	static const struct hist_family fams[] = {
+		{ "tunless_queue_sojourn_seconds", "Time delivered packets waited in the egress queue (bounds are edges of the AQM's own histogram; _sum from bucket midpoints, within 1/16).",
+		  tl_aqm_sojourn_cumulative, tl_aqm_sojourn_sum_seconds, 1e-9, false },
+		{ "tunless_queue_class_sojourn_seconds", "Time delivered packets waited in the egress queue, by DRR class: sparse (served from the new-flows list) and bulk (the old list).",
+		  tl_aqm_sojourn_cumulative, tl_aqm_sojourn_sum_seconds, 1e-9, true },
+		{ "tunless_queue_served_ahead_bytes", "Bytes the egress queue served between a delivered packet's arrival and its own service, by DRR class (flow isolation: small for sparse packets whatever the bulk backlog).",
+		  tl_aqm_ahead_cumulative, tl_aqm_ahead_sum_bytes, 1, true },
+	};
+	char cl[LABELS + 32];
+
+	for (size_t f = 0; f < RTE_DIM(fams); f++) {
+		tl_prom_family(b, fams[f].name, "histogram", fams[f].help);
+		for (size_t q = 0; q < n; q++) {
+			if (!fams[f].classes) {
+				render_hist_one(b, &fams[f], &m->snap[q].aqm, TL_AQM_ALL, labels[q]);
+				continue;
+			}
+			for (unsigned c = 0; c < TL_AQM_CLASSES; c++) {
+				snprintf(cl, sizeof(cl), "%s,class=\"%s\"", labels[q], class_names[c]);
+				render_hist_one(b, &fams[f], &m->snap[q].aqm, c, cl);
+			}
+		}
 	}
 }
 
@@ -171,7 +205,7 @@ static void render_queues(struct tl_device *dev, struct tl_buf *b, struct tl_met
 			snprintf(labels[n], LABELS, "port=\"%s\",worker=\"%u\"", s[n].port, w);
 		}
 	render_fields(b, tl_stats_queue_fields, s, sizeof(s[0]), n, labels);
-	render_sojourn(b, m, n, labels);
+	render_hists(b, m, n, labels);
 }
 
 static void render_workers(struct tl_device *dev, struct tl_buf *b)

@@ -269,18 +269,36 @@ static int queue_id_parse(const char *params, int *role, unsigned *worker)
 	return 0;
 }
 
-static void add_sojourn(struct rte_tel_data *d, const struct tl_aqm_stats *s)
+static void add_hist(struct rte_tel_data *d, const char *name, const uint64_t cum[TL_AQM_HIST_BOUNDS])
 {
-	struct rte_tel_data *c = add_dict(d, "sojourn_below_ns");
-	uint64_t cum[TL_AQM_SOJOURN_BOUNDS];
+	struct rte_tel_data *c = add_dict(d, name);
 	char key[24];
 
 	if (!c)
 		return;
-	tl_aqm_sojourn_cumulative(s, cum);
-	for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++) {
-		snprintf(key, sizeof(key), "%" PRIu64, tl_aqm_sojourn_bound(i));
+	for (unsigned i = 0; i < TL_AQM_HIST_BOUNDS; i++) {
+		snprintf(key, sizeof(key), "%" PRIu64, tl_aqm_hist_bound(i));
 		rte_tel_data_add_dict_u64(c, key, cum[i]);
+	}
+}
+
+/* The cumulative histograms, with Prometheus' bounds: the queue's sojourn and, per DRR
+ * class, the sojourn and the bytes served ahead. */
+static void add_hists(struct rte_tel_data *d, const struct tl_aqm_stats *s)
+{
+	static const char *const names[TL_AQM_CLASSES][2] = {
+		{ "sparse_sojourn_below_ns", "sparse_ahead_below_bytes" },
+		{ "bulk_sojourn_below_ns", "bulk_ahead_below_bytes" },
+	};
+	uint64_t cum[TL_AQM_HIST_BOUNDS];
+
+	tl_aqm_sojourn_cumulative(s, TL_AQM_ALL, cum);
+	add_hist(d, "sojourn_below_ns", cum);
+	for (unsigned c = 0; c < TL_AQM_CLASSES; c++) {
+		tl_aqm_sojourn_cumulative(s, c, cum);
+		add_hist(d, names[c][0], cum);
+		tl_aqm_ahead_cumulative(s, c, cum);
+		add_hist(d, names[c][1], cum);
 	}
 }
 
@@ -302,7 +320,7 @@ static int cmd_queue(const char *cmd, const char *params, struct rte_tel_data *d
 	rte_tel_data_add_dict_string(d, "port", s.port);
 	rte_tel_data_add_dict_u64(d, "worker", s.worker);
 	add_fields(d, &s, tl_stats_queue_fields);
-	add_sojourn(d, &snap->aqm);
+	add_hists(d, &snap->aqm);
 	free(snap);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * answers the last one, and an L4S step for ECT(1).
  *
  * A flow is a FIFO of mbufs linked through an mbuf dynamic field (which also holds the
- * enqueue time), so the queue needs no memory of its own and m->next stays NULL. Active
+ * enqueue time and the queue's served bytes then, for the per-class histograms of
+ * aqm_hist.c), so the queue needs no memory of its own and m->next stays NULL. Active
  * flows sit on the new or the old list (singly linked, touched only at head and tail).
  * Packets the port refused wait in a separate FIFO that is served before the scheduler:
  * they were already scheduled and judged, so the port sees exactly the sequence it would
@@ -26,6 +27,7 @@
 /* Per-packet state, in an mbuf dynamic field. */
 struct tl_aqm_cb {
 	uint64_t enq_ns;
+	uint64_t served;          /* the queue's served bytes at enqueue */
 	struct rte_mbuf *link;
 };
 
@@ -542,6 +544,22 @@ static struct rte_mbuf *codel_dequeue(struct tl_aqm *q, struct tl_aqm_flow *f, u
 	return NULL;
 }
 
+/* A delivered packet, served from the new list (sparse) or the old (bulk): its sojourn and
+ * the bytes served since its arrival, before its own. */
+static void serve_record(struct tl_aqm *q, struct rte_mbuf *m, unsigned cls, uint64_t now)
+{
+	struct tl_aqm_class_stats *c = &q->st.cls[cls];
+	uint64_t s = sojourn_of(m, now), ahead = q->st.served_bytes - pkt_cb(m)->served;
+
+	q->st.served_bytes += pkt_len(m);
+	c->sojourn_hist[tl_aqm_hist_index(s)]++;
+	c->ahead_hist[tl_aqm_hist_index(ahead)]++;
+	if (s > c->sojourn_max_ns)
+		c->sojourn_max_ns = s;
+	if (ahead > c->ahead_max_bytes)
+		c->ahead_max_bytes = ahead;
+}
+
 /* ---- DRR over the new and old lists (RFC 8290 §4.2) -------------------------------- */
 
 static struct rte_mbuf *drr_dequeue(struct tl_aqm *q, uint64_t now)
@@ -561,6 +579,7 @@ static struct rte_mbuf *drr_dequeue(struct tl_aqm *q, uint64_t now)
 		m = codel_dequeue(q, f, now);
 		if (m) {
 			f->deficit -= (int32_t)pkt_len(m);
+			serve_record(q, m, l == &q->new_flows ? TL_AQM_SPARSE : TL_AQM_BULK, now);
 			return m;
 		}
 		/* Empty: a new flow passes through the old list once (no starvation). */
@@ -568,32 +587,6 @@ static struct rte_mbuf *drr_dequeue(struct tl_aqm *q, uint64_t now)
 		if (l == &q->new_flows && q->old_flows.head)
 			list_push_tail(&q->old_flows, f, TL_AQM_LIST_OLD);
 	}
-}
-
-static unsigned hist_index(uint64_t v)
-{
-	unsigned e;
-
-	if (v < 8)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v);
-	if (e >= TL_AQM_HIST_LOG2_MAX)
-		return TL_AQM_HIST_BUCKETS - 1;
-	return 8u * (e - 2u) + (unsigned)((v >> (e - 3u)) & 7u);
-}
-
-static uint64_t hist_lower(unsigned i)
-{
-	return i < 8 ? i : (8ull + i % 8) << (i / 8 - 1);
-}
-
-static void sojourn_record(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
-{
-	uint64_t s = sojourn_of(m, now);
-
-	q->st.sojourn_hist[hist_index(s)]++;
-	if (s > q->st.sojourn_max_ns)
-		q->st.sojourn_max_ns = s;
 }
 
 /* ---- API ---------------------------------------------------------------------------- */
@@ -751,6 +744,7 @@ int tl_aqm_enqueue(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now_ns)
 	struct tl_aqm_flow *f = &q->flows[tl_aqm_classify(q, m)];
 
 	pkt_cb(m)->enq_ns = now_ns;
+	pkt_cb(m)->served = q->st.served_bytes;
 	flow_push(q, f, m);
 	q->st.enqueued++;
 	if (pkt_len(m) > q->maxpacket)
@@ -776,7 +770,6 @@ unsigned tl_aqm_dequeue_burst(struct tl_aqm *q, struct rte_mbuf **out, unsigned 
 		out[k] = drr_dequeue(q, now_ns);
 		if (!out[k])
 			break;
-		sojourn_record(q, out[k], now_ns);
 	}
 	q->st.dequeued += k;
 	return k;
@@ -819,82 +812,5 @@ void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s)
 	s->byte_limit = q->cfg.byte_limit;
 	s->flows_new = q->new_flows.len;
 	s->flows_old = q->old_flows.len;
-}
-
-uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p)
-{
-	uint64_t total = 0, seen = 0, rank;
-
-	for (unsigned i = 0; i < TL_AQM_HIST_BUCKETS; i++)
-		total += s->sojourn_hist[i];
-	if (total == 0)
-		return 0;
-	rank = (uint64_t)(p * (double)total);
-	if ((double)rank < p * (double)total)
-		rank++;
-	rank = RTE_MIN(RTE_MAX(rank, 1ull), total);
-	for (unsigned i = 0; i < TL_AQM_HIST_BUCKETS; i++) {
-		seen += s->sojourn_hist[i];
-		if (seen >= rank)
-			return hist_lower(i + 1);
-	}
-	return hist_lower(TL_AQM_HIST_BUCKETS);
-}
-
-/* ---- the sojourn histogram as observers export it ---------------------------------------------- */
-
-uint64_t tl_aqm_sojourn_bound(unsigned i)
-{
-	unsigned k = 10 + i / 2;
-
-	return i % 2 ? 3ull << (k - 1) : 1ull << k;
-}
-
-/* AQM bucket j holds [lower(j), lower(j + 1)); the bound 2^k is lower(8(k-2)), 1.5 * 2^k is
- * lower(8(k-2) + 4) (src/dataplane/aqm.c). */
-static unsigned bound_bucket(unsigned i)
-{
-	unsigned k = 10 + i / 2;
-
-	return 8 * (k - 2) + (i % 2 ? 4 : 0);
-}
-
-uint64_t tl_aqm_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_AQM_SOJOURN_BOUNDS])
-{
-	uint64_t seen = 0;
-	unsigned j = 0;
-
-	for (unsigned i = 0; i < TL_AQM_SOJOURN_BOUNDS; i++) {
-		unsigned end = bound_bucket(i);
-
-		for (; j < end && j < TL_AQM_HIST_BUCKETS; j++)
-			seen += s->sojourn_hist[j];
-		cum[i] = seen;
-	}
-	for (; j < TL_AQM_HIST_BUCKETS; j++)
-		seen += s->sojourn_hist[j];
-	return seen;
-}
-
-/* Lower edge of AQM bucket j in ns (the same rule as aqm.c's histogram). */
-static double bucket_lower(unsigned j)
-{
-	return j < 8 ? (double)j : (double)((8ull + j % 8) << (j / 8 - 1));
-}
-
-/* Sum of sojourn times estimated from bucket midpoints (the AQM keeps no exact sum); the
- * relative error is at most 1/16. The last bucket is open-ended: its lower edge counts. */
-double tl_aqm_sojourn_sum_seconds(const struct tl_aqm_stats *s)
-{
-	double sum = 0;
-
-	for (unsigned j = 0; j < TL_AQM_HIST_BUCKETS; j++) {
-		double mid;
-
-		if (!s->sojourn_hist[j])
-			continue;
-		mid = j + 1 < TL_AQM_HIST_BUCKETS ? (bucket_lower(j) + bucket_lower(j + 1)) / 2 : bucket_lower(j);
-		sum += mid * (double)s->sojourn_hist[j];
-	}
-	return sum / 1e9;
+	s->sojourn_max_ns = RTE_MAX(q->st.cls[TL_AQM_SPARSE].sojourn_max_ns, q->st.cls[TL_AQM_BULK].sojourn_max_ns);
 }

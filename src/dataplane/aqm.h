@@ -24,10 +24,41 @@
 
 #define TL_AQM_DROP_BATCH    64u          /* packets dropped at most per overlimit batch */
 
-/* Sojourn histogram: log2 buckets cut in 8 linear steps (relative error <= 1/8). Values
- * below 8 ns have a bucket each; values from 2^TL_AQM_HIST_LOG2_MAX ns go to the last. */
+/* Histograms: log2 buckets cut in 8 linear steps (relative error <= 1/8). Values below 8
+ * have a bucket each; values from 2^TL_AQM_HIST_LOG2_MAX go to the last. */
 #define TL_AQM_HIST_LOG2_MAX 36
 #define TL_AQM_HIST_BUCKETS  (8 * (TL_AQM_HIST_LOG2_MAX - 2))
+
+static inline unsigned tl_aqm_hist_index(uint64_t v)
+{
+	unsigned e;
+
+	if (v < 8)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	if (e >= TL_AQM_HIST_LOG2_MAX)
+		return TL_AQM_HIST_BUCKETS - 1;
+	return 8u * (e - 2u) + (unsigned)((v >> (e - 3u)) & 7u);
+}
+
+/* The DRR's two classes of delivered packets (RFC 8290 §4.2): those it served from the
+ * new-flows list (sparse: their flow had been idle for a round of the old list, or is
+ * within its first quantum since) and those it served from the old list (bulk). */
+enum tl_aqm_class { TL_AQM_SPARSE, TL_AQM_BULK, TL_AQM_CLASSES };
+#define TL_AQM_ALL TL_AQM_CLASSES      /* both classes, for the readers below */
+
+/* Per class. A packet's "bytes served ahead" are the bytes the queue served (from any flow)
+ * between the packet's arrival and its own service: a measure of flow isolation that does
+ * not depend on how fast the port drains. A sparse packet's is bounded by the DRR whatever
+ * the bulk backlog (docs/metrics.md); a bulk packet's is at least its own flow's backlog
+ * ahead of it, as in a FIFO. A packet given back (tl_aqm_requeue_head) and handed out again
+ * is counted once, when the DRR served it; dropped packets are not served. */
+struct tl_aqm_class_stats {
+	uint64_t sojourn_max_ns;
+	uint64_t ahead_max_bytes;
+	uint64_t sojourn_hist[TL_AQM_HIST_BUCKETS];   /* ns */
+	uint64_t ahead_hist[TL_AQM_HIST_BUCKETS];     /* bytes */
+};
 
 struct tl_aqm_stats {
 	uint64_t enqueued;         /* packets offered to tl_aqm_enqueue */
@@ -40,7 +71,8 @@ struct tl_aqm_stats {
 	uint64_t backlog_pkts;     /* invariant: enqueued = dequeued + drops + backlog_pkts */
 	uint64_t backlog_bytes;    /* packet bytes queued */
 	uint64_t memory_bytes;     /* mbuf buffer bytes queued (against memory_limit) */
-	uint64_t sojourn_max_ns;
+	uint64_t sojourn_max_ns;   /* of both classes (filled by tl_aqm_stats_get) */
+	uint64_t served_bytes;     /* bytes the DRR served: the clock "bytes served ahead" reads */
 	uint64_t new_flows_count;  /* flows that became active (went on the new list) */
 	uint64_t overlimit_events; /* batches dropped from the fattest flow */
 	uint64_t target_ns;        /* the drop law's target and interval in force (from rtt_us */
@@ -48,7 +80,7 @@ struct tl_aqm_stats {
 	uint64_t byte_limit;       /* packet bytes: 4 intervals at the shaped rate, >= 4 MiB; 0 = none */
 	uint32_t flows_new;        /* flows on the new list now */
 	uint32_t flows_old;        /* flows on the old list now */
-	uint64_t sojourn_hist[TL_AQM_HIST_BUCKETS]; /* of delivered packets */
+	struct tl_aqm_class_stats cls[TL_AQM_CLASSES]; /* of delivered packets */
 };
 
 struct tl_aqm;
@@ -93,19 +125,26 @@ unsigned tl_aqm_requeued_pending(const struct tl_aqm *q);
 
 void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s);
 
-/* Sojourn time (ns, upper edge of its bucket) below which a fraction p of the delivered
- * packets fall, 0 when none was delivered. */
-uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, double p);
-/* The histogram as Prometheus and telemetry export it: bounds (ns) 2^k and 1.5 * 2^k for
- * k = 10..32, then 2^33; each is an edge of the histogram's own buckets, so the cumulative
- * counts are exact (a bound B counts the packets that waited less than B ns). */
-#define TL_AQM_SOJOURN_BOUNDS 47
-uint64_t tl_aqm_sojourn_bound(unsigned i);
-/* Packets delivered with a sojourn below tl_aqm_sojourn_bound(i), for every i, and the total
- * (the +Inf bucket). */
-uint64_t tl_aqm_sojourn_cumulative(const struct tl_aqm_stats *s, uint64_t cum[TL_AQM_SOJOURN_BOUNDS]);
-/* Sum of the sojourn times in seconds, estimated from the bucket midpoints (within 1/16). */
-double tl_aqm_sojourn_sum_seconds(const struct tl_aqm_stats *s);
+/* The histograms' readers (aqm_hist.c). cls is TL_AQM_SPARSE, TL_AQM_BULK or TL_AQM_ALL. */
+/* Packets the DRR served (delivered) of the class. */
+uint64_t tl_aqm_served(const struct tl_aqm_stats *s, unsigned cls);
+/* Sojourn time (ns) / bytes served ahead below which a fraction p of the class's delivered
+ * packets fall (upper edge of its bucket), 0 when none was delivered. */
+uint64_t tl_aqm_sojourn_quantile(const struct tl_aqm_stats *s, unsigned cls, double p);
+uint64_t tl_aqm_ahead_quantile(const struct tl_aqm_stats *s, unsigned cls, double p);
+/* The histograms as Prometheus and telemetry export them: bounds 2^k and 1.5 * 2^k for
+ * k = 10..32, then 2^33 (ns for the sojourn, bytes for the bytes ahead); each is an edge of
+ * the histogram's own buckets, so the cumulative counts are exact (a bound B counts the
+ * packets whose value is below B). */
+#define TL_AQM_HIST_BOUNDS 47
+uint64_t tl_aqm_hist_bound(unsigned i);
+/* Packets of the class below tl_aqm_hist_bound(i), for every i, and the total (+Inf). */
+uint64_t tl_aqm_sojourn_cumulative(const struct tl_aqm_stats *s, unsigned cls, uint64_t cum[TL_AQM_HIST_BOUNDS]);
+uint64_t tl_aqm_ahead_cumulative(const struct tl_aqm_stats *s, unsigned cls, uint64_t cum[TL_AQM_HIST_BOUNDS]);
+/* Sum of the sojourn times in seconds / of the bytes ahead, estimated from the bucket
+ * midpoints (within 1/16). */
+double tl_aqm_sojourn_sum_seconds(const struct tl_aqm_stats *s, unsigned cls);
+double tl_aqm_ahead_sum_bytes(const struct tl_aqm_stats *s, unsigned cls);
 
 /* The flow bucket a packet hashes to (tests, debugging). */
 uint32_t tl_aqm_classify(const struct tl_aqm *q, const struct rte_mbuf *m);

@@ -9,8 +9,8 @@ value that show reports alike before and after must be the same in all three; a 
 moved meanwhile (an idle worker's polls and loop time) must read in that order, never less
 than the read before. Gauges do not move on a quiet daemon: a round where one did is read
 again (up to 20 rounds); the last round's differences are printed otherwise. The queues'
-sojourn histogram (telemetry's sojourn_below_ns, Prometheus' tunless_queue_sojourn_seconds)
-is the one value outside the read model's fields.
+histograms (telemetry's sojourn_below_ns and the per-class *_below_*, Prometheus' histogram
+families) are the one value outside the read model's fields.
 Prints "ok <check>" / "not ok <check>" lines; exit status 1 on any failure."""
 import json
 import re
@@ -25,6 +25,10 @@ STRINGS = {"device": {"name", "mode", "public_key", "version"}, "ports": {"port"
            "queues": {"port", "worker"}, "workers": {"worker"},
            "peers": {"name", "public_key", "endpoint", "allowed_ips"}}
 SCALE = {"µs": 1e-6, "ns": 1e-9}
+# the queues' cumulative histograms in telemetry (Prometheus: tunless_queue_sojourn_seconds,
+# tunless_queue_class_sojourn_seconds, tunless_queue_served_ahead_bytes)
+HISTOGRAMS = {"sojourn_below_ns", "sparse_sojourn_below_ns", "bulk_sojourn_below_ns", "sparse_ahead_below_bytes",
+              "bulk_ahead_below_bytes"}
 # show's keys kept for a release beside the field that renamed them (src/api/ctlapi.yaml)
 DEPRECATED = {"peers": {"latest_handshake_age_s"}}
 
@@ -125,7 +129,7 @@ def compare(model, show, tel, prom, after):
                 diffs.append("%s %s: not in telemetry" % (sec, key))
                 continue
             for where, d in (("show", s), ("telemetry", t)):
-                extra = set(d) - declared - ({"sojourn_below_ns"} if (sec, where) == ("queues", "telemetry") else set())
+                extra = set(d) - declared - (HISTOGRAMS if (sec, where) == ("queues", "telemetry") else set())
                 extra -= DEPRECATED.get(sec, set()) if where == "show" else set()
                 if extra:
                     diffs.append("%s %s: %s has keys the read model does not declare: %s" % (sec, key, where, sorted(extra)))

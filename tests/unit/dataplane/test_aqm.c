@@ -674,7 +674,7 @@ static void test_conservation(unsigned l3off, uint32_t flows)
 	}
 	struct tl_aqm_stats s = stats(q);
 	bool resized = tl_aqm_set_params(q, &bad) == NULL;
-	uint64_t p50 = tl_aqm_sojourn_quantile(&s, 0.5), p99 = tl_aqm_sojourn_quantile(&s, 0.99);
+	uint64_t p50 = tl_aqm_sojourn_quantile(&s, TL_AQM_ALL, 0.5), p99 = tl_aqm_sojourn_quantile(&s, TL_AQM_ALL, 0.99);
 	snprintf(why, sizeof(why), "order %u seq %u cons %u limit %u requeue %u; enq %llu deq %llu codel %llu "
 		 "over %llu marks %llu requeued %llu; p50 %llu p99 %llu max %llu",
 		 md.order_err, md.seq_err, md.cons_err, md.limit_err, md.requeue_err,

@@ -226,7 +226,7 @@ static struct run simulate(const struct tl_aqm_params *p, uint64_t rate_bps, uin
 	r.marks = s.ecn_marks;
 	r.drops = s.drops_codel + s.drops_overlimit;
 	r.reductions = c.reductions;
-	r.sojourn_p50_ms = (double)tl_aqm_sojourn_quantile(&s, 0.5) / 1e6;
+	r.sojourn_p50_ms = (double)tl_aqm_sojourn_quantile(&s, TL_AQM_ALL, 0.5) / 1e6;
 	tl_aqm_free(q);
 	return r;
 }
