@@ -185,7 +185,7 @@ static void render_hists(struct tl_buf *b, struct tl_metrics *m, size_t n, char 
 				continue;
 			}
 			for (unsigned c = 0; c < TL_AQM_CLASSES; c++) {
-				snprintf(cl, sizeof(cl), "%s,class=\"%s\"", labels[q], class_names[c]);
+				snprintf(cl, sizeof(cl), "%.*s,class=\"%s\"", LABELS - 1, labels[q], class_names[c]);
 				render_hist_one(b, &fams[f], &m->snap[q].aqm, c, cl);
 			}
 		}
