@@ -124,9 +124,11 @@ static bool host_feature_off(const char *name)
 
 int tl_iface_virtio_offloads(const char *ifname)
 {
-	struct {
+	/* The header and room for the one count it returns (a struct with a flexible array may
+	 * be a union's member in C11, not a struct's). */
+	union {
 		struct ethtool_sset_info hdr;
-		uint32_t len;
+		uint8_t room[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
 	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_FEATURES } };
 	struct ethtool_gstrings *names = NULL;
 	struct ethtool_sfeatures *set = NULL;
@@ -135,7 +137,7 @@ int tl_iface_virtio_offloads(const char *ifname)
 
 	if (r != 0 || !info.hdr.sset_mask)
 		return r ? r : -EOPNOTSUPP;
-	n = info.len;
+	n = info.hdr.data[0];
 	words = (n + 31) / 32;
 	names = calloc(1, sizeof(*names) + (size_t)n * ETH_GSTRING_LEN);
 	set = calloc(1, sizeof(*set) + words * sizeof(set->features[0]));
