@@ -22,6 +22,7 @@
 
 #include "dataplane/aqm.h"
 #include "dataplane/runtime.h"
+#include "aqm_pkt.h"
 #include "tap.h"
 #include "test_eal.h"
 
@@ -34,30 +35,7 @@ static struct rte_mempool *mp;
 /* An IPv4 UDP packet of len bytes from source port sport, ECN codepoint ecn. */
 static struct rte_mbuf *mk(uint16_t sport, uint8_t ecn, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	struct rte_ipv4_hdr *h;
-	uint8_t *p;
-
-	if (!m) {
-		fprintf(stderr, "mempool empty\n");
-		exit(2);
-	}
-	p = (uint8_t *)rte_pktmbuf_append(m, len);
-	memset(p, 0, len);
-	h = (struct rte_ipv4_hdr *)p;
-	p[0] = 0x45;
-	p[1] = ecn;
-	p[2] = (uint8_t)(len >> 8);
-	p[3] = (uint8_t)len;
-	p[8] = 64;
-	p[9] = 17;
-	memcpy(p + 12, (uint8_t[]){ 10, 0, 0, 1 }, 4);
-	memcpy(p + 16, (uint8_t[]){ 10, 9, 0, 1 }, 4);
-	p[20] = (uint8_t)(sport >> 8);
-	p[21] = (uint8_t)sport;
-	p[23] = 53;
-	h->hdr_checksum = rte_ipv4_cksum(h);
-	return m;
+	return tl_aqm_test_pkt(mp, sport, ecn, len);
 }
 
 static uint16_t sport_of(struct rte_mbuf *m)
@@ -65,27 +43,6 @@ static uint16_t sport_of(struct rte_mbuf *m)
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
 	return (uint16_t)(p[20] << 8 | p[21]);
-}
-
-/* n source ports whose packets hash to n different flow queues (the hash is seeded at
- * random per queue: fixed ports would share a queue now and then). */
-static void distinct_flows(const struct tl_aqm *q, uint16_t *sport, unsigned n)
-{
-	uint32_t taken[16];
-
-	for (unsigned i = 0, port = 2000; i < n && i < RTE_DIM(taken); port++) {
-		struct rte_mbuf *m = mk((uint16_t)port, 0, 100);
-		uint32_t b = tl_aqm_classify(q, m);
-		bool clash = false;
-
-		rte_pktmbuf_free(m);
-		for (unsigned j = 0; j < i; j++)
-			clash |= taken[j] == b;
-		if (!clash) {
-			taken[i] = b;
-			sport[i++] = (uint16_t)port;
-		}
-	}
 }
 
 /* CoDel out of the way (a target of 50 s): the bytes ahead are the DRR's alone. */
@@ -178,7 +135,7 @@ static void test_isolation(void)
 	struct tl_aqm_stats *s, *s0;
 	char why[400];
 
-	distinct_flows(q, sp, NBULK + 2);       /* sp[0..NBULK-1] bulk, the last two sparse */
+	tl_aqm_test_distinct_flows(q, mp, 2000, sp, NBULK + 2);       /* sp[0..NBULK-1] bulk, the last two sparse */
 	for (unsigned f = 0; f < NBULK; f++)
 		for (unsigned i = 0; i < BACKLOG + 2; i++)
 			tl_aqm_enqueue(q, mk(sp[f], 2, 1000), now);
@@ -249,7 +206,7 @@ static void test_bound_exact(void)
 	struct tl_aqm_stats *s, *s0;
 	char why[200];
 
-	distinct_flows(q, sp, 5);               /* sp[0] bulk, sp[1..3] new bursts, sp[4] sparse */
+	tl_aqm_test_distinct_flows(q, mp, 2000, sp, 5);               /* sp[0] bulk, sp[1..3] new bursts, sp[4] sparse */
 	for (unsigned i = 0; i < 20; i++)
 		tl_aqm_enqueue(q, mk(sp[0], 2, 1000), now);
 	settle(q, 1, &now);
@@ -282,7 +239,7 @@ static void test_turns_bulk(void)
 	struct tl_aqm_stats *s, *s0, *s1;
 	char why[200];
 
-	distinct_flows(q, sp, 2);               /* sp[0] bulk, sp[1] sparse, then bulk */
+	tl_aqm_test_distinct_flows(q, mp, 2000, sp, 2);               /* sp[0] bulk, sp[1] sparse, then bulk */
 	for (unsigned i = 0; i < 50; i++)
 		tl_aqm_enqueue(q, mk(sp[0], 2, 1000), now);
 	settle(q, 1, &now);
@@ -346,7 +303,7 @@ static void test_requeue_and_drops(void)
 	q = tl_aqm_create("test_aqm_iso", &p, 0, SOCKET_ID_ANY);
 	if (!q)
 		exit(2);
-	distinct_flows(q, sp, 1);
+	tl_aqm_test_distinct_flows(q, mp, 2000, sp, 1);
 	for (unsigned i = 0; i < 100; i++)      /* 36 over the limit: dropped from the head */
 		tl_aqm_enqueue(q, mk(sp[0], 0, (uint16_t)(500 + i)), now);
 	while (tl_aqm_backlog(q)) {

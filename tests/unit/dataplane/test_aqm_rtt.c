@@ -16,6 +16,7 @@
 
 #include "dataplane/aqm.h"
 #include "dataplane/runtime.h"
+#include "aqm_pkt.h"
 #include "tap.h"
 #include "test_eal.h"
 
@@ -28,51 +29,7 @@ static struct rte_mempool *mp;
 /* An IPv4 UDP packet of len bytes from source port sport with ECN codepoint ecn. */
 static struct rte_mbuf *mk(uint16_t sport, uint8_t ecn, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	uint8_t *p;
-	struct rte_ipv4_hdr *h;
-
-	if (!m) {
-		fprintf(stderr, "mempool empty\n");
-		exit(2);
-	}
-	p = (uint8_t *)rte_pktmbuf_append(m, len);
-	memset(p, 0, len);
-	h = (struct rte_ipv4_hdr *)p;
-	p[0] = 0x45;
-	p[1] = ecn;
-	p[2] = (uint8_t)(len >> 8);
-	p[3] = (uint8_t)len;
-	p[8] = 64;
-	p[9] = 17;
-	memcpy(p + 12, (uint8_t[]){ 10, 0, 0, 1 }, 4);
-	memcpy(p + 16, (uint8_t[]){ 10, 9, 0, 1 }, 4);
-	p[20] = (uint8_t)(sport >> 8);
-	p[21] = (uint8_t)sport;
-	p[23] = 53;
-	h->hdr_checksum = rte_ipv4_cksum(h);
-	return m;
-}
-
-/* Source ports from `first` on whose packets hash to n different flow queues: the hash is
- * seeded at random per queue, so fixed ports share a queue now and then. */
-static void distinct_flows(const struct tl_aqm *q, uint16_t first, uint16_t *sport, unsigned n)
-{
-	uint32_t taken[8];
-
-	for (unsigned i = 0, port = first; i < n && i < RTE_DIM(taken); port++) {
-		struct rte_mbuf *m = mk((uint16_t)port, 0, 300);
-		uint32_t b = tl_aqm_classify(q, m);
-		bool clash = false;
-
-		rte_pktmbuf_free(m);
-		for (unsigned j = 0; j < i; j++)
-			clash |= taken[j] == b;
-		if (!clash) {
-			taken[i] = b;
-			sport[i++] = (uint16_t)port;
-		}
-	}
+	return tl_aqm_test_pkt(mp, sport, ecn, len);
 }
 
 static struct tl_aqm *make(const struct tl_aqm_params *p)
@@ -242,7 +199,7 @@ static void test_l4s(void)
 
 	p.quantum = 256;   /* with 300-byte packets, one packet per flow and turn */
 	q = make(&p);
-	distinct_flows(q, 4001, sport, 3);
+	tl_aqm_test_distinct_flows(q, mp, 4001, sport, 3);
 	/* Three flows, one packet each per ms: ECT(1) at 1.5 ms, ECT(0) at 1.5 ms, ECT(1) at
 	 * 0.5 ms sojourn; far below CoDel's target, so only the L4S step can mark. */
 	for (uint64_t t = T0; t < T0 + 200 * MS; t += MS) {
