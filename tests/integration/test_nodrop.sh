@@ -29,8 +29,10 @@
 #   5 latency under load: the same isolation checks for the pings during the saturating TCP
 #     flows (whose streams go idle and come back as new flows now and then: k counts them).
 # The ping flow shares a flow queue with one of the others in about 1 run in 200 (the
-# flow hash has 1024 buckets, seeded at random per queue): it is then not isolated, and
-# the test says so.
+# flow hash has 1024 buckets, seeded at random per queue): it is then not isolated. In step 2
+# the sparse class is then short of the pings and the test fails; in step 5 the TCP streams
+# that come back as new flows also count as sparse, so there the count does not prove that
+# every ping was served as sparse (the queue keeps no per-flow record).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -227,7 +229,7 @@ ping_rounds() {
 }
 # round_isolation <label> <round> <step>: prints and checks one round's isolation figures
 round_isolation() {
-	local out rc what="$3: sparse ping flow isolated in gwa's WAN queue, round $2 (served as sparse, bytes ahead within the DRR bound)"
+	local out rc what="$3: gwa's WAN queue, round $2: its sparse class served at least the pings, and no sparse packet had more bytes ahead than the DRR bound"
 	out=$(isolation "$LAB_DIR/cls-$1-$2-0.json" "$LAB_DIR/cls-$1-$2-1.json" 150 2>&1)
 	rc=$?
 	info "$3 round $2: $out"
