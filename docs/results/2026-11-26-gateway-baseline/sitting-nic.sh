@@ -11,7 +11,9 @@
 #    `perf record -a -g` for 8 s in its middle (/tmp/gw24-perf.data; the run's JSON is not part
 #    of the comparison: perf costs CPU);
 # 4. while at least 60 s are left: one more paired run of each cell in turn (nic-gateway-<cell>-x<k>.json).
-# At most SITTING_LIMIT s (default 1140) pass before a step starts. Every step's start, end and
+# At most SITTING_LIMIT s (default 1140) pass before a step starts, and none starts after
+# SITTING_END (UTC HH:MM) if given; bench_smoke runs last instead of first when less than 840 s
+# are left at the start. Every step's start, end and
 # exit status: nic-sitting.log. TUNLESS_BUILD: the tunless build (default <repo>/build-rel).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,15 +22,25 @@ BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
 LIMIT=${SITTING_LIMIT:-1140}
 PROFILE_NEED=${PROFILE_NEED:-300}
 IMPLS=wggo-ts,wggo,tunless-xdp,tunless-udp
+# SITTING_END (UTC, HH:MM): no step starts after it either (the lab's shared window)
+if [ -n "${SITTING_END:-}" ]; then
+	e=$(($(date -u -d "$SITTING_END" +%s) - $(date -u +%s)))
+	[ "$e" -ge "$LIMIT" ] || LIMIT=$e
+fi
 T0=$SECONDS
 log() { printf '[sitting %4ds %s] %s\n' $((SECONDS - T0)) "$(date -u +%H:%M:%S)" "$*" | tee -a "$HERE/nic-sitting.log" >&2; }
 left() { echo $((LIMIT - (SECONDS - T0))); }
 
 log "lab lock taken; tunless build $BUILD, tree $(git -C "$ROOT" describe --always --dirty); load $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ -z "${SKIP_SMOKE:-}" ]; then
+smoke() {
+	log "bench_smoke"
 	BENCH_SMOKE_KEEP=1 meson test -C "$BUILD" --no-rebuild --suite integration --print-errorlogs bench_smoke >"$HERE/nic-bench_smoke.log" 2>&1
 	log "bench_smoke rc $?"
-fi
+	SMOKED=1
+}
+# bench_smoke first when the sitting has room for it and the four cells (about 14 min); else last
+SMOKED=
+[ -n "${SKIP_SMOKE:-}" ] || [ "$(left)" -lt 840 ] || smoke
 
 cell() { # <tag> <runs> <out-name> throughput.sh args...
 	local tag=$1 n=$2 name=$3
@@ -45,6 +57,7 @@ for c in "${CELLS[@]}"; do
 	cell "${c%%:*}" 3 "nic-gateway-${c%%:*}" ${c#*:}
 done
 
+[ -n "${SKIP_SMOKE:-}$SMOKED" ] || [ "$(left)" -lt 220 ] || smoke
 if [ "$(left)" -ge "$PROFILE_NEED" ]; then
 	log "profile: tunless-xdp, 8 streams, perf record -a -g during 8 s"
 	TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m gateway -t 14 -P 8 -i tunless-xdp \
