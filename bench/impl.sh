@@ -17,6 +17,10 @@
 #                           port kinds and no shaper (the gateway scenario)
 #   impl_lab_gateway             the gateway lab as the bench runs it (after lab_init)
 #   impl_gateway_gro             GRO on the gateways' LAN and WAN veths (a NIC's default)
+#   impl_gateway_lab <wan>       the gateway scenario's veths as a NIC-backed gateway has them
+#                                (GRO, TX offload where no AF_XDP port receives; BENCH_GW_LAB)
+#   impl_gateway_lab_undo        back to impl_lab_gateway's settings (what impl_gateway_lab changed)
+#   impl_gateway_features        one line per veth of the path: GRO, TX checksum, TSO, UDP GSO, on or off
 #   impl_txqueuelen <impl> <n>   set the TUN device's txqueuelen on both gateways
 #   impl_tun_dev <impl>          the TUN device name (wg0, tun0), empty for tunless
 #   impl_version <impl>          one line
@@ -28,7 +32,8 @@ IMPL_TUNLESS=()
 mac() { lab_nsexec "$1" cat "/sys/class/net/$2/address"; }
 
 # tests/integration/lab.sh's lab_gateway, and: frames into AF_XDP ports and the delay line must
-# carry complete checksums (TX checksum offload off on every veth of the path); static
+# carry complete checksums (TX checksum offload off on every veth of the path; impl_gateway_lab
+# turns it on again where neither receives what the veth sends); static
 # neighbours on the LANs (no ARP in the packet counts of the no-drop matrix).
 impl_lab_gateway() {
 	local x
@@ -48,11 +53,80 @@ impl_lab_gateway() {
 # with NAPI). Without it a kernel-TUN VPN's gateway gets every forwarded LAN packet on its own:
 # the TUN hands it one 1420-byte packet per read instead of a TSO super-packet, and its WAN
 # socket's UDP_GRO coalesces nothing. AF_XDP ports run their XDP program before GRO, so they see
-# the same frames either way. bench/throughput.sh -m gateway calls it for every implementation.
+# the same frames either way. impl_gateway_lab sets the same (BENCH_GW_LAB gro; nic: more).
 impl_gateway_gro() {
 	local x
 	for x in gwa:lan-a gwa:wan-a gwb:lan-b gwb:wan-b; do
 		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" gro on >/dev/null || return 1
+	done
+}
+
+# impl_gateway_lab <wan>: the veths of the gateway scenario's path set as BENCH_GW_LAB says; <wan>
+# is what the gateways' WAN ports are: af_xdp or udp (tunless's port kind) or tun (a kernel-TUN
+# VPN, whose WAN is a kernel UDP socket). BENCH_GW_LAB:
+#   nic (default)  as a gateway with physical NICs has them by default: GRO on the gateways' four
+#                  ports and on the client's and server's eth0 (every NIC driver receives through
+#                  NAPI GRO); TX offload (tx-checksumming, and with it TSO and UDP segmentation)
+#                  on each gateway port whose frames reach no AF_XDP port: lan-a and lan-b always
+#                  (what the gateway's kernel sends there, the client's and the server's kernels
+#                  receive), wan-a and wan-b unless the WAN is tunless's af_xdp (each feeds the
+#                  other gateway's AF_XDP port, which must get complete checksums and frames no
+#                  larger than the MTU). The client's and server's eth0 keep TX offload off
+#                  (impl_lab_gateway): they feed tunless's AF_XDP LAN ports, and their MTU-sized
+#                  frames are what crosses a wire, for every VPN alike.
+#   gro            GRO on the gateways' four ports only (impl_gateway_gro; the lab of the first
+#                  comparison of docs/results/2026-11-26-gateway-baseline.md)
+#   off            impl_lab_gateway's lab as it is: no GRO, TX offload off on every veth (the lab
+#                  before 2026-11-26); BENCH_GW_GRO=0 means this too
+# A veth's TX offload matters for what its own kernel sends (tunless's AF_XDP sends carry their
+# checksums whole, so its ports send the same frames either way); GRO for what it receives, after
+# the XDP program of an AF_XDP port (which sees the frames as before).
+IMPL_GW_UNDO=()
+impl_gateway_lab_kind() {
+	local lab=${BENCH_GW_LAB:-nic}
+	[ "${BENCH_GW_GRO:-1}" != 0 ] || lab=off
+	echo "$lab"
+}
+impl_gateway_lab() {
+	local lab x gro=() tx=()
+	lab=$(impl_gateway_lab_kind)
+	IMPL_GW_UNDO=()
+	case $1 in af_xdp | udp | tun) ;; *) bench_say "impl_gateway_lab: WAN '$1' is not af_xdp, udp or tun"; return 1 ;; esac
+	case $lab in
+	off) return 0 ;;
+	gro) gro=(gwa:lan-a gwa:wan-a gwb:lan-b gwb:wan-b) ;;
+	nic)
+		gro=(gwa:lan-a gwa:wan-a gwb:lan-b gwb:wan-b client:eth0 server:eth0)
+		tx=(gwa:lan-a gwb:lan-b)
+		[ "$1" = af_xdp ] || tx+=(gwa:wan-a gwb:wan-b)
+		;;
+	*) bench_say "BENCH_GW_LAB: '$lab' is not nic, gro or off"; return 1 ;;
+	esac
+	for x in "${gro[@]}"; do
+		lab_nsexec "${x%%:*}" ethtool -k "${x#*:}" | grep -q '^generic-receive-offload: off' &&
+			IMPL_GW_UNDO+=("$x gro")
+		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" gro on >/dev/null || return 1
+	done
+	for x in "${tx[@]}"; do
+		IMPL_GW_UNDO+=("$x tx")
+		lab_nsexec "${x%%:*}" ethtool -K "${x#*:}" tx on >/dev/null || return 1
+	done
+}
+impl_gateway_lab_undo() {
+	local x ns dev f
+	for x in "${IMPL_GW_UNDO[@]}"; do
+		read -r ns dev f <<<"${x/:/ }"
+		lab_nsexec "$ns" ethtool -K "$dev" "$f" off >/dev/null || return 1
+	done
+	IMPL_GW_UNDO=()
+}
+impl_gateway_features() {
+	local x
+	for x in client:eth0 gwa:lan-a gwa:wan-a gwb:wan-b gwb:lan-b server:eth0; do
+		lab_nsexec "${x%%:*}" ethtool -k "${x#*:}" | awk -v d="$x" '
+			$1 == "generic-receive-offload:" { g = $2 } $1 == "tx-checksumming:" { t = $2 }
+			$1 == "tx-tcp-segmentation:" { s = $2 } $1 == "tx-udp-segmentation:" { u = $2 }
+			END { printf "%s gro=%s tx-csum=%s tso=%s tx-udp-seg=%s\n", d, g, t, s, u }'
 	done
 }
 

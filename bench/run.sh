@@ -15,7 +15,9 @@
 # between), BENCH_RATE (bottleneck Mbit/s), BENCH_ND_RATE (the no-drop cells' bottleneck, default
 # the study's 50 Mbit/s), BENCH_VIDEO (heavy: the study's 11.5 Mbit/s of 40-packet frames; light:
 # 5.8 Mbit/s of 20-packet frames), BENCH_ND_RTTS, BENCH_ND_EP, BENCH_T_ND, BENCH_ND_RUNS,
-# BENCH_ND_Q_WGGO, BENCH_OV_X, BENCH_T_OV (override the profile's no-drop and overload cells).
+# BENCH_ND_Q_WGGO, BENCH_OV_X, BENCH_T_OV (override the profile's no-drop and overload cells),
+# BENCH_GW_LAB (the gateway scenario's veths: nic, the default, as a gateway's NICs are; gro; off:
+# as the other scenarios' lab; bench/impl.sh impl_gateway_lab).
 #
 # Writes DIR/results.json (schema: bench/README.md), DIR/*.png, DIR/report.md, DIR/report.html,
 # DIR/raw/ (per-cell raw files). Each implementation runs in fresh namespaces
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
 	-i) IMPLS=${2:?-i impl,...}; shift ;;
 	-s) SCENS=${2:?-s scenario,...}; shift ;;
 	--append) APPEND=1 ;;
-	*) sed -n '2,21p' "$0"; exit 2 ;;
+	*) sed -n '2,23p' "$0"; exit 2 ;;
 	esac
 	shift
 done
@@ -395,7 +397,7 @@ print("0x%04x" % struct.unpack("I", fcntl.ioctl(fd, 0x800454cf, b"\0" * 4))[0])'
 want() { [[ ,$SCENS, == *,$1,* ]]; }
 
 run_lab() { # <impl> <mode> <scenarios...>: one fresh lab, the VPN up, the scenarios in order
-	local impl=$1 mode=$2 s q why
+	local impl=$1 mode=$2 s q why wan broken=
 	shift 2
 	step "$impl ($mode): fresh namespaces, tunnel up"
 	if ! bench_lab; then
@@ -410,12 +412,29 @@ run_lab() { # <impl> <mode> <scenarios...>: one fresh lab, the VPN up, the scena
 		return
 	fi
 	for s; do
+		[ -z "$broken" ] || { record "$impl" "$mode" "$s" '{}' error "$broken"; continue; }
 		case $s in
 		throughput | gateway) # before latency/overload/nodrop put the TUN VPNs' shaper on
+			# The gateway scenario: the path's veths as a gateway's NICs are (bench/impl.sh
+			# impl_gateway_lab: GRO, TX offload where no AF_XDP port receives; BENCH_GW_LAB),
+			# for this scenario only: the lab's settings come back for the scenarios that share
+			# the lab (the TUN VPNs' throughput, latency, overload run as before).
+			if [ "$s" = gateway ]; then
+				wan=tun
+				case $mode in fwd-*-*) wan=${mode#fwd-} && wan=${wan%%-*} ;; esac
+				impl_gateway_features >"$OUTDIR/raw/$impl-$mode-gateway-veths-before.txt"
+				impl_gateway_lab "$wan" || { record "$impl" "$mode" "$s" '{}' error "ethtool -K on the veths failed"; continue; }
+				impl_gateway_features >"$OUTDIR/raw/$impl-$mode-gateway-veths.txt"
+			fi
 			for q in $([ "$impl" = wireguard-go ] && echo "$THR_TXQ" || echo 500); do
 				impl_txqueuelen "$impl" "$q"
 				sc_throughput "$s" "$impl" "$mode" "$q"
 			done
+			if [ "$s" = gateway ]; then
+				impl_gateway_lab_undo ||
+					broken="the veths' offloads could not be set back after the gateway scenario (ethtool -K)"
+				impl_gateway_features >"$OUTDIR/raw/$impl-$mode-gateway-veths-after.txt"
+			fi
 			;;
 		latency | overload)
 			[ "$impl" = tunless ] || tun_wan_shaper || { record "$impl" "$mode" "$s" '{}' error "tbf failed"; continue; }

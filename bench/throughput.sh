@@ -12,8 +12,11 @@
 # client -> gwa -> gwb -> server through each gateway's LAN and WAN ports (bench/impl.sh, the
 # lab of bench/run.sh's gateway scenario): the TUN VPNs route the LANs 10.1.0.0/24 and
 # 10.2.0.0/24 into wg0; tunless runs gateway mode without a shaper (tunless, tunless-xdp: AF_XDP
-# on both ports; tunless-udp: udp WAN, AF_XDP LAN); the gateways' four veths do GRO, as a NIC
-# does by default (bench/impl.sh impl_gateway_gro; BENCH_GW_GRO=0 leaves it off). No CPU
+# on both ports; tunless-udp: udp WAN, AF_XDP LAN); the path's veths are set as a gateway's NICs
+# are by default (bench/impl.sh impl_gateway_lab: GRO, and TX offload where no AF_XDP port
+# receives what the veth sends; BENCH_GW_LAB=gro: GRO on the gateways' four veths only, the lab
+# of the first 2026-11-26 comparison; BENCH_GW_LAB=off or BENCH_GW_GRO=0: neither, the lab
+# before that; the report and each result name the veths' settings). No CPU
 # pinning: both sides and iperf3 share the machine's cores, as a real host would. Benchmarks
 # are not tests: one run, ratios.
 #
@@ -64,7 +67,7 @@ while getopts "m:t:P:Rw:n:o:i:b:h" o; do
 	o) OUT=$OPTARG ;;
 	i) IMPLS=$OPTARG ;;
 	b) BUILD_B=$OPTARG ;;
-	*) sed -n '2,34p' "$0"; exit 2 ;;
+	*) sed -n '2,37p' "$0"; exit 2 ;;
 	esac
 done
 case $MODE in host | gateway) ;; *) echo "bench/throughput.sh: -m: '$MODE' is not host or gateway" >&2; exit 2 ;; esac
@@ -105,8 +108,7 @@ bench_lab() {
 	trap 'lab_cleanup; rm -rf "$WORK"' EXIT
 	if [ "$MODE" = gateway ]; then
 		impl_lab_gateway || { say "lab: WAN not up"; return 1; }
-		# the gateways' veths do GRO as a NIC does (bench/impl.sh); BENCH_GW_GRO=0: as before
-		[ "${BENCH_GW_GRO:-1}" = 0 ] || impl_gateway_gro || { say "lab: ethtool -K gro on failed"; return 1; }
+		# the veths as a gateway's NICs are (bench/impl.sh): run_gateway, which knows the WAN
 		return 0
 	fi
 	lab_host_pair
@@ -136,7 +138,8 @@ busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /pr
 # run_iperf <impl> <version>: TCP a -> b over 10.77.0.2 (-m gateway: client -> server,
 # 10.2.0.2), appends a JSON line to RESULTS.
 run_iperf() {
-	local impl=$1 version=$2 srv out=$WORK/$1.iperf.json c0 c1 b0 b1 w0 w1 hz
+	local impl=$1 version=$2 srv out=$WORK/$1.iperf.json c0 c1 b0 b1 w0 w1 hz veths=
+	[ "$MODE" = host ] || veths=$(impl_gateway_features)
 	hz=$(getconf CLK_TCK)
 	lab_bg $SRV_NS "$LAB_DIR/iperf3-server.log" iperf3 -s -1 -B $DST
 	srv=$LAB_LAST_PID
@@ -154,13 +157,15 @@ run_iperf() {
 	c1=$(vpn_cpu_ticks)
 	b1=$(busy_ticks)
 	wait "$srv" 2>/dev/null
-	python3 - "$impl" "$version" "$out" "$(((c1 - c0) * 100 / hz))" "$w0" "$w1" \
+	GW_VETHS=$veths python3 - "$impl" "$version" "$out" "$(((c1 - c0) * 100 / hz))" "$w0" "$w1" \
 		"$(((b1 - b0) * 100 / hz))" "$RUN_NO" >>"$RESULTS" <<'EOF'
 import json, os, sys
 impl, version, path, cpu_cs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 dur = float(sys.argv[6]) - float(sys.argv[5])  # wall time of the measured window
 busy = round(min(int(sys.argv[7]) / dur, 100.0 * os.cpu_count()), 1)
 res = {"impl": impl, "version": version, "run": int(sys.argv[8])}
+if os.environ.get("GW_VETHS"):  # -m gateway: the veths' offloads during the run (ethtool -k)
+    res["veths"] = os.environ["GW_VETHS"].splitlines()
 try:
     r = json.load(open(path))
 except ValueError:
@@ -285,11 +290,13 @@ run_tunless() {
 # bench/run.sh's gateway scenario brings them up (bench/impl.sh impl_up: the TUN VPNs in mode
 # tun, tunless in mode fwd-<wan>-<lan> with -w's workers), then client -> server.
 run_gateway() {
-	local impl=$1 v=$2 id=$1 mode=tun
+	local impl=$1 v=$2 id=$1 mode=tun wan=tun
 	[ "$impl" != wggo ] || id=wireguard-go
-	[ $# -lt 4 ] || id=tunless mode=fwd-$3-$4
+	[ $# -lt 4 ] || id=tunless mode=fwd-$3-$4 wan=$3
 	bench_lab || { record_error "$impl" "$v" "lab setup failed"; return; }
-	if ! TL_WORKERS=$WORKERS impl_up "$id" "$mode"; then
+	if ! impl_gateway_lab "$wan"; then
+		record_error "$impl" "$v" "lab: the veths' offloads could not be set (ethtool -K)"
+	elif ! TL_WORKERS=$WORKERS impl_up "$id" "$mode"; then
 		record_error "$impl" "$v" "gateways did not come up: $(tail -q -n 2 "$LAB_DIR"/*.log 2>/dev/null | grep -v '^EAL' | tail -n 2 | tr '\n' ' ')"
 	elif ! lab_wait_ping client 10.2.0.2 30; then
 		record_error "$impl" "$v" "client -> server ping failed"
@@ -303,7 +310,7 @@ run_gateway() {
 report() {
 	local txt=${OUT%.json}.txt
 	mkdir -p "$(dirname "$OUT")"
-	python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" "$RUNS" "$MODE" <<'EOF' | tee "$txt"
+	GW_LAB=$(impl_gateway_lab_kind) python3 - "$RESULTS" "$OUT" "$DURATION" "$STREAMS" "${REVERSE:-}" "$WORKERS" "$RUNS" "$MODE" <<'EOF' | tee "$txt"
 import json, os, platform, statistics, subprocess, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 runs = int(sys.argv[7])
@@ -348,7 +355,8 @@ doc = {
     "direction": ("b -> a" if sys.argv[5] else "a -> b") if sys.argv[8] == "host" else
                  ("server -> client" if sys.argv[5] else "client -> server"),
     "tunless_workers": sys.argv[6],
-    "gateway_gro": (os.environ.get("BENCH_GW_GRO", "1") != "0") if sys.argv[8] == "gateway" else None,
+    "gateway_lab": os.environ.get("GW_LAB") if sys.argv[8] == "gateway" else None,
+    "gateway_gro": os.environ.get("GW_LAB") != "off" if sys.argv[8] == "gateway" else None,
     "machine": {"kernel": platform.release(), "cpu": cpu, "cores": os.cpu_count()},
     "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
     "runs": runs, "results": rows, "summary": summary,
@@ -358,8 +366,15 @@ doc = {
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 open(sys.argv[2], "a").write("\n")
 print("TCP throughput, %s, %s, %gs, %d stream(s), tunless workers %s, %d run(s), %s, %d cores" % (doc["topology"], doc["direction"], doc["duration_s"], doc["streams"], doc["tunless_workers"], runs, platform.release(), os.cpu_count()))
-if doc["gateway_gro"] is not None:
-    print("the gateways' LAN and WAN veths: GRO %s" % ("on (as a NIC's default)" if doc["gateway_gro"] else "off (BENCH_GW_GRO=0)"))
+if doc["gateway_lab"] is not None:
+    print("the path's veths: " + {
+        "nic": "as a gateway's NICs (GRO on the gateways' ports and the LAN hosts' eth0; TX offload on where no AF_XDP port receives)",
+        "gro": "GRO on the gateways' LAN and WAN veths, TX offload off on every veth (BENCH_GW_LAB=gro)",
+        "off": "no GRO, TX offload off on every veth (BENCH_GW_LAB=off or BENCH_GW_GRO=0)"}.get(doc["gateway_lab"], doc["gateway_lab"]))
+    for i in impls:   # what ethtool -k showed during each implementation's first run
+        v = next((r["veths"] for r in rows if r["impl"] == i and r.get("veths")), None)
+        if v:
+            print("  %s: %s" % (i, "; ".join(v)))
 vw = max([26] + [len(r["version"]) for r in rows])  # wggo-ts's version line is a module and pseudo-version
 print("%-3s %-18s %-*s %9s %8s %8s %6s  %s" % ("run", "impl", vw, "version", "Gbit/s", "retrans", "vpn CPU", "other", ""))
 for r in rows:

@@ -110,6 +110,25 @@ then P=$((P + 1)); echo "ok bench/throughput.sh -m gateway: wggo-ts and tunless 
 	F=$((F + 1)); echo "not ok bench/throughput.sh -m gateway (rc $trc)"
 	tail -n 15 "$OUT/tp-gateway.log" | sed 's/^/#   /'
 fi
+# Its lab is set as a gateway's NICs are (bench/impl.sh impl_gateway_lab, BENCH_GW_LAB=nic), as
+# ethtool -k showed during each run: GRO on the gateways' four ports and the client's and server's
+# eth0; TX offload (checksum, TSO, UDP segmentation) on the gateways' ports whose frames reach no
+# AF_XDP port: all four for wggo-ts, the LAN ports only for tunless with AF_XDP on its WAN; off on
+# the client's and server's eth0 (they feed tunless's AF_XDP LAN ports).
+if $PY - "$OUT/tp-gateway/throughput.json" "$TUNLESS_ROOT" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[2] + "/tests/integration")
+from test_bench_smoke_veths import veths_bad
+d = json.load(open(sys.argv[1]))
+res = {r["impl"]: r for r in d["results"]}
+bad = [(i, b) for i, wan in (("wggo-ts", "tun"), ("tunless", "af_xdp"))
+       for b in [veths_bad((res.get(i) or {}).get("veths") or [], wan)] if b]
+print("# gateway_lab %s; %s" % (d.get("gateway_lab"), bad or "as expected"))
+sys.exit(0 if d.get("gateway_lab") == "nic" and not bad else 1)
+EOF
+then P=$((P + 1)); echo "ok bench/throughput.sh -m gateway: the veths as a gateway's NICs, TX offload where no AF_XDP port receives"; else
+	F=$((F + 1)); echo "not ok bench/throughput.sh -m gateway: the veths' GRO and TX offload are not as a gateway's NICs"
+fi
 
 $PY - "$OUT" "$P" "$F" "$TUNLESS_ROOT" <<'EOF'
 import glob, json, os, sys, tempfile
@@ -254,6 +273,24 @@ check(all(w["text"] in md for w in ws) and "R share %" in md and "vs q500" in md
 check(all("WAN `%s`" % tp.get(m, {}).get("wan") in md for m in ("host", "gateway")) and
       all("%s mode: WAN `%s`" % (m, k[0]) in md for m, k in FWD.items()),
       "the report names tunless's port kinds")
+# The gateway scenario's veths as a gateway's NICs are, for that scenario only: the lab's
+# settings are back after it for the scenarios that share the lab (a kernel-TUN VPN's lab: no
+# GRO, TX offload off on every veth, before and after).
+sys.path.insert(0, os.path.join(sys.argv[4], "tests", "integration"))
+from test_bench_smoke_veths import veths_bad
+for impl in IMPLS:
+    for mode in sorted({r["mode"] for r in recs if r["impl"] == impl and r["scenario"] == "gateway" and r["status"] == "ok"}):
+        wan = mode.split("-")[1] if mode.startswith("fwd-") else "tun"
+        f = os.path.join(out, "raw", "%s-%s-gateway-veths" % (impl, mode))
+        try:
+            before, during, after = (open(f + x + ".txt").read().splitlines() for x in ("-before", "", "-after"))
+        except OSError as e:
+            before, during, after = ["missing: %s" % e], [], []
+        b = veths_bad(during, wan)
+        a = [] if after == before else [("after", after), ("before", before)]
+        a += veths_bad(before, "off") if wan == "tun" else []
+        check(before and not b and not a, "%s %s: the veths as a gateway's NICs during the gateway scenario (%s), as before it after it (%s)"
+              % (impl, mode, b or "ok", a or "ok"))
 check(tsv and tsv in md and tsv in ht and "tunless fwd-af_xdp-af_xdp/wggo-ts (%s)" % tsv in md and "## Gateway forwarding" in md,
       "report.md and report.html name wggo-ts's version, the gateway table and its ratios")
 print("%d passed, %d failed" % (passed, failed))
