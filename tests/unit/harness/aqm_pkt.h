@@ -16,7 +16,7 @@
 #include "dataplane/aqm.h"
 
 /* An IPv4 UDP packet 10.0.0.1:sport -> 10.9.0.1:53 of len bytes with ECN codepoint ecn;
- * exits 2 if mp is empty. */
+ * exits 2 if mp is empty or len does not fit in an mbuf. */
 static inline struct rte_mbuf *tl_aqm_test_pkt(struct rte_mempool *mp, uint16_t sport, uint8_t ecn, uint16_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
@@ -28,6 +28,10 @@ static inline struct rte_mbuf *tl_aqm_test_pkt(struct rte_mempool *mp, uint16_t 
 		exit(2);
 	}
 	p = (uint8_t *)rte_pktmbuf_append(m, len);
+	if (!p) {
+		fprintf(stderr, "no room for a %u-byte packet in an mbuf\n", len);
+		exit(2);
+	}
 	memset(p, 0, len);
 	h = (struct rte_ipv4_hdr *)p;
 	p[0] = 0x45;
