@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every tunless test: installs what is missing (scripts/setup.sh), builds with warnings
-# as errors, runs the unit tests (also under ASan+UBSan), builds and checks the Debian package,
-# builds the libFuzzer harnesses with clang and runs each briefly, and runs the
+# as errors (also a release build), runs the unit tests (also under ASan+UBSan), builds and
+# checks the Debian package, builds the libFuzzer harnesses with clang and runs each briefly, and runs the
 # network-namespace lab tests (root; holding the lock file $TL_LAB_LOCK while they run, when
 # it is set, as other lab users of the machine do). Ends with one line "tests: N passed, N failed".
 #
@@ -50,6 +50,11 @@ run_suite build deb
 configure build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false
 ninja -C build-san
 run_suite build-san unit
+
+# The release build (-O3) with warnings as errors: what users build; GCC's -O3 sees paths
+# (-Warray-bounds and others) that the -O2 builds above do not.
+configure build-rel -Dbuildtype=release -Dwerror=true -Dintegration=false
+ninja -C build-rel
 
 # The fuzz harnesses (clang, libFuzzer): only they are built there, then each runs its corpus
 # and 20 000 mutations.
