@@ -1,8 +1,8 @@
 /* Crypto jobs (crypt.c): sealing and opening spread over every worker, results in order.
  *
- * A queue owner (a worker that owns a port queue pair) puts up to TL_JOB_PKTS packets of
- * one direction (what its WAN queue releases, or what its WAN port gives, at once) into a
- * job, with copies of the keys they need, and submits it: the job joins the owner's FIFO of jobs in flight (jobs_order) and the shared ring of jobs
+ * A queue owner (a worker that owns a port queue pair) puts the packets of one burst and
+ * one direction into a job, with copies of the keys they need, and submits it: the job
+ * joins the owner's FIFO of jobs in flight (jobs_order) and the shared ring of jobs
  * waiting for a worker (dp->crypto_ring). Any worker, the owner included, takes waiting
  * jobs and seals or opens their packets with its own AEAD context. The owner finishes its
  * jobs strictly in submission order, from the head of its FIFO, once each is done: so a
@@ -26,8 +26,6 @@
 
 #include "dataplane/lcore.h"
 #include "dataplane/packet.h"
-
-_Static_assert(TL_JOB_PKTS >= TL_BURST && TL_JOB_PKTS <= 255, "a job holds a port burst; key slots are uint8_t");
 
 /* One packet of a job. */
 struct tl_crypt_pkt {
@@ -54,10 +52,10 @@ struct tl_crypt_job {
 	uint16_t n_keys;
 	uint64_t key_gen;                 /* dp->key_gen when the job was opened */
 	struct tl_worker *owner;
-	struct rte_mbuf *m[TL_JOB_PKTS];
-	struct tl_crypt_pkt p[TL_JOB_PKTS];
-	const void *key_src[TL_JOB_PKTS]; /* the keypair a key slot was copied from (compared only) */
-	uint8_t keys[TL_JOB_PKTS][TL_KEY_LEN];
+	struct rte_mbuf *m[TL_BURST];
+	struct tl_crypt_pkt p[TL_BURST];
+	const void *key_src[TL_BURST];    /* the keypair a key slot was copied from (compared only) */
+	uint8_t keys[TL_BURST][TL_KEY_LEN];
 };
 
 /* Jobs and FIFOs of a queue owner (w->owner set). 0 or -1. fini frees the packets of
@@ -78,7 +76,7 @@ struct tl_crypt_job *tl_crypt_open(struct tl_worker *w, int dir);
 
 /* Adds packet m of job j with key (from keypair src), counter and the bytes to seal or
  * open (off, len). Returns the packet's slot for the caller's extra fields. The job must
- * have room (j->n < TL_JOB_PKTS). */
+ * have room (j->n < TL_BURST). */
 struct tl_crypt_pkt *tl_crypt_add(struct tl_crypt_job *j, struct rte_mbuf *m, const void *src,
 			    const uint8_t key[TL_KEY_LEN], uint64_t counter, uint16_t off, uint16_t len);
 

@@ -28,12 +28,6 @@
  * bits). Nothing is sized by it: tables grow with the peers there are. */
 #define TL_MAX_PEERS (1u << 20)
 #define TL_BURST 32
-/* Packets one crypto job (crypt.h) holds at most: a port burst's, or more. The WAN port is
- * handed a job's frames at once, so with a udp WAN a job of 64 1420-byte packets leaves in
- * one sendmmsg (two UDP_SEGMENT sends, of 64 KiB at most each) where jobs of a burst took
- * two; and decapsulation reads a job's worth of a port's frames at once, the datagrams of a
- * UDP_GRO message (up to 44 at that size) in one job. */
-#define TL_JOB_PKTS 64
 /* Crypto jobs (bursts) one queue owner may have in flight per direction: packets beyond the
  * egress and RX rings that the port pools are sized for. */
 #define TL_JOBS_PER_OWNER 64

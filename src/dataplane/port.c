@@ -7,8 +7,7 @@
 #include "dataplane/port.h"
 #include "dataplane/udpport.h"
 
-_Static_assert(TL_BURST <= TL_PORT_TX_MAX && TL_JOB_PKTS <= TL_PORT_TX_MAX,
-	       "a burst and a crypto job fit the port interface's");
+_Static_assert(TL_BURST <= TL_PORT_TX_MAX, "a burst fits the port interface's");
 
 /* ---- ethdev: a DPDK port (a PMD, or net_af_xdp) ------------------------------------------ */
 

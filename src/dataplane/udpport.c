@@ -20,9 +20,7 @@
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
-/* Frames one send takes at most: a crypto job's, so that a job's run to one peer leaves in
- * one sendmmsg, as UDP_SEGMENT sends of up to TL_UDPPORT_GSO_SEGS / _BYTES each. */
-#define UDPP_BURST TL_JOB_PKTS
+#define UDPP_BURST 32
 /* UDP_GRO: the kernel queues a run of datagrams from one sender as one super-datagram of at
  * most 64 KiB (in particular a peer's UDP_SEGMENT send, which then never gets segmented on
  * its way here). A queue reads up to GRO_MSGS of them at once into its arena and hands their

@@ -115,16 +115,14 @@ void tl_worker_fini(struct tl_worker *w)
 
 /* ---- receive ------------------------------------------------------------------------------ */
 
-/* Reads until a read comes back short (the port has no more for now): the WAN port a job's
- * worth (TL_JOB_PKTS) at a time, the LAN port a burst. */
 static unsigned poll_port(struct tl_worker *w, int role)
 {
-	unsigned total = 0, n, full = role == TL_PORT_WAN ? TL_JOB_PKTS : TL_BURST;
+	unsigned total = 0, n;
 
 	for (int r = 0; r < TL_RX_ROUNDS; r++) {
 		n = role == TL_PORT_WAN ? tl_decap_rx(w, NULL) : tl_encap_rx(w);
 		total += n;
-		if (n < full)
+		if (n < TL_BURST)
 			break;
 	}
 	return total;
@@ -134,7 +132,7 @@ static unsigned poll_port(struct tl_worker *w, int role)
 
 unsigned tl_worker_flush(struct tl_worker *w, int role)
 {
-	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_JOB_PKTS : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
+	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
 
 	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
 	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {

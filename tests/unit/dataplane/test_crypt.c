@@ -3,9 +3,7 @@
  * opened them and in whatever order the jobs were done; the replay window stays exact
  * when a later job is opened first; a keypair retired while its packets are being opened
  * is never touched again and its key does not stay in a worker's AEAD context; the owner
- * stops reading when every job is in flight and loses nothing; a job carries more than a
- * port burst each way (64 packets); and real threads taking jobs concurrently keep every
- * packet, in order, counted. */
+ * stops reading when every job is in flight and loses nothing; and real threads taking jobs concurrently keep every packet, in order, counted. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -122,12 +120,12 @@ static struct tl_crypt_job *steal_job(struct fixture *f)
 static unsigned owner_read_wan(struct fixture *f)
 {
 	struct tl_crypt_job *j = tl_crypt_open(&f->pl.w, TL_DIR_DECAP);
-	struct rte_mbuf *pk[TL_JOB_PKTS];
+	struct rte_mbuf *pk[TL_BURST];
 	uint16_t k;
 
 	if (!j)
 		return 0;
-	k = rte_eth_rx_burst(f->pl.dp.port[TL_PORT_WAN].port_id, 0, pk, (uint16_t)(TL_JOB_PKTS - j->n));
+	k = rte_eth_rx_burst(f->pl.dp.port[TL_PORT_WAN].port_id, 0, pk, (uint16_t)(TL_BURST - j->n));
 	f->pl.w.cnt.rx[TL_PORT_WAN] += k;
 	tl_decap_burst(&f->pl.w, j, pk, k);
 	tl_crypt_submit(&f->pl.w, TL_DIR_DECAP);
@@ -140,14 +138,12 @@ static void give_back(struct fixture *f, struct tl_crypt_job *j)
 		rte_ring_mp_enqueue(f->pl.dp.crypto_ring, j);
 }
 
-/* Two decapsulation jobs (J packets each), the second opened first by another worker:
- * nothing leaves until the first is done, then both in arrival order. The second job repeats
- * eight counters of the first: the first's packets are the ones accepted, as in arrival
- * order. */
+/* Two decapsulation jobs, the second opened first by another worker: nothing leaves until
+ * the first is done, then both in arrival order. The second job repeats eight counters of
+ * the first: the first's packets are the ones accepted, as in arrival order. */
 static void test_decap_order(void)
 {
-	const unsigned J = TL_JOB_PKTS, out = 2 * J - 8;
-	struct rte_mbuf *m[2 * TL_JOB_PKTS];
+	struct rte_mbuf *m[128];
 	struct tl_crypt_job *first;
 	struct fixture f;
 	unsigned n, ok = 0;
@@ -156,47 +152,46 @@ static void test_decap_order(void)
 		CHECK(0, "decap order: setup");
 		return;
 	}
-	for (uint32_t i = 0; i < J; i++)
+	for (uint32_t i = 0; i < 32; i++)
 		inject_wan(&f, i, i);
 	for (uint32_t i = 0; i < 8; i++)
 		inject_wan(&f, i, 1000 + i);              /* replays of counters 0..7 */
-	for (uint32_t i = J; i < out; i++)
+	for (uint32_t i = 32; i < 56; i++)
 		inject_wan(&f, i, i);
-	CHECK(owner_read_wan(&f) == J && owner_read_wan(&f) == J, "decap order: bursts not read");
+	CHECK(owner_read_wan(&f) == 32 && owner_read_wan(&f) == 32, "decap order: bursts not read");
 	CHECK(rte_ring_count(f.pl.dp.crypto_ring) == 2, "decap order: %u jobs waiting, expected 2",
 	      rte_ring_count(f.pl.dp.crypto_ring));
 	first = steal_job(&f);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "decap order: second job not run");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: second job not run");
 	CHECK(tl_decap_finish(&f.pl.w) == 0, "decap order: finished ahead of the first job");
-	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == 2 * J, "decap order: inflight %" PRIu64,
+	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == 64, "decap order: inflight %" PRIu64,
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP]);
 	CHECK(tl_pl_balanced(&f.pl), "decap order: balance with jobs in flight");
 	give_back(&f, first);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "decap order: first job not run");
-	CHECK(tl_decap_finish(&f.pl.w) == 2 * J, "decap order: not all finished");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: first job not run");
+	CHECK(tl_decap_finish(&f.pl.w) == 64, "decap order: not all finished");
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
-	CHECK(n == out, "decap order: %u frames on the LAN port, expected %u", n, out);
-	for (unsigned i = 0; i < n && i < out; i++)
+	CHECK(n == 56, "decap order: %u frames on the LAN port, expected 56", n);
+	for (unsigned i = 0; i < n && i < 56; i++)
 		ok += lan_frame_is(m[i], i);
-	CHECK(ok == out, "decap order: %u of %u frames in place", ok, out);
+	CHECK(ok == 56, "decap order: %u of 56 frames in place", ok);
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_replay, 8), "decap order: drops");
-	CHECK(f.pl.xw[0].cnt.crypto_pkts == 2 * J && f.pl.w.cnt.crypto_pkts == 0,
+	CHECK(f.pl.xw[0].cnt.crypto_pkts == 64 && f.pl.w.cnt.crypto_pkts == 0,
 	      "decap order: crypto by the wrong worker (%" PRIu64 " / %" PRIu64 ")", f.pl.xw[0].cnt.crypto_pkts,
 	      f.pl.w.cnt.crypto_pkts);
 	CHECK(tl_pl_balanced(&f.pl), "decap order: balance");
 	tl_pl_teardown(&f.pl);
 }
 
-/* Two encapsulation jobs of the WAN queue (J packets each), the second sealed first: frames
- * leave with counters 0..2J-1 in order, whichever worker sealed them (IPv4 and IPv6 outer:
- * the IPv6 UDP checksum is made after sealing). */
+/* Two encapsulation jobs of the WAN queue, the second sealed first: frames leave with
+ * counters 0..63 in order, whichever worker sealed them (IPv4 and IPv6 outer: the IPv6
+ * UDP checksum is made after sealing). */
 static void test_encap_order(const struct tl_endpoint *ep)
 {
-	const unsigned J = TL_JOB_PKTS;
-	struct rte_mbuf *m[2 * TL_JOB_PKTS];
+	struct rte_mbuf *m[128];
 	struct tl_crypt_job *a;
 	struct fixture f;
 	unsigned n, ok = 0;
@@ -205,77 +200,28 @@ static void test_encap_order(const struct tl_endpoint *ep)
 		CHECK(0, "encap order: setup");
 		return;
 	}
-	for (uint32_t i = 0; i < 2 * J; i++)
+	for (uint32_t i = 0; i < 64; i++)
 		inject_lan(&f, i);
 	tl_worker_round(&f.pl.w);           /* LAN frames into the WAN queue; no job yet */
-	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 2 * J, "encap order: queue holds %" PRIu64,
+	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 64, "encap order: queue holds %" PRIu64,
 	      tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm));
-	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 2 * J, "encap order: queue not released into jobs");
+	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
 	a = steal_job(&f);
-	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == J, "encap order: second job not run");
+	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == 32, "encap order: second job not run");
 	CHECK(tl_encap_finish(&f.pl.w) == 0, "encap order: sent ahead of the first job");
 	CHECK(rte_ring_count(f.pl.tx[TL_PORT_WAN]) == 0, "encap order: frames on the wire early");
 	give_back(&f, a);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "encap order: first job not run");
-	CHECK(tl_encap_finish(&f.pl.w) == 2 * J, "encap order: not all sent");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "encap order: first job not run");
+	CHECK(tl_encap_finish(&f.pl.w) == 64, "encap order: not all sent");
 	n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, RTE_DIM(m));
-	CHECK(n == 2 * J, "encap order: %u frames, expected %u", n, 2 * J);
-	for (unsigned i = 0; i < n && i < 2 * J; i++)
+	CHECK(n == 64, "encap order: %u frames, expected 64", n);
+	for (unsigned i = 0; i < n && i < 64; i++)
 		ok += wan_frame_is(&f, m[i], i);
-	CHECK(ok == 2 * J, "encap order: %u of %u frames in order with their counter", ok, 2 * J);
+	CHECK(ok == 64, "encap order: %u of 64 frames in order with their counter", ok);
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "encap order: drops");
 	CHECK(tl_pl_balanced(&f.pl), "encap order: balance");
-	tl_pl_teardown(&f.pl);
-}
-
-/* Jobs above a port burst: 64 packets the WAN queue releases at once are one job, sealed
- * by one worker and sent in order with their counters (the harness's ethdev takes 32 a
- * call: the job leaves in two); 64 frames waiting at the WAN port are read into one job by
- * the owner's own read (tl_decap_rx), opened by one worker and delivered in order. */
-static void test_job_of_64(void)
-{
-	struct rte_mbuf *m[128];
-	struct fixture f;
-	unsigned n, ok = 0;
-
-	if (fixture_up(&f, &PEER4, 2) != 0) {
-		CHECK(0, "job of 64: setup");
-		return;
-	}
-	for (uint32_t i = 0; i < 64; i++)
-		inject_lan(&f, i);
-	tl_worker_round(&f.pl.w);           /* LAN frames into the WAN queue; no job yet */
-	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 64, "job of 64: queue not released");
-	CHECK(rte_ring_count(f.pl.dp.crypto_ring) == 1, "job of 64: 64 queued packets in %u jobs, expected 1",
-	      rte_ring_count(f.pl.dp.crypto_ring));
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 64, "job of 64: one job did not seal all 64");
-	CHECK(tl_encap_finish(&f.pl.w) == 64, "job of 64: not all sent");
-	n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, RTE_DIM(m));
-	for (unsigned i = 0; i < n && i < 64; i++)
-		ok += wan_frame_is(&f, m[i], i);
-	CHECK(n == 64 && ok == 64, "job of 64: %u frames, %u in order with their counter", n, ok);
-	for (unsigned i = 0; i < n; i++)
-		rte_pktmbuf_free(m[i]);
-
-	for (uint32_t i = 0; i < 64; i++)
-		inject_wan(&f, i, i);
-	n = tl_decap_rx(&f.pl.w, NULL);
-	CHECK(n == 64, "job of 64: the owner read %u of 64 waiting frames into its job", n);
-	CHECK(rte_ring_count(f.pl.dp.crypto_ring) == 1, "job of 64: 64 frames in %u jobs, expected 1",
-	      rte_ring_count(f.pl.dp.crypto_ring));
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 64, "job of 64: one job did not open all 64");
-	tl_pl_run(&f.pl);
-	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
-	ok = 0;
-	for (unsigned i = 0; i < n && i < 64; i++)
-		ok += lan_frame_is(m[i], i);
-	CHECK(n == 64 && ok == 64, "job of 64: %u delivered, %u in order", n, ok);
-	for (unsigned i = 0; i < n; i++)
-		rte_pktmbuf_free(m[i]);
-	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "job of 64: drops");
-	CHECK(tl_pl_balanced(&f.pl), "job of 64: balance");
 	tl_pl_teardown(&f.pl);
 }
 
@@ -345,7 +291,7 @@ static void test_backpressure(void)
 	while (owner_read_wan(&f))
 		;
 	CHECK(f.pl.w.cnt.crypto_full[TL_DIR_DECAP] > 0, "backpressure: not counted");
-	cap = tl_crypt_inflight_max(&f.pl.dp) * TL_JOB_PKTS;
+	cap = tl_crypt_inflight_max(&f.pl.dp) * TL_BURST;
 	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == cap, "backpressure: %" PRIu64 " in flight, expected %u",
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP], cap);
 	CHECK(rte_ring_count(f.pl.rx[TL_PORT_WAN]) == total - cap, "backpressure: %u left in the port ring, expected %u",
@@ -503,7 +449,6 @@ int main(int argc, char **argv)
 	test_decap_order();
 	test_encap_order(&PEER4);
 	test_encap_order(&PEER6);
-	test_job_of_64();
 	test_retired_in_flight();
 	test_backpressure();
 	test_threads();

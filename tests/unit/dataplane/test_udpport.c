@@ -247,45 +247,6 @@ static void test_tx_run(void)
 	tl_udpport_close(u);
 }
 
-/* A crypto job's frames to one peer in one call (64, more than a port burst): all taken,
- * sent as UDP_SEGMENT sends of at most 64 KiB each (54 + 10 frames of 1200 bytes), and every
- * datagram arrives in order. */
-static void test_tx_job_run(void)
-{
-	struct tl_udpport *u = port_open(0);
-	struct rte_mbuf *m[64], *refused[64];
-	struct rte_eth_stats st;
-	uint16_t nf = 0, took;
-	int fd = peer_socket(), big = 4 << 20;
-	uint8_t buf[2048];
-	unsigned ok = 0, k = 0;
-	ssize_t n;
-
-	if (!u)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-	for (unsigned i = 0; i < 64; i++) {
-		m[i] = frame_to(LO4, PEER_PORT, 0, 1200);
-		if (m[i])
-			rte_pktmbuf_mtod_offset(m[i], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] = (uint8_t)i;
-	}
-	took = tl_udpport_tx(u, 0, m, 64, refused, &nf);
-	CHECK(took == 64 && nf == 0, "job run: 64 frames taken in one call (%u, %u refused)", took, nf);
-	for (unsigned i = took; i < 64; i++)
-		rte_pktmbuf_free(m[i]);
-	while (k < 64 && readable(fd) && (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
-		ok += buf[0] == k && n == 1200;
-		k++;
-	}
-	CHECK(k == took && ok == took, "job run: %u datagrams in order (%u right)", k, ok);
-	tl_udpport_stats(u, &st);
-	CHECK(st.opackets == 64 && st.oerrors == 0, "job run: counted: opackets %lu", (unsigned long)st.opackets);
-	CHECK(tl_udpport_gso_sends(u) == 2, "job run: as two GSO sends of at most 64 KiB (%lu)",
-	      (unsigned long)tl_udpport_gso_sends(u));
-	close(fd);
-	tl_udpport_close(u);
-}
-
 /* A peer's GSO send (12 datagrams, the last shorter) arrives as one UDP_GRO message and
  * leaves the port as 12 frames in order, even when a burst has room for only some of them
  * (the rest waits in the queue, which says so). */
@@ -692,7 +653,6 @@ int main(int argc, char **argv)
 		test_second_address();
 		test_tx_datagrams();
 		test_tx_run();
-		test_tx_job_run();
 		test_rx_gro();
 		test_move();
 		test_overflow_counted();
