@@ -2,7 +2,7 @@
 """tcporder: where along a tunnel a TCP stream's segments went out of order.
 
   tcporder.py check --src IP --cap NAME=PCAP,LINKS ... --point LABEL=NAME:IFACE:in|out:tcp|wg ...
-                    [--judge LABEL ...] [--note TEXT]
+                    [--judge LABEL ...]
       Captures are `tcpdump -i any -y LINUX_SLL2` files, one per network namespace; LINKS is
       that namespace's `ip -o link` (ifindex to name). A point is one interface and direction
       of one capture, listed from the sender to the receiver:
@@ -15,7 +15,8 @@
       The last tcp point is the receiver. Each segment late there is placed: the first point
       (sender first) where the packet holding its ID came late, the point before it where it
       was in order, and the wg points between the two with their counters' order. Exit 1 if a
-      --judge point (a wg point) has a message out of order, or the receiver saw no stream.
+      --judge point (a wg point) has a message out of order or none at all, or the receiver
+      saw no stream.
   tcporder.py selftest
       Runs the check on made-up captures: in order but for one segment late at the receiver
       (passes, placed after the WAN), and the same with two of the judged point's counters
@@ -32,6 +33,7 @@ import tempfile
 SLL2 = 276
 OUT = 4  # SLL2 packet type: sent by this host
 HDR = struct.Struct("<IIII")
+SHOW = 12  # late segments printed one by one; beyond, a count per place
 
 
 def read_pcap(path):
@@ -134,7 +136,7 @@ class WgPoint:
         if self.first_late:
             s += " (first: %s)" % self.first_late
         if self.gso:
-            s += ", %d GSO packet(s) seen whole" % self.gso
+            s += ", %d packet(s) over 1500 B (UDP GSO seen whole: the first message only)" % self.gso
         return s
 
 
@@ -167,9 +169,13 @@ def check(a):
             if judged and pt.late:
                 print("FAIL: %s sent data messages out of counter order" % label)
                 rc = 1
+            if judged and not pt.n:
+                print("FAIL: %s: no data message seen, nothing to judge" % label)
+                rc = 1
         elif pt is not recv:
             late = sum(p[1] for v in pt.conns.values() for p in v)
             print("%s: %d packet(s), %d late" % (label, sum(len(v) for v in pt.conns.values()), late))
+    places = []
     for key, pkts in recv.conns.items():
         for pid, late, top in pkts:
             if not late:
@@ -187,7 +193,7 @@ def check(a):
             if where is None:
                 where = tcp[-1]
             if isinstance(where, str):
-                print("late segment: ID %d, %d IDs late at %s: %s" % (pid & 0xFFFF, top - pid, rlabel, where))
+                places.append((pid, top, where))
                 continue
             if where == tcp[0]:
                 place = "already late at %s" % points[where][0]
@@ -198,9 +204,14 @@ def check(a):
                     place += "; between them " + "; ".join(
                         "%s %s" % (lb, "in counter order" if not pt.late else "%d out of counter order" % pt.late)
                         for lb, _, pt in between)
-            print("late segment: ID %d, %d IDs late at %s: %s" % (pid & 0xFFFF, top - pid, rlabel, place))
-    if a.note:
-        print(a.note)
+            places.append((pid, top, place))
+    for pid, top, place in places[:SHOW]:
+        print("late segment: ID %d, %d IDs late at %s: %s" % (pid & 0xFFFF, top - pid, rlabel, place))
+    if len(places) > SHOW:
+        count = {}
+        for _, _, place in places:
+            count[place] = count.get(place, 0) + 1
+        print("%d late segments, by place: %s" % (len(places), " | ".join("%d %s" % (n, p) for p, n in count.items())))
     if not recv.conns:
         print("FAIL: %s saw no packet of the stream" % rlabel)
         rc = 1
@@ -246,7 +257,7 @@ def selftest():
         _write(os.path.join(d, "cap"), recs)
         args = argparse.Namespace(src="10.0.0.1", cap=["c=%s,%s" % (os.path.join(d, "cap"), links)],
                                   point=["input=c:in:in:tcp", "sends=c:wan:out:wg", "receiver=c:rcv:in:tcp"],
-                                  judge=["sends"], note=None)
+                                  judge=["sends"])
         return check(args)
 
     def expect(rc, text, ctrs, sent=None):
@@ -276,7 +287,6 @@ def main():
     c.add_argument("--cap", action="append", required=True)
     c.add_argument("--point", action="append", required=True)
     c.add_argument("--judge", action="append")
-    c.add_argument("--note")
     sub.add_parser("selftest")
     a = ap.parse_args()
     sys.exit(check(a) if a.cmd == "check" else selftest())

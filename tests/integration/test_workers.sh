@@ -176,6 +176,7 @@ rx_path() {
 	rps=$(lab_nsexec "$1" cat "/sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null)
 	printf '%s: GRO %s, XDP program %s, RPS %s' "$2" "${gro:-?}" "$xdp" "${rps:-?}"
 }
+capture_counts() { awk '/packets (captured|received by filter|dropped by kernel)/ { printf "%s%s", n++ ? "/" : "", $1 }' "$1"; }
 tcp_no_reorder() {
 	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv src x i c0 c1 rc
 	local -A cap=() pid=()
@@ -203,9 +204,11 @@ tcp_no_reorder() {
 	kill "$srv" 2>/dev/null
 	c1=$(tcp_counters "$snd")
 	lab_nsexec a ethtool -K veth-a tx-udp-segmentation on >/dev/null
-	sleep 0.2
+	# tcpdump reads the kernel's ring a block at a time, and a block is handed over when full
+	# or after its timeout (about a second): wait that long, or the last packets are lost.
+	sleep 1.5
 	# lab_bg's pid is the background subshell; tcpdump is its child (and a background job
-	# ignores SIGINT): stop tcpdump itself, which then prints its drop count.
+	# ignores SIGINT): stop tcpdump itself, which then prints its counts.
 	for x in a b; do pkill -TERM -P "${pid[$x]}" 2>/dev/null; done
 	for x in a b; do wait "${pid[$x]}" 2>/dev/null; done
 	if [ $rc != 0 ]; then
@@ -216,9 +219,8 @@ tcp_no_reorder() {
 import sys
 a, b = (dict((l.split()[0], int(l.split()[1])) for l in t.splitlines() if l.strip()) for t in sys.argv[1:3])
 print(" ".join("%s +%d" % (k, b[k] - a.get(k, 0)) for k in sorted(b)))' "$c0" "$c1")"
-	echo "capture drops: a $(grep -ho '[0-9]* packets dropped by kernel' "${cap[a]}.log" | cut -d' ' -f1)," \
-		"b $(grep -ho '[0-9]* packets dropped by kernel' "${cap[b]}.log" | cut -d' ' -f1)" \
-		"(a drop can hide a late packet, never make one)"
+	echo "captures (tcpdump: captured, received by the filter, dropped by the kernel; a packet missing" \
+		"can hide a late one, never make one): a $(capture_counts "${cap[a]}.log"), b $(capture_counts "${cap[b]}.log")"
 	echo "receive paths: $(rx_path a "$A-dp"); $(rx_path a "$A"); $(rx_path b veth-b)"
 	local -a pts
 	if [ "$snd" = a ]; then
