@@ -143,7 +143,7 @@ seq_check() {
 	seq_result "$tag" "$5"
 }
 
-# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: a 3 s TCP stream at
+# tcp_stream <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: a 3 s TCP stream at
 # 200 Mbit/s through the host pair, captured (headers only, tcpdump -i any, one capture per
 # namespace) at every boundary of tunless, and judged by tcporder.py. Linux gives each segment
 # of a connection the next IPv4 ID (retransmissions included), so per connection the IDs only
@@ -176,8 +176,11 @@ rx_path() {
 	rps=$(lab_nsexec "$1" cat "/sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null)
 	printf '%s: GRO %s, XDP program %s, RPS %s' "$2" "${gro:-?}" "$xdp" "${rps:-?}"
 }
+# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: tcp_stream, its report
+# lines after the first marked as notes like the first (hl_check_out marks that one).
+tcp_no_reorder() { tcp_stream "$@" | sed '1!s/^/#   /'; }
 capture_counts() { awk '/packets (captured|received by filter|dropped by kernel)/ { printf "%s%s", n++ ? "/" : "", $1 }' "$1"; }
-tcp_no_reorder() {
+tcp_stream() {
 	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv src x i c0 c1 rc
 	local -A cap=() pid=()
 	src=10.77.0.1
