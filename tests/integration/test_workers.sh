@@ -11,10 +11,11 @@
 #             most 200 Mbit/s: this test is about order and accounting, not speed).
 #   order     a sequence-numbered UDP stream (seqflow.py) a -> b (tunless encrypts) and b -> a
 #             (tunless decrypts): the receiver sees every datagram, none out of order. A TCP
-#             stream each way, captured on the receiver's tunnel interface: segments that
-#             arrived after a later one (per connection the senders' IPv4 IDs only go up) are
-#             counted and printed with the sender's reordering and retransmission counters,
-#             not judged: a few were seen end to end, not yet attributed (see tcp_no_reorder).
+#             stream each way, captured at every boundary of tunless (tcp_no_reorder,
+#             tcporder.py): tunless's WAN sends are in counter order per session (judged);
+#             each segment that reached the receiver after a later one is printed with the
+#             place it first came late (the sender, the veth into tunless's packet port, the
+#             WAN, the peer), and so are the sender's reordering and retransmission counters.
 #   conserve  tunless dropped nothing, and /tunless/conservation balances exactly once quiet
 #             (packets in crypto jobs count as queued until their owner finishes them).
 #   rekey     short timers (rekey every 4 s, tunless initiates) under two 12 s streams, one each
@@ -24,7 +25,7 @@
 #             (not R/W: the bucket is the port's, shared by its queues), the AQM is the only
 #             place that dropped, conservation exact on both gateways.
 # Needs root, tunlessd, wireguard-go and boringtun-cli (scripts/setup.sh), wg, iperf3, nstat,
-# ethtool, python3. Output: "ok ..."/"not ok ...", then "N passed, N failed".
+# ethtool, tcpdump, python3. Output: "ok ..."/"not ok ...", then "N passed, N failed".
 # WORKERS_LIST="2" runs one worker count only; WORKERS_ONLY="host rekey shaper" picks parts.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -142,76 +143,102 @@ seq_check() {
 	seq_result "$tag" "$5"
 }
 
-# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: a 3 s TCP stream at
-# 200 Mbit/s, captured (headers only) on the receiver's tunnel interface; the segments arrived
-# in the order the sender sent them. Linux gives each segment of a connection the next IPv4 ID
-# (retransmissions included), so per connection the captured IDs only go up (mod 2^16): a
-# lost segment leaves a gap, a late one comes in below. The sender's reordering and
-# retransmission counters (nstat) are printed, not judged: they also move when a descheduled
-# peer delays ACKs long enough for a timeout or a loss probe, which is no reordering.
+# tcp_stream <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: a 3 s TCP stream at
+# 200 Mbit/s through the host pair, captured (headers only, tcpdump -i any, one capture per
+# namespace) at every boundary of tunless, and judged by tcporder.py. Linux gives each segment
+# of a connection the next IPv4 ID (retransmissions included), so per connection the IDs only
+# go up where the order holds; WireGuard data messages carry a 64-bit counter that tunless
+# assigns as its owner takes the packets from the WAN queue, and it sends them in that order.
+# Points, sender first (a = tunless, b = the peer):
+#   a -> b (tunless seals)  <A> tx (the sender's order), <A>-dp rx (tunless's input: the taps
+#                           of the packet port's receive, tunless's AF_PACKET socket among them),
+#                           veth-a tx (tunless's WAN sends), veth-b rx, wg0 rx (the receiver)
+#   b -> a (tunless opens)  wg0 tx (the sender's order), veth-b tx (the peer's sends), veth-a rx
+#                           (tunless's input), <A>-dp tx (tunless's output), <A> rx (the receiver)
+# Judged: tunless's WAN sends (veth-a tx; in b -> a they carry the ACKs) are in counter order per
+# receiver index. Printed: each segment that came late at the receiver, placed at the first
+# point where it was late and the point before it where it was in order, with the counters'
+# order on the WAN between them; the sender's reordering and retransmission counters (nstat),
+# which also move when a descheduled peer delays ACKs. During the stream veth-a segments
+# tunless's UDP GSO sends itself (tx-udp-segmentation off: the same order, each message seen).
 REORDER_KEYS="TcpExtTCPSACKReorder TcpExtTCPTSReorder TcpExtTCPRenoReorder TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPLossProbes TcpExtTCPSpuriousRTOs TcpExtTCPDSACKRecv"
+TCPORDER="$HERE/tcporder.py"
 tcp_counters() { # tcp_counters <ns>: absolute values of REORDER_KEYS, "name value" lines
 	# shellcheck disable=SC2086
 	lab_exec "$1" nstat -az $REORDER_KEYS | awk '$1 ~ /^Tcp/ { print $1, $2 }'
 }
-tcp_no_reorder() {
-	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv rcv dev sip cap cap_pid c0 c1 i
-	rcv=$s sip=10.77.0.1
-	[ "$snd" = "$s" ] && rcv=$c sip=$ip
-	dev=wg0
-	[ "$rcv" = a ] && dev=$A   # tunless's host interface, named after the instance
-	cap=$LAB_DIR/tcp-$snd-$RANDOM.pcap
-	lab_bg "$rcv" "$cap.log" tcpdump -i "$dev" -n -U -s 96 -w "$cap" "tcp and src host $sip and greater 200"
-	cap_pid=$LAB_LAST_PID
-	i=0
-	while ! grep -q "listening on" "$cap.log" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+# rx_path <ns> <iface>: how the kernel hands a veth end the frames its peer sends (NAPI only
+# with an XDP program or GRO on that end; otherwise the sending CPU's backlog).
+rx_path() {
+	local gro xdp rps
+	gro=$(lab_nsexec "$1" ethtool -k "$2" 2>/dev/null | awk '/^generic-receive-offload:/ { print $2 }')
+	xdp=$(lab_nsexec "$1" ip -d link show "$2" | grep -q 'prog/xdp' && echo yes || echo no)
+	rps=$(lab_nsexec "$1" cat "/sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null)
+	printf '%s: GRO %s, XDP program %s, RPS %s' "$2" "${gro:-?}" "$xdp" "${rps:-?}"
+}
+# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: tcp_stream, its report
+# lines after the first marked as notes like the first (hl_check_out marks that one).
+tcp_no_reorder() { tcp_stream "$@" | sed '1!s/^/#   /'; }
+capture_counts() { awk '/packets (captured|received by filter|dropped by kernel)/ { printf "%s%s", n++ ? "/" : "", $1 }' "$1"; }
+tcp_stream() {
+	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv src x i c0 c1 rc
+	local -A cap=() pid=()
+	src=10.77.0.1
+	[ "$snd" = b ] && src=10.77.0.2
+	for x in a b; do
+		cap[$x]=$LAB_DIR/tcp-$snd-$x-$RANDOM.pcap
+		lab_nsexec "$x" ip -o link >"${cap[$x]}.links"
+		lab_bg "$x" "${cap[$x]}.log" tcpdump -i any -y LINUX_SLL2 -n -U -B 65536 -s 96 -w "${cap[$x]}" \
+			"tcp or udp port 51820"
+		pid[$x]=$LAB_LAST_PID
+	done
+	for x in a b; do
+		i=0
+		while ! grep -q "listening on" "${cap[$x]}.log" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	done
+	lab_nsexec a ethtool -K veth-a tx-udp-segmentation off >/dev/null
 	c0=$(tcp_counters "$snd")
 	lab_bg "$s" "$LAB_DIR/iperf-tcp-server.log" iperf3 -s -1 -B "$ip" -p 5202
 	srv=$LAB_LAST_PID
 	lab_wait_for 5 sh -c "ip netns exec $(lab_ns "$s") ss -Hltn 'sport = :5202' | grep -q ."
-	if ! timeout 20 ip netns exec "$(lab_ns "$c")" iperf3 -c "$ip" -p 5202 -t 3 -b 200M $rev >/dev/null 2>&1; then
+	timeout 20 ip netns exec "$(lab_ns "$c")" iperf3 -c "$ip" -p 5202 -t 3 -b 200M $rev >/dev/null 2>&1
+	rc=$?
+	[ $rc = 0 ] && wait "$srv" 2>/dev/null
+	kill "$srv" 2>/dev/null
+	c1=$(tcp_counters "$snd")
+	lab_nsexec a ethtool -K veth-a tx-udp-segmentation on >/dev/null
+	# tcpdump reads the kernel's ring a block at a time, and a block is handed over when full
+	# or after its timeout (about a second): wait that long, or the last packets are lost.
+	sleep 1.5
+	# lab_bg's pid is the background subshell; tcpdump is its child (and a background job
+	# ignores SIGINT): stop tcpdump itself, which then prints its counts.
+	for x in a b; do pkill -TERM -P "${pid[$x]}" 2>/dev/null; done
+	for x in a b; do wait "${pid[$x]}" 2>/dev/null; done
+	if [ $rc != 0 ]; then
 		echo "iperf3 failed"
-		kill "$srv" 2>/dev/null
-		pkill -TERM -P "$cap_pid" 2>/dev/null
 		return 1
 	fi
-	wait "$srv" 2>/dev/null
-	c1=$(tcp_counters "$snd")
-	sleep 0.2
-	# lab_bg's pid is the background subshell; tcpdump is its child (and a background job
-	# ignores SIGINT): stop tcpdump itself, which then prints its drop count.
-	pkill -TERM -P "$cap_pid" 2>/dev/null
-	wait "$cap_pid" 2>/dev/null
-	tcpdump -r "$cap" -n -v 2>/dev/null | python3 -c '
-import re, sys
+	echo "sender: $(python3 -c '
+import sys
 a, b = (dict((l.split()[0], int(l.split()[1])) for l in t.splitlines() if l.strip()) for t in sys.argv[1:3])
-d = {k: b[k] - a.get(k, 0) for k in b}
-# tcpdump -v prints "(tos .., ttl .., id N, ...)", then "src.port > dst.port: ..." on the next line.
-conns, pkt_id, late, worst = {}, None, 0, 0
-for line in sys.stdin:
-    m = re.search(r"\bid (\d+),", line)
-    if m:
-        pkt_id = int(m.group(1))
-        continue
-    m = re.match(r"\s+(\S+) > (\S+):", line)
-    if m and pkt_id is not None:
-        key = (m.group(1), m.group(2))
-        top = conns.get(key)
-        if top is None or 0 < (pkt_id - top) % 65536 < 32768:
-            conns[key] = pkt_id
-        else:
-            late += 1
-            worst = max(worst, (top - pkt_id) % 65536)
-        pkt_id = None
-print("captured %d connection(s), %d segment(s) arrived after a later one (worst by %d IDs); %s; sender: %s"
-      % (len(conns), late, worst, sys.argv[3].strip() or "capture drops unknown",
-         " ".join("%s +%d" % kv for kv in sorted(d.items()))))
-# Printed, not judged: late segments were seen end to end now and then (one 1 ID and one 47
-# IDs late, in 2 of 28 captured streams) and are not yet attributed to tunless, the veth paths of
-# the kernel or the TUN writes of the peer; the order of tunless is judged by the numbered
-# datagrams.
-sys.exit(0 if conns else 1)
-' "$c0" "$c1" "$(grep -h "dropped by kernel" "$cap.log")"
+print(" ".join("%s +%d" % (k, b[k] - a.get(k, 0)) for k in sorted(b)))' "$c0" "$c1")"
+	echo "captures (tcpdump: captured, received by the filter, dropped by the kernel; a packet missing" \
+		"can hide a late one, never make one): a $(capture_counts "${cap[a]}.log"), b $(capture_counts "${cap[b]}.log")"
+	echo "receive paths: $(rx_path a "$A-dp"); $(rx_path a "$A"); $(rx_path b veth-b)"
+	local -a pts
+	if [ "$snd" = a ]; then
+		pts=("sender $A tx=a:$A:out:tcp" "tunless's input $A-dp rx=a:$A-dp:in:tcp"
+			"tunless's WAN sends veth-a tx=a:veth-a:out:wg" "peer's WAN input veth-b rx=b:veth-b:in:wg"
+			"receiver wg0 rx=b:wg0:in:tcp")
+	else
+		pts=("sender wg0 tx=b:wg0:out:tcp" "peer's WAN sends veth-b tx=b:veth-b:out:wg"
+			"tunless's WAN input veth-a rx=a:veth-a:in:wg" "tunless's output $A-dp tx=a:$A-dp:out:tcp"
+			"receiver $A rx=a:$A:in:tcp" "tunless's WAN sends veth-a tx=a:veth-a:out:wg")
+	fi
+	local -a args=(check --src "$src" --cap "a=${cap[a]},${cap[a]}.links" --cap "b=${cap[b]},${cap[b]}.links"
+		--judge "tunless's WAN sends veth-a tx")
+	for x in "${pts[@]}"; do args+=(--point "$x"); done
+	python3 "$TCPORDER" "${args[@]}"
 }
 
 # ---- host mode: interop, order, conservation ----------------------------------------------------
@@ -228,9 +255,9 @@ host_run() {
 	hl_check "$tag: tunless has a session" hl_has_session "$A"
 	hl_check "$tag: ping v6 a -> b" hl_ping a fd77::2
 	hl_check "$tag: ping v4 b -> a" hl_ping b 10.77.0.1
-	hl_check_out "$tag: TCP a -> b carried; its segment order at the receiver (printed)" \
+	hl_check_out "$tag: TCP a -> b carried, tunless's WAN sends in counter order (late segments placed, printed)" \
 		tcp_no_reorder a a b 10.77.0.2
-	hl_check_out "$tag: TCP b -> a carried; its segment order at the receiver (printed)" \
+	hl_check_out "$tag: TCP b -> a carried, tunless's WAN sends in counter order (late segments placed, printed)" \
 		tcp_no_reorder b a b 10.77.0.2 -R
 	hl_check_out "$tag: 20000 numbered datagrams a -> b (tunless seals): all, in order" \
 		seq_check "ab-$W-$impl" a b 10.77.0.2 20000 8000
@@ -345,6 +372,7 @@ EOF
 	end_lab
 }
 
+hl_check_out "the TCP order checker fails a capture with two WAN counters swapped" python3 "$TCPORDER" selftest
 trap 'end_lab' EXIT
 want() { [ -z "${WORKERS_ONLY:-}" ] || [[ " $WORKERS_ONLY " == *" $1 "* ]]; }
 for W in $WORKERS_LIST; do
