@@ -57,12 +57,14 @@ hl_check() {
 }
 hl_note() { printf '# %s\n' "$*"; }
 hl_check_out() {
-	local d=$1 out rc
+	local d=$1 out rc line
 	shift
 	out=$("$@" 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then hl_ok "$d"; else hl_nok "$d"; fi
-	[ -z "$out" ] || hl_note "  $out"
+	if [ -n "$out" ]; then
+		while IFS= read -r line; do hl_note "  $line"; done <<<"$out"
+	fi
 	return $rc
 }
 hl_finish() {
