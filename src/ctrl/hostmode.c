@@ -2,6 +2,7 @@
  * MTU and the routes to the peers' allowed IPs (what wg-quick does for wg0), and whose
  * other end is the dataplane's LAN port (AF_PACKET or AF_XDP). The host end is NOARP: the
  * kernel sends straight to it without ARP/ND, like a point-to-point device. */
+#include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -23,6 +24,27 @@ static int host_addresses(struct tl_device *dev, int ifindex)
 			return r;
 	}
 	return 0;
+}
+
+/* With the packet port the dataplane's end has no XDP program and no GRO, so the host end's
+ * transmit hands each frame to it through netif_rx, into the backlog of the CPU that sent
+ * it. A TCP sender transmits from its application's CPU and from the CPU that took an ACK:
+ * one flow's frames land in two backlogs and reach the port out of order. (The AF_XDP port's
+ * XDP program makes the veth take every frame through its one NAPI ring, in order.) RPS on
+ * the dataplane's end makes netif_rx pick the backlog by the flow's hash instead. All online
+ * CPUs, not one: TCP needs the order of each flow, which one CPU per flow keeps, and the
+ * flows' receive work stays spread as it was; one CPU would serialise every flow for an order
+ * between flows that nothing needs. (A flow changes CPU only when its hash changes: the
+ * kernel draws a new one for a TCP socket whose path looks broken, after a retransmission
+ * timeout for one.) */
+static void dp_steer(const char *dp_if)
+{
+	int r = tl_iface_rps_all(dp_if);
+
+	if (r != 0)
+		tl_log_warn("host: cannot set receive packet steering on %s (%s%s): the host's TCP "
+			    "segments may reach the dataplane out of order",
+			    dp_if, strerror(-r), r == -ENOENT ? ", a kernel without CONFIG_RPS?" : "");
 }
 
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
@@ -47,6 +69,8 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 		r = dev->cfg->lan.driver == TL_DRIVER_PACKET ? tl_iface_virtio_offloads(dev->host_if) : tl_iface_tx_csum_off(dev->host_if);
 	if (r == 0 && dev->cfg->lan.driver == TL_DRIVER_PACKET)
 		r = tl_iface_ipv6_off(dev->dp_if);
+	if (r == 0 && dev->cfg->lan.driver == TL_DRIVER_PACKET)
+		dp_steer(dev->dp_if);
 	if (r == 0)
 		r = tl_nl_link_info(dev->nl, dev->host_if, &ifindex, mac, NULL);
 	if (r == 0)

@@ -60,6 +60,88 @@ unsigned tl_iface_rx_queues(const char *iface)
 	return n;
 }
 
+int tl_cpu_list_mask(const char *list, char *mask, size_t len)
+{
+	static uint32_t w[TL_CPUS_MAX / 32];
+	const char *p = list;
+	size_t off = 0;
+	long top = -1;
+
+	memset(w, 0, sizeof(w));
+	while (*p && *p != '\n') {
+		char *e;
+		unsigned long a, b;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		a = b = strtoul(p, &e, 10);
+		if (*e == '-') {
+			p = e + 1;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			b = strtoul(p, &e, 10);
+		}
+		if (a > b || b >= TL_CPUS_MAX)
+			return -EINVAL;
+		for (unsigned long c = a; c <= b; c++)
+			w[c / 32] |= 1u << (c % 32);
+		top = (long)b > top ? (long)b : top;
+		p = e;
+		if (*p == ',' && p[1] && p[1] != '\n')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	if (top < 0)
+		return -EINVAL;
+	for (long g = top / 32; g >= 0; g--) {
+		int n = snprintf(mask + off, len - off, g == top / 32 ? "%x" : ",%08x", w[g]);
+
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENOSPC;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int tl_iface_rps_all(const char *iface)
+{
+	static char mask[TL_CPUS_MAX / 4 + TL_CPUS_MAX / 32 + 1];
+	char online[4096], path[320];   /* an interface's name is < IFNAMSIZ (16), d_name's 256 */
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	struct dirent *e;
+	DIR *d;
+	int r, n = 0;
+
+	if (!f)
+		return -errno;
+	r = fgets(online, sizeof(online), f) ? 0 : -EIO;
+	fclose(f);
+	if (r == 0)
+		r = tl_cpu_list_mask(online, mask, sizeof(mask));
+	if (r != 0)
+		return r;
+	snprintf(path, sizeof(path), "/sys/class/net/%.15s/queues", iface);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (r == 0 && (e = readdir(d))) {
+		int fd;
+
+		if (strncmp(e->d_name, "rx-", 3))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%.15s/queues/%s/rps_cpus", iface, e->d_name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, mask, strlen(mask)) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+		n++;
+	}
+	closedir(d);
+	return r ? r : n ? 0 : -ENOENT;
+}
+
 int tl_iface_mac(const char *iface, uint8_t mac[6])
 {
 	struct ifreq ifr = { 0 };

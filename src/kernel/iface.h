@@ -5,6 +5,7 @@
 
 #include <linux/if_xdp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Queue pairs net_af_xdp opens on iface: its combined channels, 1 where it has none (veth,
@@ -12,6 +13,16 @@
 unsigned tl_iface_channels(const char *iface);
 /* RX queues the kernel has for iface (0: unknown). */
 unsigned tl_iface_rx_queues(const char *iface);
+/* Receive packet steering (RPS) over every online CPU on each RX queue of iface: a frame
+ * the kernel takes through a CPU's backlog (netif_rx) goes to the backlog of the CPU its flow
+ * hash picks, so one flow keeps its order whichever CPUs sent it. 0, -ENOENT (no rps_cpus:
+ * a kernel without CONFIG_RPS), or other -errno. */
+int tl_iface_rps_all(const char *iface);
+/* A CPU list as /sys/devices/system/cpu/online gives it ("0-3,8") as the hex mask rps_cpus
+ * takes ("10f"; 32-bit groups, the highest first, comma-separated). 0, -EINVAL (not a
+ * list, or a CPU >= TL_CPUS_MAX), -ENOSPC (len too small). */
+#define TL_CPUS_MAX 8192
+int tl_cpu_list_mask(const char *list, char *mask, size_t len);
 /* The interface's MAC address. 0, or -errno. */
 int tl_iface_mac(const char *iface, uint8_t mac[6]);
 /* Calls fn for every IPv4 and IPv6 address of iface. */

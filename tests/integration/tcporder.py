@@ -15,12 +15,14 @@
       The last tcp point is the receiver. Each segment late there is placed: the first point
       (sender first) where the packet holding its ID came late, the point before it where it
       was in order, and the wg points between the two with their counters' order. Exit 1 if a
-      --judge point (a wg point) has a message out of order or none at all, or the receiver
-      saw no stream.
+      --judge wg point has a message out of order or none at all, a --judge tcp point (not the
+      first) has a packet late that was in order at the tcp point before it or saw no packet,
+      or the receiver saw no stream.
   tcporder.py selftest
       Runs the check on made-up captures: in order but for one segment late at the receiver
       (passes, placed after the WAN), and the same with two of the judged point's counters
-      swapped (fails). Exit 0 if both came out so.
+      swapped (fails); a segment late at the input that the sender sent in order (fails with
+      the input judged, passes without) or late (passes). Exit 0 if all came out so.
 """
 import argparse
 import contextlib
@@ -175,6 +177,23 @@ def check(a):
         elif pt is not recv:
             late = sum(p[1] for v in pt.conns.values() for p in v)
             print("%s: %d packet(s), %d late" % (label, sum(len(v) for v in pt.conns.values()), late))
+    for n, i in enumerate(tcp):
+        label, _, pt = points[i]
+        if label not in (a.judge or []):
+            continue
+        if n == 0:
+            raise SystemExit("--judge %s: the sender's point has no point before it to judge against" % label)
+        plabel, _, prev = points[tcp[n - 1]]
+        made = [(pid, top) for key, v in pt.conns.items() for pid, late, top in v
+                if late and (prev.holding(key, pid) or [0, True])[1] is False]
+        print("%s: %d late that were in order at %s (judged)" % (label, len(made), plabel))
+        if made:
+            print("FAIL: %s: %d packet(s) late that were in order at %s (first: ID %d, %d IDs late)" % (
+                label, len(made), plabel, made[0][0] & 0xFFFF, made[0][1] - made[0][0]))
+            rc = 1
+        if not pt.conns:
+            print("FAIL: %s saw no packet of the stream, nothing to judge" % label)
+            rc = 1
     places = []
     for key, pkts in recv.conns.items():
         for pid, late, top in pkts:
@@ -247,23 +266,23 @@ def _write(path, recs):
 def selftest():
     d = tempfile.mkdtemp(prefix="tcporder.")
     links = os.path.join(d, "links")
-    open(links, "w").write("1: lo: <LOOPBACK>\n2: in@if3: <UP>\n3: wan@if4: <UP>\n4: rcv: <UP>\n")
+    open(links, "w").write("1: lo: <LOOPBACK>\n2: in@if3: <UP>\n3: wan@if4: <UP>\n4: rcv: <UP>\n5: snd: <UP>\n")
     ids = list(range(100, 110))
     rcv = ids[:4] + ids[5:7] + [ids[4]] + ids[7:]            # ID 104 two late at the receiver
 
-    def run(ctrs, sent=None):
-        recs = [(2, False, _tcp(i)) for i in sent or ids] + [(3, True, _wg(c)) for c in ctrs]
+    def run(ctrs, sent=None, judge=("sends",), sender=None):
+        recs = [(5, True, _tcp(i)) for i in sender or ids] + [(2, False, _tcp(i)) for i in sent or ids] + [(3, True, _wg(c)) for c in ctrs]
         recs += [(4, False, _tcp(i)) for i in rcv]
         _write(os.path.join(d, "cap"), recs)
         args = argparse.Namespace(src="10.0.0.1", cap=["c=%s,%s" % (os.path.join(d, "cap"), links)],
-                                  point=["input=c:in:in:tcp", "sends=c:wan:out:wg", "receiver=c:rcv:in:tcp"],
-                                  judge=["sends"])
+                                  point=["sender=c:snd:out:tcp", "input=c:in:in:tcp", "sends=c:wan:out:wg", "receiver=c:rcv:in:tcp"],
+                                  judge=list(judge))
         return check(args)
 
-    def expect(rc, text, ctrs, sent=None):
+    def expect(rc, text, ctrs, sent=None, judge=("sends",), sender=None):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            got = run(ctrs, sent)
+            got = run(ctrs, sent, judge, sender)
         ok = got == rc and text in out.getvalue()
         if not ok:
             print("expected exit %d and %r, got exit %d:\n%s" % (rc, text, got, out.getvalue()), end="")
@@ -273,9 +292,16 @@ def selftest():
     ok = expect(0, "ID 104, 2 IDs late at receiver: in order at input, late first at receiver; "
                 "between them sends in counter order", range(10))
     ok = expect(1, swapped, [0, 1, 2, 4, 3, 5, 6, 7, 8, 9]) and ok
-    ok = expect(0, "ID 104, 2 IDs late at receiver: already late at input", range(10), rcv) and ok
+    ok = expect(0, "ID 104, 2 IDs late at receiver: in order at sender, late first at input", range(10), rcv) and ok
+    made = "FAIL: input: 1 packet(s) late that were in order at sender (first: ID 104, 2 IDs late)"
+    sent_ok = "input: 0 late that were in order at sender (judged)"
+    ok = expect(0, sent_ok, range(10), None, ("sends", "input")) and ok
+    ok = expect(1, made, range(10), rcv, ("sends", "input")) and ok
+    ok = expect(0, "ID 104, 2 IDs late at receiver: already late at sender", range(10), rcv, ("sends", "input"),
+                rcv) and expect(0, sent_ok, range(10), rcv, ("sends", "input"), rcv) and ok
     print("selftest %s: counters 0..9 in order pass, the late segment placed after the WAN; counters 3 and 4 "
-          "swapped give \"%s\"; a segment late at the input is placed there" % ("ok" if ok else "FAILED", swapped))
+          "swapped give \"%s\"; a segment late at the input is placed there, and the input judged gives \"%s\" "
+          "unless the sender sent it late too" % ("ok" if ok else "FAILED", swapped, made))
     return 0 if ok else 1
 
 

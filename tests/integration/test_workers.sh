@@ -196,7 +196,9 @@ seq_check() {
 #   b -> a (tunless opens)  wg0 tx (the sender's order), veth-b tx (the peer's sends), veth-a rx
 #                           (tunless's input), <A>-dp tx (tunless's output), <A> rx (the receiver)
 # Judged: tunless's WAN sends (veth-a tx; in b -> a they carry the ACKs) are in counter order per
-# receiver index. Printed: each segment that came late at the receiver, placed at the first
+# receiver index; a -> b, no packet is late at tunless's input that was in order at the sender's
+# <A> tx (host mode sets RPS on <A>-dp so that the kernel's backlogs keep each flow's order:
+# hostmode.c). Printed: each segment that came late at the receiver, placed at the first
 # point where it was late and the point before it where it was in order, with the counters'
 # order on the WAN between them; the sender's reordering and retransmission counters (nstat),
 # which also move when a descheduled peer delays ACKs. During the stream veth-a segments
@@ -277,6 +279,7 @@ print(" ".join("%s +%d" % (k, b[k] - a.get(k, 0)) for k in sorted(b)))' "$c0" "$
 	fi
 	local -a args=(check --src "$src" --cap "a=${cap[a]},${cap[a]}.links" --cap "b=${cap[b]},${cap[b]}.links"
 		--judge "tunless's WAN sends veth-a tx")
+	[ "$snd" = a ] && args+=(--judge "tunless's input $A-dp rx")
 	for x in "${pts[@]}"; do args+=(--point "$x"); done
 	python3 "$TCPORDER" "${args[@]}"
 }
@@ -295,7 +298,7 @@ host_run() {
 	hl_check "$tag: tunless has a session" hl_has_session "$A"
 	hl_check "$tag: ping v6 a -> b" hl_ping a fd77::2
 	hl_check "$tag: ping v4 b -> a" hl_ping b 10.77.0.1
-	hl_check_out "$tag: TCP a -> b carried, tunless's WAN sends in counter order (late segments placed, printed)" \
+	hl_check_out "$tag: TCP a -> b carried, in order into tunless's input, tunless's WAN sends in counter order (late segments placed, printed)" \
 		tcp_no_reorder a a b 10.77.0.2
 	hl_check_out "$tag: TCP b -> a carried, tunless's WAN sends in counter order (late segments placed, printed)" \
 		tcp_no_reorder b a b 10.77.0.2 -R
