@@ -218,9 +218,9 @@ rx_path() {
 	rps=$(lab_nsexec "$1" cat "/sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null)
 	printf '%s: GRO %s, XDP program %s, RPS %s' "$2" "${gro:-?}" "$xdp" "${rps:-?}"
 }
-# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: tcp_stream, its report
-# lines after the first marked as notes like the first (hl_check_out marks that one).
-tcp_no_reorder() { tcp_stream "$@" | sed '1!s/^/#   /'; }
+# tcp_no_reorder <sender-ns> <client-ns> <server-ns> <server-ip> [-R]: tcp_stream (hl_check_out
+# marks each line of its report as a note)
+tcp_no_reorder() { tcp_stream "$@"; }
 capture_counts() { awk '/packets (captured|received by filter|dropped by kernel)/ { printf "%s%s", n++ ? "/" : "", $1 }' "$1"; }
 tcp_stream() {
 	local snd=$1 c=$2 s=$3 ip=$4 rev=${5:-} srv src x i c0 c1 rc
