@@ -92,8 +92,9 @@ struct tl_device {
 	uint32_t ctrl_index_cap;
 	struct tl_ratelimit *ratelimit;    /* handshakes per source under load */
 	struct tl_parfor *hs_pool;         /* handshake_threads helpers computing handshakes (handshake.c) */
-	cpu_set_t cpus;                    /* where the daemon may run (read before EAL pinned this
-					    * thread): the handshake threads' CPUs */
+	cpu_set_t cpus;                    /* where the daemon may run (read as the device comes up,
+					    * before EAL pins this thread): host mode's RPS, the
+					    * lcores', the handshake threads' CPUs */
 	struct tl_counters cnt;            /* control-plane drops and events */
 	struct tl_dp_aead *aead;           /* control plane's own (keepalives, staged) */
 	struct tl_nl *nl;

@@ -62,8 +62,6 @@ int tl_eal_start(struct tl_device *dev, const char *argv0)
 	int n = 0;
 
 	snprintf(prefix, sizeof(prefix), "tunless-%s", dev->cfg->name);
-	CPU_ZERO(&dev->cpus);
-	sched_getaffinity(0, sizeof(dev->cpus), &dev->cpus);
 	lcores_arg(lcores, sizeof(lcores), dev->cfg->workers, &dev->cpus);
 	args[n++] = (char *)argv0;
 	args[n++] = "--no-huge";

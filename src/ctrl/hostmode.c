@@ -31,20 +31,24 @@ static int host_addresses(struct tl_device *dev, int ifindex)
  * it. A TCP sender transmits from its application's CPU and from the CPU that took an ACK:
  * one flow's frames land in two backlogs and reach the port out of order. (The AF_XDP port's
  * XDP program makes the veth take every frame through its one NAPI ring, in order.) RPS on
- * the dataplane's end makes netif_rx pick the backlog by the flow's hash instead. All online
- * CPUs, not one: TCP needs the order of each flow, which one CPU per flow keeps, and the
- * flows' receive work stays spread as it was; one CPU would serialise every flow for an order
- * between flows that nothing needs. (A flow changes CPU only when its hash changes: the
- * kernel draws a new one for a TCP socket whose path looks broken, after a retransmission
- * timeout for one.) */
-static void dp_steer(const char *dp_if)
+ * the dataplane's end makes netif_rx pick the backlog by the flow's hash instead. Over every
+ * CPU the daemon may run on (dev->cpus, its affinity when the device came up), not one: TCP
+ * needs the order of each flow, which one CPU per flow keeps, and the flows' receive work
+ * stays spread as it was; one CPU would serialise every flow for an order between flows that
+ * nothing needs. The daemon's CPUs rather than every online one: that receive work feeds the
+ * daemon's packet socket, and a daemon started on some CPUs (taskset, systemd's CPUAffinity)
+ * keeps its work there and off the CPUs set apart for others. (A flow changes CPU only when its
+ * hash changes: the kernel draws a new one for a TCP socket whose path looks broken, after a
+ * retransmission timeout for one.) */
+static void dp_steer(const struct tl_device *dev)
 {
-	int r = tl_iface_rps_all(dp_if);
+	int r = tl_iface_rps_set(dev->dp_if, &dev->cpus);
 
 	if (r != 0)
 		tl_log_warn("host: cannot set receive packet steering on %s (%s%s): the host's TCP "
 			    "segments may reach the dataplane out of order",
-			    dp_if, strerror(-r), r == -ENOENT ? ", a kernel without CONFIG_RPS?" : "");
+			    dev->dp_if, strerror(-r), r == -ENOENT ? ", a kernel without CONFIG_RPS?" :
+			    CPU_COUNT(&dev->cpus) == 0 ? ", no CPU in the daemon's affinity" : "");
 }
 
 int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
@@ -70,7 +74,7 @@ int tl_host_setup(struct tl_device *dev, char *err, size_t errlen)
 	if (r == 0 && dev->cfg->lan.driver == TL_DRIVER_PACKET)
 		r = tl_iface_ipv6_off(dev->dp_if);
 	if (r == 0 && dev->cfg->lan.driver == TL_DRIVER_PACKET)
-		dp_steer(dev->dp_if);
+		dp_steer(dev);
 	if (r == 0)
 		r = tl_nl_link_info(dev->nl, dev->host_if, &ifindex, mac, NULL);
 	if (r == 0)

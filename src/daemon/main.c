@@ -196,6 +196,11 @@ static int device_up(struct tl_device *dev, const char *argv0)
 		return -1;
 	}
 	dp_params(dev);
+	/* The CPUs the daemon may run on, read once before EAL pins this thread to one: host
+	 * mode's RPS (tl_host_setup), the lcores (tl_eal_start), the handshake threads. */
+	CPU_ZERO(&dev->cpus);
+	if (sched_getaffinity(0, sizeof(dev->cpus), &dev->cpus) != 0)
+		tl_log_warn("cannot read the process's CPU affinity: %s", strerror(errno));
 	if (dev->dp.host_mode && tl_host_setup(dev, err, sizeof(err)) != 0)
 		goto fail;
 	if (tl_eal_start(dev, argv0) != 0)

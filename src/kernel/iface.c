@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -60,65 +61,44 @@ unsigned tl_iface_rx_queues(const char *iface)
 	return n;
 }
 
-int tl_cpu_list_mask(const char *list, char *mask, size_t len)
+/* Each 32-bit word from the one of the highest CPU down, built with CPU_ISSET (cpu_set_t's
+ * own word size and order are glibc's). */
+int tl_cpu_set_mask(const cpu_set_t *set, char *mask, size_t len)
 {
-	static uint32_t w[TL_CPUS_MAX / 32];
-	const char *p = list;
+	int top = CPU_SETSIZE - 1;
 	size_t off = 0;
-	long top = -1;
 
-	memset(w, 0, sizeof(w));
-	while (*p && *p != '\n') {
-		char *e;
-		unsigned long a, b;
-
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		a = b = strtoul(p, &e, 10);
-		if (*e == '-') {
-			p = e + 1;
-			if (*p < '0' || *p > '9')
-				return -EINVAL;
-			b = strtoul(p, &e, 10);
-		}
-		if (a > b || b >= TL_CPUS_MAX)
-			return -EINVAL;
-		for (unsigned long c = a; c <= b; c++)
-			w[c / 32] |= 1u << (c % 32);
-		top = (long)b > top ? (long)b : top;
-		p = e;
-		if (*p == ',' && p[1] && p[1] != '\n')
-			p++;
-		else if (*p && *p != '\n')
-			return -EINVAL;
-	}
+	while (top >= 0 && !CPU_ISSET(top, set))
+		top--;
+	if (len > 0)
+		mask[0] = '\0';
 	if (top < 0)
 		return -EINVAL;
-	for (long g = top / 32; g >= 0; g--) {
-		int n = snprintf(mask + off, len - off, g == top / 32 ? "%x" : ",%08x", w[g]);
+	if (len == 0)
+		return -ENOSPC;
+	for (int g = top / 32; g >= 0; g--) {
+		uint32_t w = 0;
+		int n;
 
-		if (n < 0 || (size_t)n >= len - off)
+		for (int b = 0; b < 32; b++)
+			w |= (uint32_t)(CPU_ISSET(g * 32 + b, set) != 0) << b;
+		n = snprintf(mask + off, len - off, g == top / 32 ? "%" PRIx32 : ",%08" PRIx32, w);
+		if (n < 0 || (size_t)n >= len - off) {
+			mask[0] = '\0';
 			return -ENOSPC;
+		}
 		off += (size_t)n;
 	}
 	return 0;
 }
 
-int tl_iface_rps_all(const char *iface)
+int tl_iface_rps_set(const char *iface, const cpu_set_t *cpus)
 {
-	static char mask[TL_CPUS_MAX / 4 + TL_CPUS_MAX / 32 + 1];
-	char online[4096], path[320];   /* an interface's name is < IFNAMSIZ (16), d_name's 256 */
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char mask[TL_CPU_MASK_LEN], path[320];   /* an interface's name is < IFNAMSIZ (16), d_name's 256 */
 	struct dirent *e;
 	DIR *d;
-	int r, n = 0;
+	int r = tl_cpu_set_mask(cpus, mask, sizeof(mask)), n = 0;
 
-	if (!f)
-		return -errno;
-	r = fgets(online, sizeof(online), f) ? 0 : -EIO;
-	fclose(f);
-	if (r == 0)
-		r = tl_cpu_list_mask(online, mask, sizeof(mask));
 	if (r != 0)
 		return r;
 	snprintf(path, sizeof(path), "/sys/class/net/%.15s/queues", iface);

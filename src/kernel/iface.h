@@ -4,6 +4,7 @@
 #define TL_KERNEL_IFACE_H
 
 #include <linux/if_xdp.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,16 +14,18 @@
 unsigned tl_iface_channels(const char *iface);
 /* RX queues the kernel has for iface (0: unknown). */
 unsigned tl_iface_rx_queues(const char *iface);
-/* Receive packet steering (RPS) over every online CPU on each RX queue of iface: a frame
- * the kernel takes through a CPU's backlog (netif_rx) goes to the backlog of the CPU its flow
- * hash picks, so one flow keeps its order whichever CPUs sent it. 0, -ENOENT (no rps_cpus:
- * a kernel without CONFIG_RPS), or other -errno. */
-int tl_iface_rps_all(const char *iface);
-/* A CPU list as /sys/devices/system/cpu/online gives it ("0-3,8") as the hex mask rps_cpus
- * takes ("10f"; 32-bit groups, the highest first, comma-separated). 0, -EINVAL (not a
- * list, or a CPU >= TL_CPUS_MAX), -ENOSPC (len too small). */
-#define TL_CPUS_MAX 8192
-int tl_cpu_list_mask(const char *list, char *mask, size_t len);
+/* Receive packet steering (RPS) over the CPUs of cpus on each RX queue of iface: a frame the
+ * kernel takes through a CPU's backlog (netif_rx) goes to the backlog of the CPU its flow hash
+ * picks, so one flow keeps its order whichever CPUs sent it. 0, -EINVAL (cpus is empty;
+ * nothing written), -ENOENT (no such interface, or no rps_cpus: a kernel without CONFIG_RPS),
+ * or other -errno. */
+int tl_iface_rps_set(const char *iface, const cpu_set_t *cpus);
+/* The CPUs of set as the hex mask rps_cpus takes, into mask[len]: 32-bit words, the highest
+ * first, comma-separated, no leading zeros in the first ("3" for CPUs 0-1, "10f" for 0-3 and 8,
+ * "1,00000000" for CPU 32). 0, -EINVAL (no CPU in set), -ENOSPC (len too small); mask is ""
+ * after an error. TL_CPU_MASK_LEN holds any cpu_set_t's. */
+#define TL_CPU_MASK_LEN (CPU_SETSIZE / 4 + CPU_SETSIZE / 32 + 1)
+int tl_cpu_set_mask(const cpu_set_t *set, char *mask, size_t len);
 /* The interface's MAC address. 0, or -errno. */
 int tl_iface_mac(const char *iface, uint8_t mac[6]);
 /* Calls fn for every IPv4 and IPv6 address of iface. */
