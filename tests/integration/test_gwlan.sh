@@ -18,10 +18,10 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../../scripts/env.sh
+. "$ROOT/scripts/env.sh"
 # shellcheck source=lab.sh
 . "$HERE/lab.sh"
-# shellcheck source=../../scripts/env.sh
-TUNLESS_ROOT=$ROOT . "$ROOT/scripts/env.sh"
 # shellcheck source=hostlib.sh
 . "$HERE/hostlib.sh"
 
