@@ -348,6 +348,7 @@ pairs += [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"),
          ("tunless-xdp", "wggo-ts"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
     pairs += [(v, "wggo-ts"), (v, "wggo"), (v, "tunless")]
+pairs += [("tunless-udp-packet", "tunless-udp")]   # -m gateway: the LAN kind, same udp WAN
 name = lambda a, b: "%s/%s" % (a, "wireguard-go" if b == "wggo" else b)
 ratios = {name(a, b): ratio(a, b) for a, b in pairs}
 run_ratios = {name(a, b): paired(a, b) for a, b in pairs}
