@@ -62,8 +62,12 @@ tc_stat() { hl_tel "$GWA" /tunless/ports --get "lan.tc_$1"; }   # steered, passe
 nonzero_drops() {
 	hl_tel "$1" /tunless/drops | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(f"{k}={v}" for k,v in d.items() if v) or "none")'
 }
-fwd_count() { # packets gwa's kernel forwarded (IPv4 ForwDatagrams + Ip6OutForwDatagrams)
-	lab_nsexec gwa sh -c "awk '/^Ip: [0-9]/ { print \$7 }' /proc/net/snmp; awk '\$1 == \"Ip6OutForwDatagrams\" { print \$2 }' /proc/net/snmp6" |
+# fwd_count: packets gwa's kernel routed onward or found no route for, IPv4 and IPv6
+# (ForwDatagrams, IpExt InNoRoutes, Ip6OutForwDatagrams, Ip6InNoRoutes): a steered packet that
+# also reached its stack would be one or the other (gwa has no route to the other LAN)
+fwd_count() {
+	lab_nsexec gwa sh -c "awk '/^Ip: [0-9]/ { print \$7 }' /proc/net/snmp; awk '/^IpExt: [0-9]/ { print \$2 }' /proc/net/netstat
+		awk '\$1 == \"Ip6OutForwDatagrams\" || \$1 == \"Ip6InNoRoutes\" { print \$2 }' /proc/net/snmp6" |
 		awk '{ s += $1 } END { print s + 0 }'
 }
 pair_tx_dropped() { # TX drops of the pair's kernel end (a redirect the veth could not pass on)
@@ -128,7 +132,7 @@ tc_counts() {
 no_forward() {
 	local f
 	f=$(fwd_count)
-	echo "forwarded $FWD0 -> $f"
+	echo "forwarded or unroutable $FWD0 -> $f"
 	[ "$f" = "$FWD0" ]
 }
 no_pair_drop() {
@@ -144,7 +148,7 @@ no_drop() {
 	[ "$d" = none ]
 }
 hl_check_out "gwa's tc counters: steered and sent, no redirect without a target" tc_counts
-hl_check_out "gwa's kernel forwarded none of the LAN's packets (ForwDatagrams unchanged)" no_forward
+hl_check_out "gwa's kernel routed none of the steered packets (forwarded or without a route: unchanged)" no_forward
 hl_check_out "nothing dropped on gwa's pair (tx_dropped of both ends)" no_pair_drop
 hl_check_out "gwa: no drop" no_drop "$GWA"
 hl_check_out "gwb: no drop" no_drop "$GWB"
