@@ -249,9 +249,11 @@ ovpn_up() { # <mode>
 # with TSO/GRO (`packet`, the default); gateway mode (the LAN scenarios): AF_XDP on both veths
 # (copy mode). Each can be changed for a comparison; the configs are kept in DIR/raw/ and
 # results.json's settings.tunless_ports names the kinds they gave. The gateway scenario runs
-# gateway mode without the shaper once per WAN:LAN pair of TL_FWD_PORTS, every pair gateway
-# mode takes on a veth (`packet` is host mode's LAN only): AF_XDP on both, and the kernel's UDP
-# sockets on the WAN with AF_XDP on the LAN.
+# gateway mode without the shaper once per WAN:LAN pair of TL_FWD_PORTS: by default AF_XDP on
+# both, and the kernel's UDP sockets on the WAN with AF_XDP on the LAN; a gateway's LAN can also
+# be `packet` (an AF_PACKET socket fed by tc programs on the LAN veth: docs/config.md), e.g.
+# BENCH_TUNLESS_FWD_PORTS="udp:af_xdp udp:packet", or BENCH_TUNLESS_GW_LAN=packet for the
+# shaped gateway scenarios (bench/throughput.sh -m gateway takes BENCH_TUNLESS_GW_LAN too).
 TL_HOST_WAN=${BENCH_TUNLESS_HOST_WAN:-udp}
 TL_HOST_LAN=${BENCH_TUNLESS_HOST_LAN:-packet}
 TL_GW_WAN=${BENCH_TUNLESS_GW_WAN:-af_xdp}

@@ -12,7 +12,9 @@
 # client -> gwa -> gwb -> server through each gateway's LAN and WAN ports (bench/impl.sh, the
 # lab of bench/run.sh's gateway scenario): the TUN VPNs route the LANs 10.1.0.0/24 and
 # 10.2.0.0/24 into wg0; tunless runs gateway mode without a shaper (tunless, tunless-xdp: AF_XDP
-# on both ports; tunless-udp: udp WAN, AF_XDP LAN); the path's veths are set as a gateway's NICs
+# on both ports; tunless-udp: udp WAN, AF_XDP LAN; tunless-packet / tunless-udp-packet: the
+# packet LAN port with an AF_XDP / udp WAN; BENCH_TUNLESS_GW_LAN=packet makes tunless and
+# tunless-udp take the packet LAN too); the path's veths are set as a gateway's NICs
 # are by default (bench/impl.sh impl_gateway_lab: GRO, and TX offload where no AF_XDP port
 # receives what the veth sends; BENCH_GW_LAB=gro: GRO on the gateways' four veths only, the lab
 # of the first 2026-11-26 comparison; BENCH_GW_LAB=off or BENCH_GW_GRO=0: neither, the lab
@@ -260,11 +262,15 @@ run_tunless() {
 	[ -z "$driver" ] || v="$v wan=$driver"
 	[ -z "$lan" ] || v="$v lan=$lan"
 	if [ "$MODE" = gateway ]; then
+		# the LAN kind an impl does not name: BENCH_TUNLESS_GW_LAN (af_xdp, or packet)
+		local gl=${BENCH_TUNLESS_GW_LAN:-af_xdp}
 		case $driver:$lan in
-		:) run_gateway "$impl" "$v wan=af_xdp lan=af_xdp" af_xdp af_xdp ;;
+		:) run_gateway "$impl" "$v wan=af_xdp lan=$gl" af_xdp "$gl" ;;
 		af_xdp:af_xdp) run_gateway "$impl" "$v" af_xdp af_xdp ;;
-		udp:) run_gateway "$impl" "$v lan=af_xdp" udp af_xdp ;;
-		*) record_error "$impl" "$v" "not a port pair of gateway mode (-m gateway: tunless, tunless-xdp, tunless-udp)" ;;
+		udp:) run_gateway "$impl" "$v lan=$gl" udp "$gl" ;;
+		:packet) run_gateway "$impl" "$v wan=af_xdp" af_xdp packet ;;
+		udp:packet) run_gateway "$impl" "$v" udp packet ;;
+		*) record_error "$impl" "$v" "not a port pair of gateway mode (-m gateway: tunless, tunless-xdp, tunless-udp, tunless-packet, tunless-udp-packet)" ;;
 		esac
 		return
 	fi
@@ -342,6 +348,7 @@ pairs += [("tunless", "wggo-ts"), ("tunless", "wggo"), ("tunless", "boringtun"),
          ("tunless-xdp", "wggo-ts"), ("tunless-xdp", "wggo"), ("tunless", "tunless-xdp")]
 for v in ("tunless-udp", "tunless-packet", "tunless-udp-packet"):
     pairs += [(v, "wggo-ts"), (v, "wggo"), (v, "tunless")]
+pairs += [("tunless-udp-packet", "tunless-udp")]   # -m gateway: the LAN kind, same udp WAN
 name = lambda a, b: "%s/%s" % (a, "wireguard-go" if b == "wggo" else b)
 ratios = {name(a, b): ratio(a, b) for a, b in pairs}
 run_ratios = {name(a, b): paired(a, b) for a, b in pairs}

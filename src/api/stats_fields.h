@@ -58,7 +58,11 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(ethdev_rx_errors, COUNTER, PACKETS, "tunless_ethdev_rx_errors_total", "", "erroneous received frames (ierrors)") \
 	X(ethdev_tx_errors, COUNTER, PACKETS, "tunless_ethdev_tx_errors_total", "", "failed transmissions (oerrors)") \
 	X(gso_rx, COUNTER, NONE, "tunless_port_gso_rx_total", "", "kernel messages read that held several packets and were cut into frames (udp port: UDP_GRO messages; packet port: TSO packets split into segments); 0 on other ports") \
-	X(gso_tx, COUNTER, NONE, "tunless_port_gso_tx_total", "", "GSO messages sent that held several frames (udp port: UDP_SEGMENT sends; packet port: a TCP flow's segments merged); 0 on other ports")
+	X(gso_tx, COUNTER, NONE, "tunless_port_gso_tx_total", "", "GSO messages sent that held several frames (udp port: UDP_SEGMENT sends; packet port: a TCP flow's segments merged); 0 on other ports") \
+	X(tc_steered, COUNTER, PACKETS, "tunless_port_tc_steered_total", "", "a gateway's packet LAN port: packets (GRO super-packets count one) its tc program on the LAN interface sent to tunless; 0 on other ports") \
+	X(tc_passed, COUNTER, PACKETS, "tunless_port_tc_passed_total", "", "a gateway's packet LAN port: packets its tc program left to the kernel (ARP, neighbour discovery, not routed into the tunnel, the gateway's own); 0 on other ports") \
+	X(tc_sent, COUNTER, PACKETS, "tunless_port_tc_sent_total", "", "a gateway's packet LAN port: tunless's frames its tc program sent out of the LAN interface; 0 on other ports") \
+	X(tc_no_target, COUNTER, PACKETS, "tunless_port_tc_no_target_total", "", "a gateway's packet LAN port: redirects its tc programs could not make (no interface to send to: a packet from the LAN went to the kernel, one from tunless was dropped); 0 on other ports")
 #define TL_STATS_PORT_STRINGS "port, iface"
 
 #define TL_STATS_QUEUE(X) \

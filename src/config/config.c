@@ -299,16 +299,20 @@ static int tl_cfg_port(struct tl_cfg_ctx *c, const char *path, const struct tl_r
 		port->driver = TL_DRIVER_UDP;
 	else if (!strcmp(raw->driver, "udp"))
 		return tl_cfg_fail(c, f, "udp is a WAN port kind only (the LAN carries frames, not datagrams)");
+	else if (!strcmp(raw->driver, "packet") && !strcmp(path, "ports.lan"))
+		port->driver = TL_DRIVER_PACKET;
 	else if (!strcmp(raw->driver, "packet"))
-		return tl_cfg_fail(c, f, "packet is the LAN port kind of host mode only");
+		return tl_cfg_fail(c, f, "packet is a LAN port kind only (it reads the LAN's frames through a veth pair "
+				   "tunless creates)");
 	else
-		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp, pmd or udp", raw->driver);
+		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not af_xdp, pmd, udp or packet", raw->driver);
 	snprintf(f, sizeof(f), "%s.iface", path);
 	if (raw->iface && !tl_cfg_name_ok(raw->iface))
 		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not an interface name "
 				   "(1..15 characters of A-Z a-z 0-9 _ . -)", raw->iface);
 	if (!raw->iface && port->driver != TL_DRIVER_PMD)
-		return tl_cfg_fail(c, f, "missing (required for driver %s)", port->driver == TL_DRIVER_UDP ? "udp" : "af_xdp");
+		return tl_cfg_fail(c, f, "missing (required for driver %s)", port->driver == TL_DRIVER_UDP ? "udp"
+				   : port->driver == TL_DRIVER_PACKET ? "packet" : "af_xdp");
 	snprintf(port->iface, sizeof(port->iface), "%s", raw->iface ? raw->iface : "");
 	snprintf(f, sizeof(f), "%s.devargs", path);
 	if (raw->devargs && port->driver != TL_DRIVER_PMD)
@@ -721,7 +725,7 @@ static int tl_cfg_mtu_ports(struct tl_cfg_ctx *c, const struct tl_config *cfg)
 	return tl_cfg_fail(c, "mtu", "%u is above %u, the largest tunnel MTU the af_xdp port kind carries "
 			   "(ports.%s: DPDK's net_af_xdp receives into buffers of one %ld-byte page); "
 			   "use driver %s", (unsigned)cfg->mtu, max, wan ? "wan" : "lan", sysconf(_SC_PAGESIZE),
-			   wan ? "pmd or udp" : cfg->mode == TL_MODE_HOST ? "packet" : "pmd");
+			   wan ? "pmd or udp" : "packet or pmd");
 }
 
 static int tl_cfg_convert(struct tl_cfg_ctx *c, const struct tl_raw_config *raw,

@@ -18,7 +18,7 @@
 
 enum tl_mode { TL_MODE_HOST, TL_MODE_GATEWAY };
 
-/* af_xdp, pmd: any port; udp: a WAN port only; packet: the LAN port of host mode only;
+/* af_xdp, pmd: any port; udp: a WAN port only; packet: a LAN port only (host and gateway mode);
  * auto (host mode's WAN when the file names no driver): af_xdp where the interface offers
  * zero-copy AF_XDP, else udp, decided when the port opens. */
 enum tl_port_driver { TL_DRIVER_AF_XDP, TL_DRIVER_PMD, TL_DRIVER_UDP, TL_DRIVER_PACKET, TL_DRIVER_AUTO };

@@ -1,7 +1,8 @@
 /* The two ports of a device, WAN and LAN, as rte_ethdev ports: net_af_xdp on a kernel
  * interface with our XDP program (the default), or any DPDK PMD from its devargs; or, for
- * the WAN only, the udp port kind: kernel UDP sockets on the listen port; or, for host
- * mode's LAN only, the packet port kind: an AF_PACKET socket with GSO on the host veth.
+ * the WAN only, the udp port kind: kernel UDP sockets on the listen port; or, for the LAN
+ * only, the packet port kind: an AF_PACKET socket with GSO on a veth (host mode's; a
+ * gateway's, fed from the LAN interface by tc programs: gwlan.c).
  * Those two are opened, moved and closed through the port interface (dataplane/port.h). */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <rte_mbuf_pool_ops.h>
 
 #include "ctrl/device.h"
+#include "ctrl/gwlan.h"
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/udpsock.h"
@@ -357,14 +359,20 @@ const char *tl_port_iface(const struct tl_device *dev, int role)
 {
 	if (dev->ports[role].iface[0])
 		return dev->ports[role].iface;
-	if (role == TL_PORT_LAN && dev->dp.host_mode)
+	if (role == TL_PORT_LAN && (dev->dp.host_mode || dev->ports[role].driver == TL_DRIVER_PACKET))
 		return dev->dp_if;
 	return role == TL_PORT_WAN ? dev->cfg->wan.iface : dev->cfg->lan.iface;
 }
 
 static bool port_is_packet(struct tl_device *dev, int role)
 {
-	return role == TL_PORT_LAN && dev->dp.host_mode && dev->ports[role].driver == TL_DRIVER_PACKET;
+	return role == TL_PORT_LAN && dev->ports[role].driver == TL_DRIVER_PACKET;
+}
+
+/* A gateway's LAN port of the packet kind: on the veth pair of gwlan.c. */
+static bool gw_packet_lan(struct tl_device *dev, int role)
+{
+	return port_is_packet(dev, role) && !dev->dp.host_mode;
 }
 
 static bool port_is_af_xdp(struct tl_device *dev, int role)
@@ -487,6 +495,9 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 
 	/* udp: a socket per family and queue on the listen port; packet: one socket on host
 	 * mode's veth, whose host end's MAC is the next hop already (tl_host_setup) */
+	if (gw_packet_lan(dev, role))
+		return sock_port_open(dev, role, "packet", dev->dp_if, queues, err, errlen) != 0 ||
+		       tl_gwlan_start(dev, err, errlen) != 0 ? -1 : 0;
 	if (sock_kind(dev, role))
 		return sock_port_open(dev, role, sock_kind(dev, role), iface, queues, err, errlen);
 	if (port_is_af_xdp(dev, role)) {
@@ -620,6 +631,8 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 				    dev->ports[r].driver == TL_DRIVER_AF_XDP ? "af_xdp" : "udp");
 		for (unsigned i = 0; i < TL_MAX_WORKERS; i++)
 			dev->ports[r].xsk_fd[i] = -1;
+		if (gw_packet_lan(dev, r) && tl_gwlan_setup(dev, err, errlen) != 0)
+			return -1;
 		if (port_offer(dev, r, &offer[r], err, errlen) != 0)
 			return -1;
 		q = RTE_MIN(q, offer[r]);
@@ -639,6 +652,8 @@ int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen)
 
 void tl_ports_teardown(struct tl_device *dev)
 {
+	if (gw_packet_lan(dev, TL_PORT_LAN))
+		tl_gwlan_teardown(dev);   /* the steering stops before the port's socket closes */
 	for (int r = 0; r < TL_PORT_MAX; r++) {
 		struct tl_port_ctl *pc = &dev->ports[r];
 		uint16_t port_id;
@@ -661,19 +676,22 @@ void tl_ports_teardown(struct tl_device *dev)
 void tl_port_steer(struct tl_device *dev, const struct tl_prefix *p, uint32_t peer_id, bool add)
 {
 	struct tl_port_ctl *lan = &dev->ports[TL_PORT_LAN];
+	/* the af_xdp port's XDP program's tries, or the tc programs' of a gateway's packet port */
+	struct tl_xdp_maps *maps = lan->af_xdp ? &lan->maps : tl_gwlan_maps(dev);
 
 	static bool told;
 	int r;
 
-	if (!lan->af_xdp || lan->maps.routes4_fd < 0)
+	if (!maps || maps->routes4_fd < 0)
 		return;
 	if (!add) {
-		tl_xdp_route_del(&lan->maps, p->ip.family, p->ip.addr, p->len);
+		tl_xdp_route_del(maps, p->ip.family, p->ip.addr, p->len);
 		return;
 	}
-	r = tl_xdp_route_add(&lan->maps, p->ip.family, p->ip.addr, p->len, peer_id);
+	r = tl_xdp_route_add(maps, p->ip.family, p->ip.addr, p->len, peer_id);
 	if (r != 0 && !told) {      /* once: a full map would say so per prefix */
 		told = true;
-		tl_log_err("lan: XDP steering of an allowed IP: %s (its packets stay with the kernel)", strerror(-r));
+		tl_log_err("lan: %s steering of an allowed IP: %s (its packets stay with the kernel)",
+			   lan->af_xdp ? "XDP" : "tc", strerror(-r));
 	}
 }

@@ -14,6 +14,7 @@
 #include "kernel/xdp.h"
 
 struct tl_device;
+struct tl_tc;
 
 /* A port as the control plane set it up. Only ports.c reads the XDP maps. */
 struct tl_port_ctl {
@@ -24,13 +25,15 @@ struct tl_port_ctl {
 	uint16_t queues;
 	int xsk_fd[TL_MAX_WORKERS];        /* AF_XDP socket of each queue (-1: unknown) */
 	struct tl_xdp_maps maps;
+	struct tl_tc *tc;                  /* a gateway's packet LAN port: its tc programs (gwlan.c) */
 	bool started;
 	char vdev_name[RTE_DEV_NAME_MAX_LEN];
 };
 
 struct rte_eth_stats;
 extern const char *const tl_port_names[TL_PORT_MAX];   /* "wan", "lan" */
-/* The kernel interface of a port (host mode's LAN: the dataplane's end of the veth). */
+/* The kernel interface of a port (host mode's LAN: the dataplane's end of the veth; a
+ * gateway's packet LAN port: the LAN interface, whose packets it takes through a veth). */
 const char *tl_port_iface(const struct tl_device *dev, int role);
 int tl_ports_setup(struct tl_device *dev, char *err, size_t errlen);
 void tl_ports_teardown(struct tl_device *dev);

@@ -8,10 +8,12 @@
 #include <rte_ethdev.h>
 
 #include "common/key.h"
+#include "ctrl/gwlan.h"
 #include "ctrl/log.h"
 #include "ctrl/ports.h"
 #include "ctrl/stats.h"
 #include "dataplane/port.h"
+#include "kernel/tc.h"
 
 /* One peer's configuration as a publish saw it: immutable, shared by every view that shows it
  * unchanged (a publish makes records for the peers that changed only). Freed once retired (no
@@ -224,6 +226,16 @@ int tl_stats_port(struct tl_device *dev, int role, struct tl_stats_port *s)
 	s->ethdev_rx_errors = st.ierrors;
 	s->ethdev_tx_errors = st.oerrors;
 	tl_port_gso(dev, role, &s->gso_rx, &s->gso_tx);
+	if (role == TL_PORT_LAN) {
+		uint64_t tc[TL_TC_STAT_MAX];
+
+		if (tl_gwlan_stats(dev, tc) == 0) {
+			s->tc_steered = tc[TL_TC_STAT_STEERED];
+			s->tc_passed = tc[TL_TC_STAT_PASSED];
+			s->tc_sent = tc[TL_TC_STAT_SENT];
+			s->tc_no_target = tc[TL_TC_STAT_NO_TARGET];
+		}
+	}
 	return 0;
 }
 

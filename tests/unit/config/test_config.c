@@ -52,7 +52,9 @@ static const struct bad_case bad_cases[] = {
 	  "10.2.0.0/24 of peers[1] 'sitec' is already an allowed IP of peers[0] 'siteb'" },
 	{ "lan_in_host.yaml", 7, "ports.lan.iface", "not in host mode" },
 	{ "host_lan_udp.yaml", 7, "ports.lan.driver", "'udp' is not packet or af_xdp (host mode)" },
-	{ "packet_gateway.yaml", 6, "ports.lan.driver", "packet is the LAN port kind of host mode only" },
+	{ "packet_wan.yaml", 5, "ports.wan.driver", "packet is a LAN port kind only" },
+	{ "packet_no_iface.yaml", 6, "ports.lan.iface", "missing (required for driver packet)" },
+	{ "packet_zero_copy.yaml", 6, "ports.lan.zero_copy", "only for driver af_xdp" },
 	{ "addresses_in_gateway.yaml", 7, "addresses", "only for host mode" },
 	{ "missing_wan.yaml", 4, "ports.wan", "missing" },
 	{ "missing_lan.yaml", 4, "ports.lan", "required in gateway mode" },
@@ -311,6 +313,19 @@ static void test_udp_wan(void)
 	if (!cfg)
 		return;
 	CHECK(cfg->wan.driver == TL_DRIVER_UDP && !strcmp(cfg->wan.iface, "eth0"), "driver: udp on the WAN");
+	tl_config_free(cfg);
+}
+
+/* A gateway's LAN port of the packet kind, and the MTU it carries (an af_xdp port would not). */
+static void test_gateway_packet_lan(void)
+{
+	struct tl_config *cfg = load_ok("tests/unit/config/configs/good/packet_gateway.yaml");
+
+	if (!cfg)
+		return;
+	CHECK(cfg->mode == TL_MODE_GATEWAY && cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET &&
+	      !strcmp(cfg->lan.iface, "eth1") && cfg->mtu == 9000, "gateway mode: driver packet on ports.lan (driver %d, "
+	      "iface %s, mtu %u)", (int)cfg->lan.driver, cfg->lan.iface, (unsigned)cfg->mtu);
 	tl_config_free(cfg);
 }
 
@@ -626,6 +641,7 @@ int main(void)
 	test_full();
 	test_workers_auto();
 	test_udp_wan();
+	test_gateway_packet_lan();
 	test_host_lan();
 	test_jumbo();
 	test_key_files();
