@@ -65,7 +65,7 @@ int tl_gwlan_setup(struct tl_device *dev, char *err, size_t errlen)
 	/* The LAN interface's packets come in on the CPUs that received them, several for one
 	 * flow where its sender sends from several (or without NAPI): the flow's CPU by RPS, as
 	 * host mode's (hostmode.c). */
-	r = tl_iface_rps_all(dev->dp_if);
+	r = tl_iface_rps_set(dev->dp_if, &dev->cpus);
 	if (r != 0)
 		tl_log_warn("lan: cannot set receive packet steering on %s (%s): TCP segments may reach the "
 			    "dataplane out of order", dev->dp_if, strerror(-r));
