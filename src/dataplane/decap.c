@@ -199,11 +199,19 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
  * the parser found ours. */
 static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool *relocal)
 {
-	struct tl_endpoint cur;
+	bool mac_known = src_mac_known(o), moved, rl;
+	uint32_t sn;
 
-	tl_endpoint_read(peer, &cur);
-	*relocal = !cur.has_local || !addr_same(o->family, cur.local, o->dst_ip);
-	return !same_endpoint(&cur, o, src_mac_known(o));
+	/* Compared where it lies, under the seqlock (retried as tl_endpoint_read is): a copy
+	 * of the endpoint on the stack, read back in other widths than it was written in,
+	 * made the loads wait for the copy's stores. */
+	do {
+		sn = rte_seqlock_read_begin(&peer->ep_lock);
+		rl = !peer->ep.has_local || !addr_same(o->family, peer->ep.local, o->dst_ip);
+		moved = !same_endpoint(&peer->ep, o, mac_known);
+	} while (rte_seqlock_read_retry(&peer->ep_lock, sn));
+	*relocal = rl;
+	return moved;
 }
 
 /* A data message: its keypair, the checks that need the untouched frame, then a copy of
