@@ -144,13 +144,10 @@ bool tl_crypt_submit(struct tl_worker *w, int dir)
 static void job_prefetch(const struct tl_crypt_job *j, unsigned i)
 {
 	const struct tl_crypt_pkt *p = &j->p[i];
-	uintptr_t first = rte_pktmbuf_mtod_offset(j->m[i], uintptr_t, p->off);
-	uintptr_t last = first + p->len + TL_AEAD_TAG_LEN - 1;
+	const uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], const uint8_t *, p->off);
 
-	/* every line from the one the bytes start in to the one the tag ends in: the bytes
-	 * seldom start at a line's start */
-	for (uintptr_t a = RTE_ALIGN_FLOOR(first, RTE_CACHE_LINE_SIZE); a <= last; a += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0((const void *)a);
+	for (unsigned o = 0; o < (unsigned)p->len + TL_AEAD_TAG_LEN; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(buf + o);
 }
 
 /* Its packets: once done is released the job is its owner's again, which may recycle and

@@ -70,43 +70,13 @@ static struct tl_keypair *index_lookup(struct tl_dp *dp, uint32_t index)
 	return data;
 }
 
-/* Two addresses of a family (4 or 16 bytes, the rest of the arrays not looked at) compared
- * as integers: addresses and MACs are not secrets, and a call to memcmp per field was two
- * per cent of a decap profile (the length known only at run time). */
-static bool addr_same(int family, const uint8_t *a, const uint8_t *b)
-{
-	uint64_t a0, a1, b0, b1;
-	uint32_t a4, b4;
-
-	if (family == AF_INET) {
-		memcpy(&a4, a, 4);
-		memcpy(&b4, b, 4);
-		return a4 == b4;
-	}
-	memcpy(&a0, a, 8);
-	memcpy(&a1, a + 8, 8);
-	memcpy(&b0, b, 8);
-	memcpy(&b1, b + 8, 8);
-	return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-}
-
-static bool mac_same(const uint8_t *a, const uint8_t *b)
-{
-	uint32_t a4, b4;
-	uint16_t a2, b2;
-
-	memcpy(&a4, a, 4);
-	memcpy(&b4, b, 4);
-	memcpy(&a2, a + 4, 2);
-	memcpy(&b2, b + 4, 2);
-	return a4 == b4 && a2 == b2;
-}
-
 static bool same_endpoint(const struct tl_endpoint *ep, const struct tl_outer *o, bool mac_known)
 {
-	if (ep->family != o->family || ep->port != o->src_port || !addr_same(o->family, ep->ip, o->src_ip))
+	size_t alen = o->family == AF_INET ? 4 : 16;
+
+	if (ep->family != o->family || ep->port != o->src_port || memcmp(ep->ip, o->src_ip, alen))
 		return false;
-	return !mac_known || (ep->mac_valid && mac_same(ep->mac, o->src_mac));
+	return !mac_known || (ep->mac_valid && !memcmp(ep->mac, o->src_mac, 6));
 }
 
 /* Roaming: the endpoint becomes the source of the latest authenticated packet, and its
@@ -199,19 +169,11 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
  * the parser found ours. */
 static bool moves_endpoint(struct tl_peer *peer, const struct tl_outer *o, bool *relocal)
 {
-	bool mac_known = src_mac_known(o), moved, rl;
-	uint32_t sn;
+	struct tl_endpoint cur;
 
-	/* Compared where it lies, under the seqlock (retried as tl_endpoint_read is): a copy
-	 * of the endpoint on the stack, read back in other widths than it was written in,
-	 * made the loads wait for the copy's stores. */
-	do {
-		sn = rte_seqlock_read_begin(&peer->ep_lock);
-		rl = !peer->ep.has_local || !addr_same(o->family, peer->ep.local, o->dst_ip);
-		moved = !same_endpoint(&peer->ep, o, mac_known);
-	} while (rte_seqlock_read_retry(&peer->ep_lock, sn));
-	*relocal = rl;
-	return moved;
+	tl_endpoint_read(peer, &cur);
+	*relocal = !cur.has_local || memcmp(cur.local, o->dst_ip, o->family == AF_INET ? 4 : 16) != 0;
+	return !same_endpoint(&cur, o, src_mac_known(o));
 }
 
 /* A data message: its keypair, the checks that need the untouched frame, then a copy of
