@@ -341,7 +341,7 @@ queues=$(hl_tel "$A" /tunless/queues 2>&1)
 hl_check "/tunless/queues lists wan/0 and lan/0" sh -c "printf '%s' '$queues' | python3 -c 'import json,sys; q=json.load(sys.stdin); sys.exit(0 if \"wan/0\" in q and \"lan/0\" in q else 1)'"
 qinfo() { hl_tel "$A" "/tunless/queue,$1" --get "$2"; }
 hl_check "/tunless/queue,wan/0 enqueued > 0" test "$(qinfo wan/0 enqueued)" -gt 0
-hl_check "/tunless/queue,lan/0 aqm_target_us = 5000" test "$(qinfo lan/0 aqm_target_us)" = 5000
+hl_check "/tunless/queue,lan/0 aqm_target_us = 10000" test "$(qinfo lan/0 aqm_target_us)" = 10000
 hl_check "/tunless/queue,wan/0 sojourn histogram present" test -n "$(qinfo wan/0 sojourn_below_ns.4194304)"
 tel_q_vs_prom() {
 	local t p
