@@ -275,7 +275,7 @@ bad "wrong type (quoted integer)" args.aqm.limit req 'op: set\nargs: {port: wan,
 bad "wrong type (mapping for prefix list)" args.allowed_ips req "op: peer_add\nargs: {public_key: $C_PUB, allowed_ips: {a: 1}}"
 bad "out of range: aqm.flows=3 (not a power of two)" args.aqm.flows req 'op: set\nargs: {port: wan, aqm: {flows: 3}}'
 bad "out of range: aqm.target_us=0" args.aqm.target_us req 'op: set\nargs: {port: wan, aqm: {target_us: 0}}'
-bad "interval below target" args.aqm.interval_us req 'op: set\nargs: {port: wan, aqm: {target_us: 200000}}'
+bad "interval below target" args.aqm.interval_us req 'op: set\nargs: {port: wan, aqm: {target_us: 300000}}'
 bad "out of range: persistent_keepalive=70000" args.persistent_keepalive req "op: peer_update\nargs: {public_key: $B_PUB, persistent_keepalive: 70000}"
 bad "missing required field: set without port" args.port req 'op: set\nargs: {aqm: {target_us: 1000}}'
 bad "missing required field: peer_add without public_key" args.public_key req 'op: peer_add\nargs: {allowed_ips: [10.9.9.9/32]}'
