@@ -369,6 +369,20 @@ def busy_seconds(d, fallback):
     return fallback
 
 
+def aqm_in_force(recs):
+    """What tunless's no-drop cells ran: the WAN AQM settings asked (BENCH_TUNLESS_WAN_AQM, else the
+    defaults) and the target / interval its queues reported in force."""
+    laws = sorted({(r["metrics"].get("wan_aqm_target_us"), r["metrics"].get("wan_aqm_interval_us"))
+                   for r in recs if r.get("impl") == "tunless" and r.get("scenario") == "nodrop" and r.get("status") == "ok"
+                   and r["metrics"].get("wan_aqm_target_us")})
+    asked = os.environ.get("BENCH_TUNLESS_WAN_AQM")
+    told = "AQM {%s}" % asked if asked else "AQM defaults"
+    if laws:
+        told += " (in force on its WAN queues: %s)" % ", ".join("target %g ms, interval %g ms" % (t / 1000, i / 1000)
+                                                               for t, i in laws)
+    return told
+
+
 def cmd_nodrop(a):
     q = None if a.queue == "none" else int(a.queue)
     rec = base(a, "nodrop", {"queue": q, "rtt_ms": a.rtt, "rate_mbit_s": a.rate, "cc": a.cc, "ecn": a.ecn,
@@ -421,11 +435,15 @@ def cmd_nodrop(a):
     m["tcp_rtt_mean_ms"] = round(snd["mean_rtt"] / 1000, 2) if snd.get("mean_rtt") else None
     m["tcp_rtt_min_ms"] = round(snd["min_rtt"] / 1000, 2) if snd.get("min_rtt") else None
     m["wan_sojourn_p50_ms"] = m["wan_sojourn_p99_ms"] = None
+    m["wan_aqm_target_us"] = m["wan_aqm_interval_us"] = None
     if a.impl == "tunless":  # the WAN queues' sojourn of the packets delivered during the cell
         b4, af = load(os.path.join(a.dir, "before.json")) or {}, load(os.path.join(a.dir, "after.json")) or {}
         for n in sorted(af.get("tunless") or {})[:1]:
             for qn, v in ((af["tunless"][n].get("queues")) or {}).items():
                 if qn.startswith("wan/") and v:
+                    # the law in force on the WAN queue (the daemon's own telemetry, not the config asked)
+                    m["wan_aqm_target_us"] = m["wan_aqm_target_us"] or v.get("aqm_target_us")
+                    m["wan_aqm_interval_us"] = m["wan_aqm_interval_us"] or v.get("aqm_interval_us")
                     dq = ost.queue_delta((((b4.get("tunless") or {}).get(n) or {}).get("queues") or {}).get(qn) or {}, v)
                     for k, kk in (("sojourn_p50_below_ns", "wan_sojourn_p50_ms"), ("sojourn_p99_below_ns", "wan_sojourn_p99_ms")):
                         if isinstance(dq.get(k), int):
@@ -711,7 +729,7 @@ def cmd_assemble(a):
         "versions": versions,
         "settings": {"bottleneck_mbit_s": a.rate,
                      "bottleneck_tun_vpns": "gwa wan-a: stab overhead 24, tbf rate %dmbit burst %d + pfifo limit 1000" % (a.rate, a.burst),
-                     "bottleneck_tunless": "ports.wan.shaper: {rate_bps: %d} on gwa, AQM defaults" % (a.rate * 1000000),
+                     "bottleneck_tunless": "ports.wan.shaper: {rate_bps: %d} on gwa, %s" % (a.rate * 1000000, aqm_in_force(recs)),
                      "nodrop_bottleneck_mbit_s": a.nd_rate,
                      "tunless_ports": ports,
                      "video": {"fps": fps, "packets_per_frame": burst, "payload": size,

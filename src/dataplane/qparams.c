@@ -4,8 +4,8 @@
 struct tl_aqm_params tl_aqm_params_default(void)
 {
 	return (struct tl_aqm_params){
-		.target_us = 5000,
-		.interval_us = 100000,
+		.target_us = 10000,
+		.interval_us = 200000,
 		.quantum = 1514,
 		.flows = 1024,
 		.limit = 10240,

@@ -16,8 +16,8 @@
 #define TL_AQM_INTERVAL_MAX  100000000u   /* us: 100 s */
 
 struct tl_aqm_params {
-	uint32_t target_us;      /* CoDel target sojourn time (5000) */
-	uint32_t interval_us;    /* CoDel interval (100000) */
+	uint32_t target_us;      /* CoDel target sojourn time (10000) */
+	uint32_t interval_us;    /* CoDel interval (200000) */
 	uint32_t quantum;        /* DRR quantum in bytes (1514) */
 	uint32_t flows;          /* hash buckets, power of two (1024) */
 	uint32_t limit;          /* hard limit in packets (10240) */

@@ -242,6 +242,11 @@ check(tl and all(r["metrics"]["ecn_marks"] is not None and r["metrics"]["queue_d
                  "tunless" in r["metrics"]["bottleneck_counted_by"] for r in tl),
       "tunless's cells count CoDel drops and CE marks from its WAN queues: %s"
       % [(r["params"]["cc"], r["metrics"]["ecn_marks"], r["metrics"]["queue_drops_codel"]) for r in tl])
+law = {(r["metrics"].get("wan_aqm_target_us"), r["metrics"].get("wan_aqm_interval_us")) for r in tl}
+check(tl and all(t and i and i >= t for t, i in law) and
+      "in force on its WAN queues: target" in doc["settings"]["bottleneck_tunless"],
+      "tunless's cells record the AQM law its WAN queues had in force, and the report names it: %s; %s"
+      % (sorted(law, key=str), doc["settings"]["bottleneck_tunless"]))
 # Each statement carries its cell's numbers: the median over its runs, recomputed here.
 def med(xs):
     xs = sorted(x for x in xs if x is not None)

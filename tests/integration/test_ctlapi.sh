@@ -166,7 +166,7 @@ hl_check "show: wan and lan ports with rx/tx packets" \
 hl_check "show: a queue per port and worker, wan dequeued > 0" \
 	test "$(yq_get 'len(r["result"]["queues"]) == 2 * r["result"]["device"]["workers"] and any(q["port"] == "wan" and q["dequeued"] > 0 for q in r["result"]["queues"])')" = True
 hl_check "show: default AQM parameters (fq_codel's; no rtt, the L4S step at 1 ms, no byte limit without a shaper)" \
-	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")} == {"aqm_target_us": 5000, "aqm_interval_us": 100000, "aqm_rtt_us": 0, "aqm_l4s_us": 1000, "aqm_quantum": 1514, "aqm_flows": 1024, "aqm_limit": 10240, "aqm_memory_limit": 33554432, "aqm_byte_limit": 0, "aqm_ecn": True}')" = True
+	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")} == {"aqm_target_us": 10000, "aqm_interval_us": 200000, "aqm_rtt_us": 0, "aqm_l4s_us": 1000, "aqm_quantum": 1514, "aqm_flows": 1024, "aqm_limit": 10240, "aqm_memory_limit": 33554432, "aqm_byte_limit": 0, "aqm_ecn": True}')" = True
 hl_check "show: every drop reason listed" test "$(yq_get '"aqm_codel" in r["result"]["drops"] and "xsk_ring_full" in r["result"]["drops"]')" = True
 hl_check "show: workers with busy_percent" test "$(yq_get 'all(0 <= w["busy_percent"] <= 100 for w in r["result"]["workers"])')" = True
 hl_check "show section=peers has only the peers and their count" test "$(ctl --yaml show section=peers | python3 -c 'import sys, yaml; print(list(yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n"))["result"]))')" = "['peers_total', 'peers']"
@@ -177,8 +177,8 @@ hl_check "tunlessctl --yaml show is one YAML document from --- to ..." \
 # ---- set -------------------------------------------------------------------------------------------
 hl_check "set port=wan aqm.target_us=2000 shaper.rate_bps=100000000" ctl set port=wan aqm.target_us=2000 shaper.rate_bps=100000000
 hl_check "next show: every wan queue has target 2000 us, interval unchanged, shaper 100 Mbit/s" \
-	test "$(yq_get 'all(q["aqm_target_us"] == 2000 and q["aqm_interval_us"] == 100000 and q["shaper_rate_bps"] == 100000000 for q in r["result"]["queues"] if q["port"] == "wan")')" = True
-hl_check "lan queues untouched" test "$(yq_get 'all(q["aqm_target_us"] == 5000 for q in r["result"]["queues"] if q["port"] == "lan")')" = True
+	test "$(yq_get 'all(q["aqm_target_us"] == 2000 and q["aqm_interval_us"] == 200000 and q["shaper_rate_bps"] == 100000000 for q in r["result"]["queues"] if q["port"] == "wan")')" = True
+hl_check "lan queues untouched" test "$(yq_get 'all(q["aqm_target_us"] == 10000 for q in r["result"]["queues"] if q["port"] == "lan")')" = True
 hl_check "ping a -> b after set" hl_ping a 10.77.0.2
 
 # ---- peer_add: a second wireguard-go (wg1) in b with a new key ------------------------------------------
@@ -275,7 +275,7 @@ bad "wrong type (quoted integer)" args.aqm.limit req 'op: set\nargs: {port: wan,
 bad "wrong type (mapping for prefix list)" args.allowed_ips req "op: peer_add\nargs: {public_key: $C_PUB, allowed_ips: {a: 1}}"
 bad "out of range: aqm.flows=3 (not a power of two)" args.aqm.flows req 'op: set\nargs: {port: wan, aqm: {flows: 3}}'
 bad "out of range: aqm.target_us=0" args.aqm.target_us req 'op: set\nargs: {port: wan, aqm: {target_us: 0}}'
-bad "interval below target" args.aqm.interval_us req 'op: set\nargs: {port: wan, aqm: {target_us: 200000}}'
+bad "interval below target" args.aqm.interval_us req 'op: set\nargs: {port: wan, aqm: {target_us: 300000}}'
 bad "out of range: persistent_keepalive=70000" args.persistent_keepalive req "op: peer_update\nargs: {public_key: $B_PUB, persistent_keepalive: 70000}"
 bad "missing required field: set without port" args.port req 'op: set\nargs: {aqm: {target_us: 1000}}'
 bad "missing required field: peer_add without public_key" args.public_key req 'op: peer_add\nargs: {allowed_ips: [10.9.9.9/32]}'

@@ -247,7 +247,7 @@ hl_check "l4s: scalable flow's queue delay p99 $(sget $T p99_us) us <= $P99_BOUN
 	le "$(sget $T p99_us)" $P99_BOUND_US
 hl_check "l4s: scalable flow's share $(sget $T share_l4s) within 0.3..0.7" in_band "$(sget $T share_l4s)"
 hl_check "l4s: CUBIC flow's share $(sget $T share_cubic) within 0.3..0.7" in_band "$(sget $T share_cubic)"
-# CoDel's law still applies to ECT(1) packets (above its 5 ms target), so the scalable flow's
+# CoDel's law still applies to ECT(1) packets (above its target), so the scalable flow's
 # CE datagrams are its L4S marks and any CoDel marks; with the CUBIC flow's, all of gwa's marks.
 hl_check "l4s: every mark reached a receiver (CE datagrams $(sget $T ce_received) + CE TCP segments $(sget $T tcp_ce) = the gateways' ecn_marks $(sget $T all_marks))" \
 	test $(($(sget $T ce_received) + $(sget $T tcp_ce))) = "$(sget $T all_marks)"

@@ -171,7 +171,7 @@ hl_check "tunless_info names the instance" sh -c "grep -q '^tunless_info{name=\"
 hl_check "tunless_peers is 1" test "$(val "$S1" tunless_peers)" = 1
 hl_check "queues wan/0 and lan/0 exported" sh -c "grep -q '^tunless_queue_depth_packets{port=\"wan\",worker=\"0\"}' '$S1' &&
 	grep -q '^tunless_queue_depth_packets{port=\"lan\",worker=\"0\"}' '$S1'"
-hl_check "AQM target at the fq_codel default (5 ms)" test "$(val "$S1" tunless_aqm_target_seconds port=wan)" = 0.005
+hl_check "AQM target at the default (10 ms)" test "$(val "$S1" tunless_aqm_target_seconds port=wan)" = 0.01
 hl_check "AQM limit at the default 10240" test "$(val "$S1" tunless_aqm_limit_packets port=wan)" = 10240
 hl_check "MindFlavor names: labels interface, public_key, allowed_ips, friendly_name" \
 	grep -qF "wireguard_sent_bytes_total{interface=\"$A\",public_key=\"$B_PUB\",allowed_ips=\"10.77.0.2/32,fd77::2/128\",friendly_name=\"host-b\"}" "$S1"
@@ -341,7 +341,7 @@ queues=$(hl_tel "$A" /tunless/queues 2>&1)
 hl_check "/tunless/queues lists wan/0 and lan/0" sh -c "printf '%s' '$queues' | python3 -c 'import json,sys; q=json.load(sys.stdin); sys.exit(0 if \"wan/0\" in q and \"lan/0\" in q else 1)'"
 qinfo() { hl_tel "$A" "/tunless/queue,$1" --get "$2"; }
 hl_check "/tunless/queue,wan/0 enqueued > 0" test "$(qinfo wan/0 enqueued)" -gt 0
-hl_check "/tunless/queue,lan/0 aqm_target_us = 5000" test "$(qinfo lan/0 aqm_target_us)" = 5000
+hl_check "/tunless/queue,lan/0 aqm_target_us = 10000" test "$(qinfo lan/0 aqm_target_us)" = 10000
 hl_check "/tunless/queue,wan/0 sojourn histogram present" test -n "$(qinfo wan/0 sojourn_below_ns.4194304)"
 tel_q_vs_prom() {
 	local t p

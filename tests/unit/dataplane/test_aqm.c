@@ -252,9 +252,19 @@ static bool gaps_follow_law(const struct drop_log *log, unsigned first, uint32_t
 	return true;
 }
 
-static void test_codel_spacing(void)
+/* CoDel's law at fq_codel's 5 / 100 ms: the law's own checks, whatever the defaults are. */
+static struct tl_aqm_params codel_5_100(void)
 {
 	struct tl_aqm_params p = tl_aqm_params_default();
+
+	p.target_us = 5000;
+	p.interval_us = 100000;
+	return p;
+}
+
+static void test_codel_spacing(void)
+{
+	struct tl_aqm_params p = codel_5_100();
 	struct tl_aqm *q = make(&p, 0);
 	struct fspec f = flow(1, false, IPPROTO_UDP, 0, 0);
 	struct drop_log ep1 = { .n = 0 }, ep2 = { .n = 0 }, drain = { .n = 0 };

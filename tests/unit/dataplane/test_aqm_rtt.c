@@ -77,6 +77,16 @@ static void drain(struct tl_aqm *q, uint64_t now)
 		rte_pktmbuf_free(m);
 }
 
+/* CoDel's law at fq_codel's 5 / 100 ms: the law's own checks, whatever the defaults are. */
+static struct tl_aqm_params codel_5_100(void)
+{
+	struct tl_aqm_params p = tl_aqm_params_default();
+
+	p.target_us = 5000;
+	p.interval_us = 100000;
+	return p;
+}
+
 /* ---- 1. decay instead of restart -------------------------------------------------------- */
 
 /* Episodes of 300 ms at 20 ms sojourn, each followed by a dip of 30 ms below target. With
@@ -85,7 +95,7 @@ static void drain(struct tl_aqm *q, uint64_t now)
  * until the flow would respond. */
 static void test_decay(void)
 {
-	struct tl_aqm_params p = tl_aqm_params_default();
+	struct tl_aqm_params p = codel_5_100();
 	struct tl_aqm *q = make(&p);
 	uint64_t now = T0, per[12];
 	char why[200];
@@ -163,7 +173,7 @@ static void test_rtt(void)
 
 static void test_byte_limit(void)
 {
-	struct tl_aqm_params p = tl_aqm_params_default();
+	struct tl_aqm_params p = codel_5_100();
 	struct tl_aqm *q = make(&p);
 	uint64_t lim = 4ull * 100000000 / 8 / 10;   /* 4 intervals of 100 ms at 100 Mbit/s: 5 MB */
 	struct tl_aqm_stats s;
