@@ -79,22 +79,6 @@ static void local_route(void *arg, int family, const uint8_t *addr)
 	tl_xdp_route_add(arg, family, addr, family == AF_INET ? 32 : 128, TL_XDP_ROUTE_LOCAL);
 }
 
-/* The ICMP errors' source: the LAN interface's first address of each family (ports.c). */
-static void source_addr(void *arg, int family, const uint8_t *addr)
-{
-	struct tl_port_info *pi = arg;
-
-	if (family == AF_INET6 && addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80)
-		return;
-	if (family == AF_INET && !pi->has_ip4) {
-		memcpy(pi->ip4, addr, 4);
-		pi->has_ip4 = true;
-	} else if (family == AF_INET6 && !pi->has_ip6) {
-		memcpy(pi->ip6, addr, 16);
-		pi->has_ip6 = true;
-	}
-}
-
 int tl_gwlan_start(struct tl_device *dev, char *err, size_t errlen)
 {
 	struct tl_port_ctl *pc = &dev->ports[TL_PORT_LAN];
@@ -113,7 +97,7 @@ int tl_gwlan_start(struct tl_device *dev, char *err, size_t errlen)
 		snprintf(err, errlen, "lan: cannot read the MAC address of %s", lan);
 		return -1;
 	}
-	tl_iface_addrs(lan, source_addr, pi);
+	tl_iface_addrs(lan, tl_port_source_addr, pi);
 	/* an af_xdp LAN port's program left by a crash would run before ours */
 	if (tl_xdp_detach(lan_ifindex) > 0)
 		tl_log_info("lan: removed a tunless XDP program left over on %s", lan);

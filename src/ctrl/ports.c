@@ -340,7 +340,7 @@ static int queues_setup(struct tl_device *dev, int role, uint16_t port_id, uint1
 /* The LAN port's source of ICMP errors: the interface's first address of each family
  * (link-local IPv6 cannot carry them). The WAN's addresses are followed as they change
  * (wanaddr.c). */
-static void source_addr(void *arg, int family, const uint8_t *addr)
+void tl_port_source_addr(void *arg, int family, const uint8_t *addr)
 {
 	struct tl_port_info *pi = arg;
 
@@ -517,7 +517,7 @@ static int port_open(struct tl_device *dev, int role, uint16_t queues, char *err
 	memcpy(pi->mac, mac.addr_bytes, 6);
 	dev->ports[role].queues = queues;
 	if (role == TL_PORT_LAN && !host_lan)
-		tl_iface_addrs(iface, source_addr, pi);
+		tl_iface_addrs(iface, tl_port_source_addr, pi);
 	return 0;
 }
 

@@ -42,6 +42,9 @@ unsigned tl_ports_memory_mb(const struct tl_device *dev);   /* RX pools, for the
 int tl_port_stats(const struct tl_device *dev, int role, struct rte_eth_stats *st);
 /* The sockets a worker owning queue of port role polls when idle (which: 0, 1), or -1. */
 int tl_port_wake_fd(const struct tl_device *dev, int role, uint16_t queue, int which);
+/* tl_iface_addrs callback: notes the interface's first address of each family in the struct
+ * tl_port_info at arg, the source of the port's ICMP errors (link-local IPv6 is skipped). */
+void tl_port_source_addr(void *arg, int family, const uint8_t *addr);
 /* A socket port's GSO messages: read and cut into frames, sent holding several frames (0
  * on other ports). */
 void tl_port_gso(const struct tl_device *dev, int role, uint64_t *rx, uint64_t *tx);
