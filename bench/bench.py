@@ -514,6 +514,7 @@ def nd_cells(recs):
     for k, rs in groups.items():
         impl, q, rtt, cc, ecn, video, rate = k
         med = {m: median([r["metrics"].get(m) for r in rs]) for m in ND_KEYS}
+        med["video_delay_p50_ms"] = median([(r.get("samples") or {}).get("video_delay_p50_ms") for r in rs])
         out.append({"impl": impl, "queue": q, "rtt_ms": rtt, "cc": cc, "ecn": ecn, "video": video, "rate_mbit_s": rate,
                     "runs": len(rs), "median": med,
                     "endpoints": rs[0]["metrics"].get("endpoints")})
@@ -592,6 +593,30 @@ def show_ratios(cells):
     return out
 
 
+def cell_name(c):
+    return "+%d ms %s ECN %s" % (c["rtt_ms"], c["cc"], "on" if c["ecn"] else "off")
+
+
+def study_cell(cells):
+    """The study's comparison, from the cells' medians: tunless against wireguard-go with its
+    25-packet TUN queue on the longest path, with the study's endpoints (CUBIC with ECN) where
+    the run has them, else the first endpoints both ran."""
+    pairs = [(a, b) for a in cells if a["impl"] == "tunless"
+             for b in cells if b["impl"] == "wireguard-go" and b["queue"] == 25 and
+             all(a[k] == b[k] for k in ("rtt_ms", "cc", "ecn", "video", "rate_mbit_s"))]
+    if not pairs:
+        return None
+    hi = max(a["rtt_ms"] for a, _ in pairs)
+    pairs = [p for p in pairs if p[0]["rtt_ms"] == hi]
+    a, b = next((p for p in pairs if p[0]["cc"] == "cubic" and p[0]["ecn"]), pairs[0])
+    ga, gb = a["median"]["tcp_goodput_mbit_s"], b["median"]["tcp_goodput_mbit_s"]
+    return {"rtt_ms": hi, "cc": a["cc"], "ecn": a["ecn"], "runs": [a["runs"], b["runs"]],
+            "tunless_mbit_s": ga, "wireguard_go_q25_mbit_s": gb, "ratio": ratio(ga, gb),
+            "gain_percent": round(100 * (ga / gb - 1), 1) if ga and gb else None, "study_nodrop_gain_percent": 36,
+            "video_p50_ms": [a["median"].get("video_delay_p50_ms"), b["median"].get("video_delay_p50_ms")],
+            "video_p99_ms": [a["median"]["video_delay_p99_ms"], b["median"]["video_delay_p99_ms"]]}
+
+
 def summarize(recs, rate):
     s = {}
     cells = nd_cells(recs)
@@ -603,7 +628,8 @@ def summarize(recs, rate):
         un = [r["metrics"]["unaccounted"] for r in tl]
         s["tunless_unaccounted"] = {"cells": len(tl), "max": max((u for u in un if u is not None), default=None),
                                     "all_zero": all(u == 0 for u in un)}
-        s["tunless_video_loss_percent"] = {str(r["params"]["rtt_ms"]): r["metrics"]["video_loss_percent"] for r in tl}
+        s["tunless_video_loss_percent"] = {cell_name(c): c["median"]["video_loss_percent"] for c in cells
+                                           if c["impl"] == "tunless"}
     un = {}
     for r in recs:
         if r["scenario"] in ("nodrop", "overload") and r["status"] == "ok":
@@ -623,22 +649,10 @@ def summarize(recs, rate):
                 places["reason " + k.rsplit(" ", 1)[-1]] = places.get("reason " + k.rsplit(" ", 1)[-1], 0) + v
     s["tunless_nodrop_loss_places"] = places
     s["video_loss_percent_by_queue"] = {}
-    for r in recs:
-        if r["scenario"] == "nodrop" and r["status"] == "ok":
-            q = "none" if r["params"]["queue"] is None else str(r["params"]["queue"])
-            s["video_loss_percent_by_queue"].setdefault("%s q%s" % (r["impl"], q), {})[str(r["params"]["rtt_ms"])] = \
-                r["metrics"]["video_loss_percent"]
-    rtts = sorted({r["params"]["rtt_ms"] for r in recs if r["scenario"] == "nodrop" and r["status"] == "ok"})
-    if rtts:
-        hi = rtts[-1]
-        a = pick(recs, "tunless", "nodrop", rtt_ms=hi)
-        b = pick(recs, "wireguard-go", "nodrop", rtt_ms=hi, queue=25)
-        ga = a[0]["metrics"]["tcp_goodput_mbit_s"] if a else None
-        gb = b[0]["metrics"]["tcp_goodput_mbit_s"] if b else None
-        s["tcp_goodput_high_rtt"] = {"rtt_ms": hi, "tunless_mbit_s": ga, "wireguard_go_q25_mbit_s": gb,
-                                     "ratio": ratio(ga, gb),
-                                     "gain_percent": round(100 * (ga / gb - 1), 1) if ga and gb else None,
-                                     "study_nodrop_gain_percent": 36}
+    for c in cells:
+        s["video_loss_percent_by_queue"].setdefault("%s q%s" % (c["impl"], "none" if c["queue"] is None else c["queue"]),
+                                                   {})[cell_name(c)] = c["median"]["video_loss_percent"]
+    s["tcp_goodput_high_rtt"] = study_cell(cells)
     grades = {}
     for r in recs:
         if r["scenario"] == "latency" and r["status"] == "ok":

@@ -262,6 +262,20 @@ for w in ws:
         bad.append(w["text"][:120])
 check(len(ws) == len({bench.nd_cell_key(r) for r in nd}) and not bad,
       "one statement per no-drop cell, with its median numbers and consistent claims (%d; not: %s)" % (len(ws), bad))
+# The study's statement and the video-loss statements come from the cells' medians, one entry
+# per cell (the smoke run has two endpoint settings at one path: a statement keyed by the path
+# alone kept whichever cell came last).
+cs = doc["summary"]["nodrop_cells"]
+tv = doc["summary"].get("tunless_video_loss_percent") or {}
+st = doc["summary"].get("tcp_goodput_high_rtt") or {}
+pair = [(a, b) for a in cs if a["impl"] == "tunless" for b in cs if b["impl"] == "wireguard-go" and b["queue"] == 25
+        and (a["rtt_ms"], a["cc"], a["ecn"]) == (b["rtt_ms"], b["cc"], b["ecn"]) == (st.get("rtt_ms"), st.get("cc"), st.get("ecn"))]
+check(len(tv) == len([c for c in cs if c["impl"] == "tunless"]) and st.get("cc") == "cubic" and st.get("ecn") == 1 and pair and
+      st["tunless_mbit_s"] == pair[0][0]["median"]["tcp_goodput_mbit_s"] and
+      st["wireguard_go_q25_mbit_s"] == pair[0][1]["median"]["tcp_goodput_mbit_s"] and
+      st["video_p99_ms"] == [pair[0][0]["median"]["video_delay_p99_ms"], pair[0][1]["median"]["video_delay_p99_ms"]],
+      "the study's statement is the CUBIC + ECN cells' medians, and tunless's video loss one entry per cell: %s; %s"
+      % (json.dumps(st), json.dumps(tv)))
 bp = [r for r in recs if r["impl"] == "wireguard-go-bp"]
 check(bp and all(r["status"] == "ok" or "IFF_BACKPRESSURE" in (r.get("reason") or "") for r in bp),
       "the kernel-TUN cell with IFF_BACKPRESSURE ran or is skipped with the reason: %s"
