@@ -36,8 +36,8 @@ for f in ./usr/sbin/tunlessd ./usr/sbin/tunlessctl \
 	./usr/share/doc/tunless/examples/roadwarrior.conf ./usr/share/doc/tunless/copyright; do
 	echo "$list" | grep -qx "$f"; check "dpkg -c: $f" $?
 done
-for f in tl_wan.bpf.o tl_lan.bpf.o; do
-	echo "$list" | grep -Eq "^\./usr/lib/[^/]+/tunless/$f\$"; check "dpkg -c: XDP object libdir/tunless/$f" $?
+for f in tl_wan.bpf.o tl_lan.bpf.o tl_lan_tc.bpf.o; do
+	echo "$list" | grep -Eq "^\./usr/lib/[^/]+/tunless/$f\$"; check "dpkg -c: BPF object libdir/tunless/$f" $?
 done
 echo "$list" | grep -q '^\./etc/'; [ $? -ne 0 ]; check "nothing under /etc" $?
 dpkg-deb -f "$deb" Depends | grep -q 'libdpdk\|librte'; check "Depends names the DPDK libraries (shlibs)" $?
