@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <linux/pkt_cls.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,6 @@ const char *const tl_tc_stat_names[TL_TC_STAT_MAX] = { "steered", "passed", "sen
 struct tl_tc_cfg_value {
 	uint32_t to_pair, to_lan;
 };
-
-static void tc_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const char *ifname_of(int ifindex, char buf[IF_NAMESIZE])
 {
@@ -53,7 +41,7 @@ int tl_tc_clear_leftover(int ifindex, char *err, size_t errlen)
 	if (rc == -ENOENT || rc == -EINVAL)       /* no filter there, or no clsact at all */
 		return 0;
 	if (rc < 0) {
-		tc_err(err, errlen, "tc query on %s: %s", ifname_of(ifindex, ifn), strerror(-rc));
+		tl_bpf_err(err, errlen, "tc query on %s: %s", ifname_of(ifindex, ifn), strerror(-rc));
 		return rc;
 	}
 	memset(&info, 0, sizeof(info));
@@ -65,7 +53,7 @@ int tl_tc_clear_leftover(int ifindex, char *err, size_t errlen)
 	}
 	close(fd);
 	if (strncmp(info.name, TL_XDP_PROG_PREFIX, strlen(TL_XDP_PROG_PREFIX)) != 0) {
-		tc_err(err, errlen, "interface %s has a foreign tc ingress program '%s' (id %u) at handle 0x%x "
+		tl_bpf_err(err, errlen, "interface %s has a foreign tc ingress program '%s' (id %u) at handle 0x%x "
 		       "priority %u; remove it first (tc filter del dev %s ingress prio %u)", ifname_of(ifindex, ifn),
 		       info.name, q.prog_id, TL_TC_HANDLE, TL_TC_PRIORITY, ifn, TL_TC_PRIORITY);
 		return -EBUSY;
@@ -76,7 +64,7 @@ int tl_tc_clear_leftover(int ifindex, char *err, size_t errlen)
 		rc = bpf_tc_detach(&hook, &d);
 	}
 	if (rc < 0) {
-		tc_err(err, errlen, "detaching a leftover tc program from %s: %s", ifname_of(ifindex, ifn),
+		tl_bpf_err(err, errlen, "detaching a leftover tc program from %s: %s", ifname_of(ifindex, ifn),
 		       strerror(-rc));
 		return rc;
 	}
@@ -91,13 +79,13 @@ static int attach(int ifindex, struct bpf_program *prog, char *err, size_t errle
 	int rc = bpf_tc_hook_create(&hook);
 
 	if (rc < 0 && rc != -EEXIST) {
-		tc_err(err, errlen, "clsact on %s: %s", ifname_of(ifindex, ifn), strerror(-rc));
+		tl_bpf_err(err, errlen, "clsact on %s: %s", ifname_of(ifindex, ifn), strerror(-rc));
 		return rc;
 	}
 	o.prog_fd = bpf_program__fd(prog);
 	rc = bpf_tc_attach(&hook, &o);
 	if (rc < 0)
-		tc_err(err, errlen, "attaching %s to the ingress of %s: %s", bpf_program__name(prog),
+		tl_bpf_err(err, errlen, "attaching %s to the ingress of %s: %s", bpf_program__name(prog),
 		       ifname_of(ifindex, ifn), strerror(-rc));
 	return rc;
 }
@@ -128,25 +116,25 @@ static int load(struct tl_tc *t, char *err, size_t errlen)
 	int rc = tl_xdp_object_path(path, sizeof(path), TL_TC_LAN_OBJECT);
 
 	if (rc != 0) {
-		tc_err(err, errlen, "tc object %s not found (build it, or set TUNLESS_BPF_DIR)", path);
+		tl_bpf_err(err, errlen, "tc object %s not found (build it, or set TUNLESS_BPF_DIR)", path);
 		return rc;
 	}
 	t->obj = bpf_object__open_file(path, NULL);
 	if (!t->obj) {
 		rc = -errno;
-		tc_err(err, errlen, "opening %s: %s", path, strerror(-rc));
+		tl_bpf_err(err, errlen, "opening %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	rc = bpf_object__load(t->obj);
 	if (rc < 0) {
-		tc_err(err, errlen, "loading %s: %s", path, strerror(-rc));
+		tl_bpf_err(err, errlen, "loading %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	t->maps.routes4_fd = map_dup(t->obj, "tl_routes4");
 	t->maps.routes6_fd = map_dup(t->obj, "tl_routes6");
 	t->maps.stats_fd = map_dup(t->obj, "tl_tc_stats");
 	if (t->maps.routes4_fd < 0 || t->maps.routes6_fd < 0 || t->maps.stats_fd < 0) {
-		tc_err(err, errlen, "%s lacks its maps (tl_routes4, tl_routes6, tl_tc_stats)", path);
+		tl_bpf_err(err, errlen, "%s lacks its maps (tl_routes4, tl_routes6, tl_tc_stats)", path);
 		return -ENOENT;
 	}
 	return 0;
@@ -171,13 +159,13 @@ int tl_tc_open(struct tl_tc *t, int lan_ifindex, int pair_ifindex, char *err, si
 	out = bpf_object__find_program_by_name(t->obj, "tl_lan_tc_out");
 	cfg = bpf_object__find_map_by_name(t->obj, "tl_tc_cfg");
 	if (!in || !out || !cfg) {
-		tc_err(err, errlen, "%s lacks tl_lan_tc_in, tl_lan_tc_out or tl_tc_cfg", TL_TC_LAN_OBJECT);
+		tl_bpf_err(err, errlen, "%s lacks tl_lan_tc_in, tl_lan_tc_out or tl_tc_cfg", TL_TC_LAN_OBJECT);
 		rc = -ENOENT;
 		goto fail;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &key, &v, BPF_ANY) < 0) {
 		rc = -errno;
-		tc_err(err, errlen, "writing tl_tc_cfg: %s", strerror(-rc));
+		tl_bpf_err(err, errlen, "writing tl_tc_cfg: %s", strerror(-rc));
 		goto fail;
 	}
 	/* tunless's way out first, then the LAN's way in */
@@ -210,24 +198,5 @@ void tl_tc_close(struct tl_tc *t)
 
 int tl_tc_stats(const struct tl_tc *t, uint64_t out[TL_TC_STAT_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	int rc = 0;
-
-	if (t->maps.stats_fd < 0)
-		return -ENOENT;
-	if (ncpu <= 0)
-		return ncpu < 0 ? ncpu : -EINVAL;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (uint32_t key = 0; key < TL_TC_STAT_MAX && rc == 0; key++) {
-		out[key] = 0;
-		if (bpf_map_lookup_elem(t->maps.stats_fd, &key, vals) < 0)
-			rc = -errno;
-		for (int c = 0; rc == 0 && c < ncpu; c++)
-			out[key] += vals[c];
-	}
-	free(vals);
-	return rc;
+	return tl_bpf_percpu_sums(t->maps.stats_fd, TL_TC_STAT_MAX, out);
 }

@@ -44,7 +44,7 @@ struct tl_xdp_slot {
 
 #define TL_XDP_MODES 3
 
-static void tl_xdp_err(char *err, size_t errlen, const char *fmt, ...)
+void tl_bpf_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -153,7 +153,7 @@ static int tl_xdp_check_foreign(int ifindex, const struct tl_xdp_slot *slots, in
 		if (tl_xdp_is_ours(name))
 			continue;
 		if_indextoname((unsigned)ifindex, ifname);
-		tl_xdp_err(err, errlen,
+		tl_bpf_err(err, errlen,
 			   "interface %s has a foreign XDP program '%s' (id %u, %s mode) attached; "
 			   "remove it first (ip link set dev %s xdp off, or xdp-loader unload %s --all)",
 			   ifname, name, slots[i].prog_id, slots[i].mode_name, ifname, ifname);
@@ -190,7 +190,7 @@ int tl_xdp_clear_leftover(int ifindex, char *err, size_t errlen)
 	int n = tl_xdp_slots(ifindex, slots), rc;
 
 	if (n < 0) {
-		tl_xdp_err(err, errlen, "XDP query on ifindex %d: %s", ifindex, strerror(-n));
+		tl_bpf_err(err, errlen, "XDP query on ifindex %d: %s", ifindex, strerror(-n));
 		return n;
 	}
 	rc = tl_xdp_check_foreign(ifindex, slots, n, err, errlen);
@@ -198,7 +198,7 @@ int tl_xdp_clear_leftover(int ifindex, char *err, size_t errlen)
 		return rc;
 	rc = tl_xdp_detach_ours(ifindex, slots, n);
 	if (rc < 0) {
-		tl_xdp_err(err, errlen, "detaching leftover XDP program from ifindex %d: %s",
+		tl_bpf_err(err, errlen, "detaching leftover XDP program from ifindex %d: %s",
 			   ifindex, strerror(-rc));
 		return rc;
 	}
@@ -305,7 +305,7 @@ int tl_xdp_maps_open(int ifindex, struct tl_xdp_maps *m, char *err, size_t errle
 	tl_xdp_maps_reset(m);
 	prog_fd = tl_xdp_find_ours(ifindex);
 	if (prog_fd < 0) {
-		tl_xdp_err(err, errlen, "no tunless XDP program attached to ifindex %d: %s",
+		tl_bpf_err(err, errlen, "no tunless XDP program attached to ifindex %d: %s",
 			   ifindex, strerror(-prog_fd));
 		return prog_fd;
 	}
@@ -316,7 +316,7 @@ int tl_xdp_maps_open(int ifindex, struct tl_xdp_maps *m, char *err, size_t errle
 	free(ids);
 	if (n < 0 || rc < 0) {
 		tl_xdp_maps_close(m);
-		tl_xdp_err(err, errlen, "opening XDP maps on ifindex %d: %s", ifindex,
+		tl_bpf_err(err, errlen, "opening XDP maps on ifindex %d: %s", ifindex,
 			   strerror(n < 0 ? -n : -rc));
 		return n < 0 ? n : rc;
 	}
@@ -387,22 +387,22 @@ int tl_xdp_route_del(const struct tl_xdp_maps *m, int family, const uint8_t *add
 	return bpf_map_delete_elem(fd, &key) < 0 ? -errno : 0;
 }
 
-int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX])
+int tl_bpf_percpu_sums(int fd, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals;
 	int rc = 0;
 
-	if (m->stats_fd < 0)
+	if (fd < 0)
 		return -ENOENT;
 	if (ncpu <= 0)
 		return ncpu < 0 ? ncpu : -EINVAL;
 	vals = calloc((size_t)ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (uint32_t key = 0; key < TL_XDP_STAT_MAX && rc == 0; key++) {
+	for (uint32_t key = 0; key < n && rc == 0; key++) {
 		out[key] = 0;
-		if (bpf_map_lookup_elem(m->stats_fd, &key, vals) < 0) {
+		if (bpf_map_lookup_elem(fd, &key, vals) < 0) {
 			rc = -errno;
 			break;
 		}
@@ -411,6 +411,11 @@ int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX])
 	}
 	free(vals);
 	return rc;
+}
+
+int tl_xdp_stats(const struct tl_xdp_maps *m, uint64_t out[TL_XDP_STAT_MAX])
+{
+	return tl_bpf_percpu_sums(m->stats_fd, TL_XDP_STAT_MAX, out);
 }
 
 /* ---- the WAN program's own addresses ---------------------------------------------------- */
@@ -423,7 +428,7 @@ int tl_xdp_addrmaps_open(int ifindex, struct tl_xdp_addrmaps *m, char *err, size
 	m->fd4 = m->fd6 = -1;
 	prog_fd = tl_xdp_find_ours(ifindex);
 	if (prog_fd < 0) {
-		tl_xdp_err(err, errlen, "no tunless XDP program attached to ifindex %d: %s",
+		tl_bpf_err(err, errlen, "no tunless XDP program attached to ifindex %d: %s",
 			   ifindex, strerror(-prog_fd));
 		return prog_fd;
 	}
@@ -451,7 +456,7 @@ int tl_xdp_addrmaps_open(int ifindex, struct tl_xdp_addrmaps *m, char *err, size
 	if (n < 0 || rc < 0 || m->fd4 < 0 || m->fd6 < 0) {
 		rc = n < 0 ? n : rc < 0 ? rc : -ENOENT;
 		tl_xdp_addrmaps_close(m);
-		tl_xdp_err(err, errlen, "the XDP program on ifindex %d: its address maps (tl_wan_addr4, "
+		tl_bpf_err(err, errlen, "the XDP program on ifindex %d: its address maps (tl_wan_addr4, "
 			   "tl_wan_addr6): %s", ifindex,
 			   rc == -ENOENT ? "absent (an older " TL_XDP_WAN_OBJECT "?)" : strerror(-rc));
 		return rc;

@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Writes a message into err (errlen bytes; nothing if err is NULL or errlen 0): the XDP and
+ * tc programs' loaders report their failures this way. */
+void tl_bpf_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* out[k] = the sum over CPUs of key k of the per-CPU array map fd, for k < n; -ENOENT if fd < 0. */
+int tl_bpf_percpu_sums(int fd, uint32_t n, uint64_t *out);
+
 #define TL_XDP_WAN_OBJECT "tl_wan.bpf.o"
 #define TL_XDP_LAN_OBJECT "tl_lan.bpf.o"
 #define TL_XDP_PROG_PREFIX "tl_"             /* names of our programs start with this */
