@@ -343,7 +343,7 @@ def shaper_wire(d, impl):
             if not qn.startswith("wan/") or not v:
                 continue
             o = b.get(qn) or {}
-            for k in ("tx_bytes", "tx_packets", "drops_aqm_codel", "drops_aqm_overlimit", "ecn_marks", "l4s_marks", "shaper_lost_ns"):
+            for k in ("tx_bytes", "tx_packets", "drops_aqm_codel", "drops_aqm_overlimit", "ecn_marks", "l4s_marks", "rtt_held", "shaper_lost_ns"):
                 q[k] = q.get(k, 0) + (v.get(k) or 0) - (o.get(k) or 0)
         if "tx_bytes" not in q:
             return None, None, q
@@ -372,14 +372,17 @@ def busy_seconds(d, fallback):
 def aqm_in_force(recs):
     """What tunless's no-drop cells ran: the WAN AQM settings asked (BENCH_TUNLESS_WAN_AQM, else the
     defaults) and the target / interval its queues reported in force."""
-    laws = sorted({(r["metrics"].get("wan_aqm_target_us"), r["metrics"].get("wan_aqm_interval_us"))
+    laws = sorted({(r["metrics"].get("wan_aqm_target_us"), r["metrics"].get("wan_aqm_interval_us"),
+                    r["metrics"].get("wan_aqm_flow_rtt_pct") or 0)
                    for r in recs if r.get("impl") == "tunless" and r.get("scenario") == "nodrop" and r.get("status") == "ok"
                    and r["metrics"].get("wan_aqm_target_us")})
     asked = os.environ.get("BENCH_TUNLESS_WAN_AQM")
     told = "AQM {%s}" % asked if asked else "AQM defaults"
     if laws:
-        told += " (in force on its WAN queues: %s)" % ", ".join("target %g ms, interval %g ms" % (t / 1000, i / 1000)
-                                                               for t, i in laws)
+        told += " (in force on its WAN queues: %s)" % ", ".join(
+            "target %g ms, interval %g ms, %s" % (t / 1000, i / 1000, "a TCP flow's target at least %d %% of its round trip" % p
+                                                  if p else "no per-flow target")
+            for t, i, p in laws)
     return told
 
 
@@ -435,7 +438,7 @@ def cmd_nodrop(a):
     m["tcp_rtt_mean_ms"] = round(snd["mean_rtt"] / 1000, 2) if snd.get("mean_rtt") else None
     m["tcp_rtt_min_ms"] = round(snd["min_rtt"] / 1000, 2) if snd.get("min_rtt") else None
     m["wan_sojourn_p50_ms"] = m["wan_sojourn_p99_ms"] = None
-    m["wan_aqm_target_us"] = m["wan_aqm_interval_us"] = None
+    m["wan_aqm_target_us"] = m["wan_aqm_interval_us"] = m["wan_aqm_flow_rtt_pct"] = None
     if a.impl == "tunless":  # the WAN queues' sojourn of the packets delivered during the cell
         b4, af = load(os.path.join(a.dir, "before.json")) or {}, load(os.path.join(a.dir, "after.json")) or {}
         for n in sorted(af.get("tunless") or {})[:1]:
@@ -444,6 +447,7 @@ def cmd_nodrop(a):
                     # the law in force on the WAN queue (the daemon's own telemetry, not the config asked)
                     m["wan_aqm_target_us"] = m["wan_aqm_target_us"] or v.get("aqm_target_us")
                     m["wan_aqm_interval_us"] = m["wan_aqm_interval_us"] or v.get("aqm_interval_us")
+                    m["wan_aqm_flow_rtt_pct"] = m["wan_aqm_flow_rtt_pct"] or v.get("aqm_flow_rtt_pct")
                     dq = ost.queue_delta((((b4.get("tunless") or {}).get(n) or {}).get("queues") or {}).get(qn) or {}, v)
                     for k, kk in (("sojourn_p50_below_ns", "wan_sojourn_p50_ms"), ("sojourn_p99_below_ns", "wan_sojourn_p99_ms")):
                         if isinstance(dq.get(k), int):
@@ -452,6 +456,7 @@ def cmd_nodrop(a):
     m["queue_drops_codel"] = qc.get("drops_aqm_codel") if a.impl == "tunless" else None
     m["queue_drops_overlimit"] = qc.get("drops_aqm_overlimit") if a.impl == "tunless" else None
     m["ecn_marks"] = qc.get("ecn_marks") if a.impl == "tunless" else None
+    m["flow_rtt_held"] = qc.get("rtt_held") if a.impl == "tunless" else None
     m["shaper_lost_ms"] = round(qc["shaper_lost_ns"] / 1e6, 3) if "shaper_lost_ns" in qc else None
     m["ring_drops"] = c.get("tun_ring", 0) + (c.get("tunless_other", 0) if a.impl == "tunless" else 0)
     m["tail_drops"] = c.get("qdisc", 0)

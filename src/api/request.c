@@ -401,6 +401,7 @@ void tl_api_merge_aqm(const struct tl_api_value *m, struct tl_aqm_params *p)
 	merge_u32(m, "limit", &p->limit);
 	merge_u32(m, "rtt_us", &p->rtt_us);
 	merge_u32(m, "l4s_us", &p->l4s_us);
+	merge_u32(m, "flow_rtt_pct", &p->flow_rtt_pct);
 	if ((v = tl_api_value_has(m, "memory_limit")))
 		p->memory_limit = (uint64_t)v->i;
 	if ((v = tl_api_value_has(m, "ecn")))

@@ -76,6 +76,7 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(drops_aqm_overlimit, COUNTER, PACKETS, "tunless_queue_aqm_drops_total", "reason=\"aqm_overlimit\"", "hard limit: dropped from the fattest flow") \
 	X(ecn_marks, COUNTER, PACKETS, "tunless_queue_ecn_marks_total", "", "ECT packets marked CE instead of dropped (the L4S step's included)") \
 	X(l4s_marks, COUNTER, PACKETS, "tunless_queue_l4s_marks_total", "", "ECT(1) packets marked CE at the L4S step (aqm_l4s_us)") \
+	X(rtt_held, COUNTER, PACKETS, "tunless_queue_flow_rtt_held_total", "", "packets above the target that their TCP flow's longer target (aqm_flow_rtt_pct of its round trip) let pass") \
 	X(new_flows, COUNTER, NONE, "tunless_queue_new_flows_total", "", "flows that became active") \
 	X(overlimit_events, COUNTER, NONE, "tunless_queue_overlimit_events_total", "", "batches dropped at the hard limit") \
 	X(flows_new, GAUGE, NONE, "tunless_queue_flows", "list=\"new\"", "active flows on the DRR new list") \
@@ -103,6 +104,7 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(aqm_interval_us, GAUGE, US, "tunless_aqm_interval_seconds", "", "CoDel interval in force: from rtt_us or interval_us (lengthened with the target's floor)") \
 	X(aqm_rtt_us, GAUGE, US, "tunless_aqm_rtt_seconds", "", "rtt setting the target and interval derive from (0: target_us and interval_us)") \
 	X(aqm_l4s_us, GAUGE, US, "tunless_aqm_l4s_step_seconds", "", "sojourn at which ECT(1) packets are marked CE (0: off)") \
+	X(aqm_flow_rtt_pct, GAUGE, NONE, "tunless_aqm_flow_rtt_percent", "", "a TCP flow's target is at least this percentage of its measured round trip (0: off)") \
 	X(aqm_quantum, GAUGE, BYTES, "tunless_aqm_quantum_bytes", "", "DRR quantum in force") \
 	X(aqm_flows, GAUGE, NONE, "tunless_aqm_flows", "", "flow hash buckets") \
 	X(aqm_limit, GAUGE, PACKETS, "tunless_aqm_limit_packets", "", "hard limit in packets") \

@@ -33,6 +33,7 @@ struct tl_raw_aqm {
 	bool *ecn;
 	int64_t *rtt_us;
 	int64_t *l4s_us;
+	int64_t *flow_rtt_pct;
 };
 
 struct tl_raw_shaper {

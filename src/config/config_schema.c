@@ -23,6 +23,7 @@ static const cyaml_schema_field_t tl_schema_aqm_fields[] = {
 	CYAML_FIELD_BOOL_PTR("ecn", TL_OPT, struct tl_raw_aqm, ecn),
 	TL_OINT("rtt_us", struct tl_raw_aqm, rtt_us),
 	TL_OINT("l4s_us", struct tl_raw_aqm, l4s_us),
+	TL_OINT("flow_rtt_pct", struct tl_raw_aqm, flow_rtt_pct),
 	CYAML_FIELD_END
 };
 

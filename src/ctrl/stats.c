@@ -293,6 +293,8 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->aqm_interval_us = a->interval_ns / 1000;
 	s->aqm_rtt_us = snap->params.rtt_us;
 	s->aqm_l4s_us = snap->params.l4s_us;
+	s->aqm_flow_rtt_pct = snap->params.flow_rtt_pct;
+	s->rtt_held = a->rtt_held;
 	s->aqm_byte_limit = a->byte_limit;
 	s->l4s_marks = a->l4s_marks;
 	s->aqm_quantum = snap->params.quantum;

@@ -1,6 +1,7 @@
 /* Egress AQM: fq_codel semantics (RFC 8290) with the CoDel control law of RFC 8289, its
  * count kept and decayed between episodes as COBALT's, marks held back while a flow still
- * answers the last one, and an L4S step for ECT(1).
+ * answers the last one, an L4S step for ECT(1), and each TCP flow's target raised to a share
+ * of its own round trip (flow_target).
  *
  * A flow is a FIFO of mbufs linked through an mbuf dynamic field (which also holds the
  * enqueue time and the queue's served bytes then, for the per-class histograms of
@@ -23,6 +24,7 @@
 
 #include "dataplane/aqm.h"
 #include "dataplane/drop.h"
+#include "dataplane/flowrtt.h"
 
 /* Per-packet state, in an mbuf dynamic field. */
 struct tl_aqm_cb {
@@ -55,6 +57,8 @@ struct tl_aqm_flow {
 	int32_t deficit;
 	uint8_t list;                 /* enum tl_aqm_list_id */
 	struct tl_aqm_codel cv;
+	uint64_t target_ns;           /* the target from the flow's round trip (flow_target) */
+	uint64_t target_at;           /* when it was looked up; 0: never */
 };
 
 struct tl_aqm_list {
@@ -67,6 +71,7 @@ struct tl_aqm_cfg {
 	uint64_t target_ns;
 	uint64_t interval_ns;
 	uint64_t l4s_ns;          /* 0: no L4S step */
+	uint32_t flow_rtt_pct;    /* 0: every flow gets target_ns */
 	uint64_t byte_limit;      /* packet bytes, from the rate; 0: none */
 	uint64_t rate_bps;        /* the shaped rate, 0: none */
 	uint64_t memory_limit;
@@ -86,6 +91,7 @@ struct tl_aqm {
 	unsigned l3_offset;
 	int socket;
 	uint64_t *drops;
+	struct tl_flowrtt *rtt;       /* the flows' round trips (tl_aqm_attach_flowrtt), or NULL */
 	struct tl_aqm_flow *flows;
 	struct tl_aqm_params params;
 	struct tl_aqm_stats st;
@@ -484,12 +490,56 @@ static bool codel_mark_waits(const struct tl_aqm *q, const struct tl_aqm_codel *
 	       (cv->falling || time_before(pkt_cb(m)->enq_ns, cv->mark_quiet_ns));
 }
 
-/* The head packet m (just taken off its flow): true if it is to be signalled (marked or
- * dropped) now. */
-static bool codel_judge(struct tl_aqm *q, struct tl_aqm_codel *cv, struct rte_mbuf *m, uint64_t now)
+/* The target a flow is judged against: the queue's, or flow_rtt_pct of the flow's round
+ * trip when that is longer (at most half the interval). Looked up at most once per
+ * TL_AQM_FLOW_TARGET_NS per bucket, and only for packets above the queue's target. */
+#define TL_AQM_FLOW_TARGET_NS (10 * 1000 * 1000ull)
+
+static uint64_t flow_target(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m, uint64_t now)
 {
-	codel_trend(&q->cfg, cv, sojourn_of(m, now), now);
-	if (sojourn_of(m, now) < q->cfg.target_ns || q->st.backlog_bytes <= q->maxpacket) {
+	uint64_t rtt, t;
+	uint32_t avail;
+	int version;
+	const uint8_t *p;
+
+	if (!q->rtt || !q->cfg.flow_rtt_pct)
+		return q->cfg.target_ns;
+	if (f->target_at && !time_before(f->target_at + TL_AQM_FLOW_TARGET_NS, now))
+		return f->target_ns;
+	p = pkt_l3(q, m, &avail, &version);
+	rtt = p ? tl_flowrtt_get(q->rtt, p, avail, now) : 0;
+	t = RTE_MIN(rtt * q->cfg.flow_rtt_pct / 100, q->cfg.interval_ns / 2);
+	f->target_ns = RTE_MAX(t, q->cfg.target_ns);
+	f->target_at = now;
+	return f->target_ns;
+}
+
+/* The flow's packet leaves the queue: the start of a round-trip sample once its sojourn
+ * is half the target (before that no flow needs one; so a queue that never builds costs
+ * nothing). */
+static void flow_sent(struct tl_aqm *q, struct rte_mbuf *m, uint64_t now)
+{
+	uint32_t avail;
+	int version;
+	const uint8_t *p;
+
+	if (!q->rtt || !q->cfg.flow_rtt_pct || sojourn_of(m, now) < q->cfg.target_ns / 2)
+		return;
+	p = pkt_l3(q, m, &avail, &version);
+	if (p)
+		tl_flowrtt_sent(q->rtt, p, avail, now);
+}
+
+/* The head packet m (just taken off flow f): true if it is to be signalled (marked or
+ * dropped) now. */
+static bool codel_judge(struct tl_aqm *q, struct tl_aqm_flow *f, struct rte_mbuf *m, uint64_t now)
+{
+	struct tl_aqm_codel *cv = &f->cv;
+	uint64_t sojourn = sojourn_of(m, now);
+
+	codel_trend(&q->cfg, cv, sojourn, now);
+	if (sojourn < q->cfg.target_ns || q->st.backlog_bytes <= q->maxpacket ||
+	    (sojourn < flow_target(q, f, m, now) && ++q->st.rtt_held)) {
 		cv->dropping = false;
 		codel_decay(&q->cfg, cv, now);
 		return false;
@@ -534,8 +584,9 @@ static struct rte_mbuf *codel_dequeue(struct tl_aqm *q, struct tl_aqm_flow *f, u
 	struct rte_mbuf *m;
 
 	while ((m = flow_pop(q, f))) {
-		if (!codel_judge(q, &f->cv, m, now) || codel_mark(q, m)) {
+		if (!codel_judge(q, f, m, now) || codel_mark(q, m)) {
 			l4s_step(q, m, now);
+			flow_sent(q, m, now);
 			return m;
 		}
 		count_drop(q, m, TL_DROP_aqm_codel);
@@ -619,6 +670,7 @@ static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p,
 	c->target_ns = target;
 	c->interval_ns = interval;
 	c->l4s_ns = (uint64_t)p->l4s_us * 1000;
+	c->flow_rtt_pct = p->flow_rtt_pct;
 	c->memory_limit = p->memory_limit;
 	c->quantum = p->quantum;
 	c->mask = p->flows - 1;
@@ -732,6 +784,11 @@ void tl_aqm_set_rate(struct tl_aqm *q, uint64_t rate_bps)
 {
 	cfg_from_params(&q->cfg, &q->params, rate_bps);
 	trim(q, NULL);
+}
+
+void tl_aqm_attach_flowrtt(struct tl_aqm *q, struct tl_flowrtt *t)
+{
+	q->rtt = t;
 }
 
 void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops)

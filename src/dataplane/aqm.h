@@ -3,7 +3,8 @@
  * second mark while a flow's sojourn falls or within an interval of the last (a classic
  * ECN sender answers one mark per round trip), a
  * shallow CE step for ECT(1) packets (L4S, RFC 9331), target and interval from the path's
- * rtt and the shaped rate: the only place of the dataplane that drops because of load
+ * rtt and the shaped rate, a TCP flow's target raised to flow_rtt_pct of its own round trip
+ * (dataplane/flowrtt.h): the only place of the dataplane that drops because of load
  * (docs/design.md §4).
  *
  * One instance per (egress port, worker), owned by that worker: no locks, no atomics.
@@ -68,6 +69,7 @@ struct tl_aqm_stats {
 	uint64_t drops_overlimit;  /* dropped from the fattest flow (TL_DROP_aqm_overlimit) */
 	uint64_t ecn_marks;        /* packets marked CE instead of dropped (the L4S step's included) */
 	uint64_t l4s_marks;        /* ECT(1) packets marked CE at the L4S step (l4s_us) */
+	uint64_t rtt_held;         /* above the target, below their flow's (flow_rtt_pct): passed */
 	uint64_t backlog_pkts;     /* invariant: enqueued = dequeued + drops + backlog_pkts */
 	uint64_t backlog_bytes;    /* packet bytes queued */
 	uint64_t memory_bytes;     /* mbuf buffer bytes queued (against memory_limit) */
@@ -101,6 +103,12 @@ const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p);
  * and limits the packet bytes queued to 4 intervals at rate (at least 4 MiB). Lowering
  * the limit drops from the fattest flows at once. */
 void tl_aqm_set_rate(struct tl_aqm *q, uint64_t rate_bps);
+
+/* The flows' round trips (dataplane/flowrtt.h, shared with the receive path that ends the
+ * samples): the queue starts samples of its TCP flows and judges each against flow_rtt_pct
+ * of its round trip where that is longer than the target. NULL: every flow gets the target. */
+struct tl_flowrtt;
+void tl_aqm_attach_flowrtt(struct tl_aqm *q, struct tl_flowrtt *t);
 
 /* Also count AQM drops in this per-worker array of TL_DROP_MAX counters (may be NULL). */
 void tl_aqm_attach_drops(struct tl_aqm *q, uint64_t *drops);

@@ -13,6 +13,7 @@
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
 #include "dataplane/decap.h"
+#include "dataplane/flowrtt.h"
 #include "dataplane/lanfib.h"
 #include "dataplane/port.h"
 #include "dataplane/queue.h"
@@ -158,6 +159,8 @@ static enum tl_drop deliver(struct tl_worker *w, const struct tl_table *t, struc
 	rte_pktmbuf_trim(m, m->data_len - in.len);
 	if (!ecn_decap(rte_pktmbuf_mtod(m, uint8_t *), &in, outer_ecn))
 		return TL_DROP_ecn_ce_not_ect;
+	if (tl_flowrtt_active(w->dp->flowrtt, w->now_ns))
+		tl_flowrtt_ack(w->dp->flowrtt, rte_pktmbuf_mtod(m, const uint8_t *), in.len, w->now_ns);
 	lan_output(w, m, in.family, in.dst);
 	return TL_DROP_MAX;
 }

@@ -11,6 +11,7 @@
 
 #include "dataplane/bufsize.h"
 #include "dataplane/dp.h"
+#include "dataplane/flowrtt.h"
 #include "dataplane/lanfib.h"
 #include "dataplane/packet.h"
 #include "dataplane/route.h"
@@ -252,7 +253,8 @@ int tl_dp_create(struct tl_dp *dp, rte_hash_free_key_data reclaim)
 					  RING_F_EXACT_SZ);
 	dp->stage_ring = rte_ring_create_elem("tl_stage", sizeof(struct tl_staged), TL_STAGE_POOL_SIZE + 1, socket,
 					      RING_F_SC_DEQ);
-	return dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring &&
+	dp->flowrtt = tl_flowrtt_create("tl_flowrtt", socket);
+	return dp->flowrtt && dp->hs_pool && dp->stage_pool && dp->hs_ring && dp->neigh_req && dp->ctrl_pool && dp->crypto_ring &&
 		       dp->stage_ring ? 0 : -1;
 }
 
@@ -284,6 +286,8 @@ void tl_dp_free(struct tl_dp *dp)
 	rte_free(atomic_exchange(&dp->peers, NULL));
 	rte_hash_free(dp->neigh_table);
 	rte_ring_free(dp->hs_ring);
+	tl_flowrtt_free(dp->flowrtt);
+	dp->flowrtt = NULL;
 	rte_ring_free(dp->stage_ring);
 	rte_ring_free(dp->neigh_req);
 	rte_ring_free(dp->crypto_ring);   /* the jobs belong to their owners */

@@ -275,6 +275,9 @@ struct tl_dp {
 	uint64_t name_gen;                   /* makes DPDK object names unique (control plane) */
 	struct rte_hash *neigh_table;        /* LAN next hop (tl_neigh_key) -> MAC packed in uintptr_t */
 	_Atomic(struct tl_lanfib *) lanfib;  /* LAN routes (dataplane/lanfib.h), gateway mode */
+	/* TCP flows' round trips (dataplane/flowrtt.h): the WAN queues start samples, the decap
+	 * path ends them; the WAN queues' law reads them. */
+	struct tl_flowrtt *flowrtt;
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_ring *hs_ring;            /* handshake frames -> control plane (MP/SC) */
 	struct rte_ring *neigh_req;          /* tl_neigh_key elements: next hops to resolve (MP/SC) */

@@ -13,6 +13,7 @@ struct tl_aqm_params tl_aqm_params_default(void)
 		.ecn = true,
 		.rtt_us = 0,
 		.l4s_us = 1000,
+		.flow_rtt_pct = 20,
 	};
 }
 
@@ -34,6 +35,8 @@ const char *tl_aqm_params_check(const struct tl_aqm_params *p)
 		return "rtt_us: must be 0 (target_us and interval_us) or 20..100000000 (100 s)";
 	if (p->l4s_us > TL_AQM_INTERVAL_MAX)
 		return "l4s_us: must be 0 (off) or up to 100000000 (100 s)";
+	if (p->flow_rtt_pct > 100)
+		return "flow_rtt_pct: must be 0 (off) to 100";
 	return 0;
 }
 

@@ -31,6 +31,13 @@ struct tl_aqm_params {
 	 * step that scalable congestion controls expect; ECT(0) and not-ECT packets keep the
 	 * drop law. 0 = off; needs ecn. (1000) */
 	uint32_t l4s_us;
+	/* A TCP flow whose round trip the queue measured (its timestamps, dataplane/flowrtt.h)
+	 * is judged against at least this percentage of it, up to half the interval: a classic
+	 * sender on a long path reduces its window to 0.7 at each signal, and only a queue of
+	 * about a fifth of its round trip keeps the path full meanwhile. The standing queue is
+	 * the flow's own (other flows have their own queues). 0 = off: every flow gets the
+	 * target. (20) */
+	uint32_t flow_rtt_pct;
 };
 
 /* Token bucket on the real on-wire size of each frame (Ethernet header, FCS, preamble and

@@ -153,6 +153,8 @@ int tl_queue_init(struct tl_worker *w, int role)
 	if (!e->aqm)
 		return -1;
 	tl_aqm_attach_drops(e->aqm, w->cnt.drops);
+	if (role == TL_PORT_WAN)
+		tl_aqm_attach_flowrtt(e->aqm, w->dp->flowrtt);
 	shaper_set(w, e, &w->dp->shaper_init[role]);
 	rte_seqlock_init(&e->snap_lock);
 	snapshot_publish(w, e);

@@ -8,7 +8,9 @@
  *  - as bytes through tl_pkt_parse_inner (whole frame, and after its Ethernet header),
  *  - when encap would answer it with an ICMP error (IPv4/IPv6 Ethernet type, valid inner
  *    packet longer than the MTU), through tl_pkt_make_too_big, and the error is checked,
- *  - through tl_aqm_classify and into a small AQM (few flows, tight limits, ms-scale CoDel)
+ *  - as bytes through the flows' round-trip table (tl_flowrtt_sent, _ack, _get, exactly
+ *    the frame's bytes, as from the IP header on),
+ *  - through tl_aqm_classify and into a small AQM, which has the round-trip table, (few flows, tight limits, ms-scale CoDel)
  *    at a virtual time; op bits 3..7 advance the clock (2 ms steps), bits 0..1 dequeue 0, 1,
  *    4 or all packets, bit 2 gives the second half of a dequeued burst back.
  * At the end the clock jumps and the AQM is drained.
@@ -35,6 +37,7 @@
 #include <sanitizer/asan_interface.h>
 
 #include "dataplane/aqm.h"
+#include "dataplane/flowrtt.h"
 #include "dataplane/packet.h"
 #include "dataplane/runtime.h"
 
@@ -52,6 +55,7 @@ struct snap {
 };
 
 static struct rte_mempool *mp;
+static struct tl_flowrtt *frtt;
 
 /* Buffers the AQM dropped went back to the pool still poisoned. */
 static void unpoison(struct rte_mempool *pool, void *arg, void *obj, unsigned i)
@@ -64,6 +68,7 @@ static void unpoison(struct rte_mempool *pool, void *arg, void *obj, unsigned i)
 
 static void eal_down(void)
 {
+	tl_flowrtt_free(frtt);
 	rte_mempool_obj_iter(mp, unpoison, NULL);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
@@ -87,8 +92,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	tl_runtime_dir_remove(runtime_dir);
 	mp = rte_pktmbuf_pool_create("fz_pkt", 255, 0, RTE_ALIGN(sizeof(struct snap), RTE_MBUF_PRIV_ALIGN),
 				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (!mp) {
-		fprintf(stderr, "mempool: %s\n", rte_strerror(rte_errno));
+	frtt = tl_flowrtt_create("fz_flowrtt", SOCKET_ID_ANY);
+	if (!mp || !frtt) {
+		fprintf(stderr, "mempool, flowrtt: %s\n", rte_strerror(rte_errno));
 		abort();
 	}
 	atexit(eal_down);
@@ -183,6 +189,23 @@ static void fuzz_inner_at(const uint8_t *p, uint32_t len)
 		    in.src + alen > copy + in.len || in.dst + alen > copy + in.len)
 			abort();
 	}
+	free(copy);
+}
+
+/* A sample started and ended by the same bytes is at most the stale bound; an estimate fits
+ * its 32 bits of µs. */
+static void fuzz_flowrtt(const uint8_t *p, uint32_t len, uint64_t now)
+{
+	uint8_t *copy = malloc(len ? len : 1);     /* exactly the bytes: ASan sees an overread */
+
+	if (!copy)
+		return;
+	memcpy(copy, p, len);
+	tl_flowrtt_sent(frtt, copy, len, now);
+	if (tl_flowrtt_ack(frtt, copy, len, now + MS) > TL_FLOWRTT_STALE_NS ||
+	    tl_flowrtt_get(frtt, copy, len, now) > 0xffffffffull * 1000 ||
+	    (tl_flowrtt_slot(frtt, copy, len) != UINT32_MAX && tl_flowrtt_slot(frtt, copy, len) >= TL_FLOWRTT_SLOTS))
+		abort();
 	free(copy);
 }
 
@@ -401,6 +424,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.q = tl_aqm_create("fz_aqm", &prm, r.l3, SOCKET_ID_ANY);
 	if (!r.q)
 		abort();
+	memset(frtt->slot, 0, sizeof(frtt->slot));  /* the same input, the same run */
+	frtt->seed = 1;
+	atomic_store(&frtt->last_start_ns, 0);
+	tl_aqm_attach_flowrtt(r.q, frtt);
 	while (off + 3 <= size) {
 		uint8_t op = data[off];
 		uint16_t len = (uint16_t)(data[off + 1] | data[off + 2] << 8);
@@ -414,6 +441,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len >= TL_ETH_LEN)
 			fuzz_inner_at(p + TL_ETH_LEN, len - TL_ETH_LEN);
 		fuzz_too_big(p, len, mtu);
+		fuzz_flowrtt(p, len, r.now);
 		enqueue(&r, p, len, &prm);
 		r.now += 2 * MS * (op >> 3);
 		if (op & 3)
