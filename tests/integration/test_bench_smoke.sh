@@ -247,6 +247,10 @@ check(tl and all(t and i and i >= t for t, i in law) and
       "in force on its WAN queues: target" in doc["settings"]["bottleneck_tunless"],
       "tunless's cells record the AQM law its WAN queues had in force, and the report names it: %s; %s"
       % (sorted(law, key=str), doc["settings"]["bottleneck_tunless"]))
+check(tl and all(r["metrics"].get("wan_aqm_flow_rtt_pct") == 20 and isinstance(r["metrics"].get("flow_rtt_held"), int)
+                 for r in tl) and "a TCP flow's target at least 20 % of its round trip" in doc["settings"]["bottleneck_tunless"],
+      "tunless's cells record the per-flow target in force (flow_rtt_pct) and the packets it let pass, and the report names it: %s"
+      % [(r["metrics"].get("wan_aqm_flow_rtt_pct"), r["metrics"].get("flow_rtt_held")) for r in tl])
 # Each statement carries its cell's numbers: the median over its runs, recomputed here.
 def med(xs):
     xs = sorted(x for x in xs if x is not None)
