@@ -39,7 +39,8 @@ struct tl_flowrtt_slot {
 struct tl_flowrtt {
 	_Atomic uint64_t last_start_ns;   /* the last sample started (any flow) */
 	uint32_t seed;
-	struct tl_flowrtt_slot slot[TL_FLOWRTT_SLOTS];
+	/* On lines of their own: the receive path reads last_start_ns for every packet. */
+	_Alignas(64) struct tl_flowrtt_slot slot[TL_FLOWRTT_SLOTS];
 };
 
 /* NULL with rte_errno set on failure. */
