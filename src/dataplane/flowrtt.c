@@ -7,13 +7,10 @@
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 #include <rte_random.h>
+#include <rte_tcp.h>
 
 #include "dataplane/flowrtt.h"
 
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_RST 0x04
-#define TCP_ACK 0x10
 #define TCPOPT_EOL 0
 #define TCPOPT_NOP 1
 #define TCPOPT_TS 8
@@ -175,8 +172,8 @@ void tl_flowrtt_sent(struct tl_flowrtt *t, const uint8_t *l3, uint32_t avail, ui
 	struct seg s;
 	uint64_t tag, p, r;
 
-	if (!seg_parse(l3, avail, false, &s) || !s.ts || (s.flags & TCP_RST) ||
-	    !(s.payload || (s.flags & (TCP_SYN | TCP_FIN))))
+	if (!seg_parse(l3, avail, false, &s) || !s.ts || (s.flags & RTE_TCP_RST_FLAG) ||
+	    !(s.payload || (s.flags & (RTE_TCP_SYN_FLAG | RTE_TCP_FIN_FLAG))))
 		return;
 	sl = &t->slot[slot_of(t, &s, &tag)];
 	p = atomic_load_explicit(&sl->pending, memory_order_relaxed);
@@ -197,7 +194,7 @@ uint64_t tl_flowrtt_ack(struct tl_flowrtt *t, const uint8_t *l3, uint32_t avail,
 	struct seg s;
 	uint64_t tag, p, sent, rtt, us, r;
 
-	if (!seg_parse(l3, avail, true, &s) || !s.ts || !(s.flags & TCP_ACK))
+	if (!seg_parse(l3, avail, true, &s) || !s.ts || !(s.flags & RTE_TCP_ACK_FLAG))
 		return 0;
 	sl = &t->slot[slot_of(t, &s, &tag)];
 	p = atomic_load_explicit(&sl->pending, memory_order_acquire);
