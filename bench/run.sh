@@ -4,7 +4,7 @@
 # Usage: bench/run.sh [--smoke | --quick | --full] [-o DIR] [-i impl,...] [-s scenario,...]
 #   --smoke  every implementation x scenario once, tiny (about 4 min)   (the CI smoke test)
 #   --quick  the matrices at a few points, short runs (about 30 min)     (default)
-#   --full   every point, longer runs, the no-drop study's cells 60 s x 3 (about 3.8 h: bench/README.md)
+#   --full   every point, longer runs, the no-drop study's cells 60 s x 3 (about 3.3-3.7 h: bench/README.md)
 #   -o DIR   output directory (default bench/out-<profile>-<date>)
 #   -i       implementations: tunless,wireguard-go,wggo-ts,boringtun,openvpn,kernel-wg (default: all)
 #            (wggo-ts: Tailscale's fork of wireguard-go)
