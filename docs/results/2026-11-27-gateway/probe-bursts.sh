@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# How many frames each port send call is handed (gateway, the NIC lab, udp WAN and packet LAN, one
+# worker each end): uprobes on the release tunlessd's tl_udpport_tx (the WAN: one crypto job, or
+# what is left of it, per call) and tl_afp_tx (the packet LAN: one flush of the LAN queue), their
+# 4th argument (n, %cx), recorded with `perf record -a` for 3 s of one STREAMS-stream run
+# (probe-bursts-P<STREAMS>.txt: a histogram per gateway and function). Under the lab lock:
+#   flock /tmp/tunless-lab.lock docs/results/2026-11-27-gateway/probe-bursts.sh 8
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
+BIN=$BUILD/src/daemon/tunlessd
+P=${1:-8}
+. "$HERE/wait-transfer.sh"
+perf probe -q -d 'probe_tunlessd:*' 2>/dev/null
+perf probe -q -x "$BIN" --add 'tl_udpport_tx n=%cx:u16' && perf probe -q -x "$BIN" --add 'tl_afp_tx n=%cx:u16' || exit 1
+TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m gateway -t 14 -P "$P" -i tunless-udp-packet \
+	-o "$HERE/probe-bursts-P$P-run.json" >"$HERE/probe-bursts-P$P-run.log" 2>&1 &
+bp=$!
+wait_transfer "$bp" || exit 1
+sleep 3
+gwa=$(ip netns pids "${NS%-client}-gwa" | paste -sd,)
+perf record -q -a -e 'probe_tunlessd:*' -o /tmp/probe-bursts.data -- sleep 3 >/dev/null 2>&1
+wait "$bp"
+perf probe -q -d 'probe_tunlessd:*'
+perf script -i /tmp/probe-bursts.data -F pid,event,trace 2>/dev/null | python3 -c '
+import sys, collections
+gwa = set(sys.argv[1].split(","))
+h = collections.defaultdict(collections.Counter)
+for line in sys.stdin:
+    f = line.split()
+    if len(f) < 3 or not f[-1].startswith("n="):
+        continue
+    who = "gwa" if f[0] in gwa else "gwb"
+    h[(who, f[1].rstrip(":").split(":")[-1])][int(f[-1][2:], 0)] += 1
+for (who, fn), c in sorted(h.items()):
+    n = sum(c.values()); frames = sum(k * v for k, v in c.items())
+    print("%s %s: %d calls, %d frames, %.1f frames per call" % (who, fn, n, frames, frames / n))
+    print("   frames: calls  " + "  ".join("%d:%d" % kv for kv in sorted(c.items())))
+' "$gwa" | tee "$HERE/probe-bursts-P$P.txt"
