@@ -29,6 +29,7 @@
 
 #define VNET_LEN sizeof(struct virtio_net_hdr)
 #define AFP_MSGS 8                       /* packets read per recvmmsg */
+#define AFP_FILLS 8                      /* recvmmsg calls per read at most */
 #define AFP_MSG_LEN (VNET_LEN + 65536u + 512u)   /* a 64 KiB GSO packet and its headers */
 #define AFP_BURST TL_AFP_TX_MAX
 #define AFP_LOOKBACK 16                  /* messages searched back for a frame's flow */
@@ -264,7 +265,9 @@ static void ip_lengths(uint8_t *f, const struct tcp_hdrs *h, uint32_t payload)
 
 /* ---- receive ------------------------------------------------------------------------------ */
 
-static void arena_fill(struct afq *q)
+/* Reads up to AFP_MSGS packets into the (empty) arena; returns how many messages the socket
+ * gave (those dropped here included): fewer than AFP_MSGS when it has no more. */
+static int arena_fill(struct afq *q)
 {
 	struct mmsghdr h[AFP_MSGS];
 	struct iovec iov[AFP_MSGS];
@@ -287,6 +290,7 @@ static void arena_fill(struct afq *q)
 			memmove(q->arena + (size_t)q->n * AFP_MSG_LEN, q->arena + (size_t)i * AFP_MSG_LEN, h[i].msg_len);
 		q->len[q->n++] = h[i].msg_len;
 	}
+	return k;
 }
 
 /* Completes a checksum the host left to the device: the field holds the pseudo-header sum,
@@ -421,9 +425,15 @@ uint16_t tl_afp_rx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 	struct afq *q = &p->q[qi];
 	unsigned got = arena_take(q, pkts, n);
 
-	if (got < n && q->i >= q->n) {
-		arena_fill(q);
+	/* Reads again until the burst is full or the socket has no more: a host that sends single
+	 * frames (not GSO packets) gives one frame per message, and a burst of AFP_MSGS frames
+	 * would make the crypto jobs and the WAN's GSO sends behind it just as small. */
+	for (int f = 0; f < AFP_FILLS && got < n && q->i >= q->n; f++) {
+		int k = arena_fill(q);
+
 		got += arena_take(q, pkts + got, n - got);
+		if (k < AFP_MSGS)
+			break;
 	}
 	return (uint16_t)got;
 }

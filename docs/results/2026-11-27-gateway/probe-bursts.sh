@@ -7,6 +7,7 @@
 # argument instead: what tl_afp_rx returned (frames per read of the packet LAN port) and the n
 # tl_aqm_dequeue_burst was asked for (probe-rx-P<STREAMS>.txt). Under the lab lock:
 #   flock /tmp/tunless-lab.lock docs/results/2026-11-27-gateway/probe-bursts.sh 8 [rx]
+# TAG (e.g. -after) goes into the output names: probe-bursts<TAG>-P8.txt, probe-rx<TAG>-P8.txt.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -15,8 +16,8 @@ BIN=$BUILD/src/daemon/tunlessd
 P=${1:-8}
 SET=${2:-sends}
 case $SET in
-sends) PROBES=('tl_udpport_tx n=%cx:u16' 'tl_afp_tx n=%cx:u16') OUT=probe-bursts-P$P ;;
-rx) PROBES=('tl_afp_rx%return $retval' 'tl_aqm_dequeue_burst n=%dx:u32') OUT=probe-rx-P$P ;;
+sends) PROBES=('tl_udpport_tx n=%cx:u16' 'tl_afp_tx n=%cx:u16') OUT=probe-bursts${TAG:-}-P$P ;;
+rx) PROBES=('tl_afp_rx%return $retval' 'tl_aqm_dequeue_burst n=%dx:u32') OUT=probe-rx${TAG:-}-P$P ;;
 *) echo "probe-bursts.sh: the probe set is sends or rx, not '$SET'" >&2; exit 2 ;;
 esac
 . "$HERE/wait-transfer.sh"

@@ -244,6 +244,32 @@ static void test_rx_csum(struct tl_afp *p, int far)
 	rte_pktmbuf_free(m[0]);
 }
 
+/* The host sends 40 single frames (no GSO packet among them): one read of a 32-frame burst
+ * hands out 32, not just what one recvmmsg holds, and the next read the other 8. */
+static void test_rx_single_frames(struct tl_afp *p, int far)
+{
+	uint8_t f[256];
+	struct virtio_net_hdr vh;
+	size_t len = udp_partial(f, &vh);
+	struct rte_mbuf *m[32];
+	unsigned sent = 0, got, ok = 0, more;
+
+	for (unsigned i = 0; i < 40; i++)
+		sent += far_send(far, &vh, f, len) == (ssize_t)(VH + len);
+	CHECK(sent == 40, "the host sends 40 single frames (%u)", sent);
+	usleep(20000);
+	got = tl_afp_rx(p, 0, m, 32);
+	CHECK(got == 32, "one read hands out a full burst of 32 (%u)", got);
+	for (unsigned i = 0; i < got; i++)
+		ok += m[i]->pkt_len == len && udp_ok(m[i]);
+	CHECK(ok == got, "each whole, its checksum completed (%u of %u)", ok, got);
+	rte_pktmbuf_free_bulk(m, got);
+	more = tl_afp_rx(p, 0, m, 32);
+	CHECK(more == 8, "the next read the other 8 (%u)", more);
+	rte_pktmbuf_free_bulk(m, more);
+	CHECK(tl_afp_rx(p, 0, m, 32) == 0 && !tl_afp_rx_pending(p, 0), "then nothing is left");
+}
+
 /* UDP over IPv4 from 10.77.0.1:1 to .2:2 with payload bytes (0xab), checksum partial. */
 static size_t udp_frame(uint8_t *f, size_t payload)
 {
@@ -697,6 +723,7 @@ int main(int argc, char **argv)
 	if (p && far >= 0) {
 		test_rx_split(p, far);
 		test_rx_csum(p, far);
+		test_rx_single_frames(p, far);
 		test_rx_dropped(p, far, &cnt);
 		test_rx_pool_empty(far);
 		test_tx_merge(p, far);
