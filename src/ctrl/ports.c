@@ -50,7 +50,7 @@ static unsigned rx_pool_size(const struct tl_device *dev)
 {
 	return dev->dp.queue_cap[TL_PORT_WAN] + dev->dp.queue_cap[TL_PORT_LAN] + 2 * TL_RX_DESC +
 	       2 * TL_TX_DESC + 2 * TL_POOL_CACHE * (dev->dp.n_workers + 1) + TL_BURST * 4 +
-	       TL_DIR_MAX * tl_crypt_inflight_max(&dev->dp) * TL_BURST;   /* the queue owner's crypto jobs */
+	       TL_DIR_MAX * tl_crypt_inflight_max(&dev->dp) * TL_JOB_MAX;   /* the queue owner's crypto jobs */
 }
 
 _Static_assert(TL_CFG_FRAME_OVERHEAD == TL_FRAME_OVERHEAD, "config and dataplane agree on a frame's overhead");

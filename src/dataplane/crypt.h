@@ -52,10 +52,10 @@ struct tl_crypt_job {
 	uint16_t n_keys;
 	uint64_t key_gen;                 /* dp->key_gen when the job was opened */
 	struct tl_worker *owner;
-	struct rte_mbuf *m[TL_BURST];
-	struct tl_crypt_pkt p[TL_BURST];
-	const void *key_src[TL_BURST];    /* the keypair a key slot was copied from (compared only) */
-	uint8_t keys[TL_BURST][TL_KEY_LEN];
+	struct rte_mbuf *m[TL_JOB_MAX];
+	struct tl_crypt_pkt p[TL_JOB_MAX];
+	const void *key_src[TL_JOB_MAX];  /* the keypair a key slot was copied from (compared only) */
+	uint8_t keys[TL_JOB_MAX][TL_KEY_LEN];
 };
 
 /* Jobs and FIFOs of a queue owner (w->owner set). 0 or -1. fini frees the packets of
@@ -76,7 +76,7 @@ struct tl_crypt_job *tl_crypt_open(struct tl_worker *w, int dir);
 
 /* Adds packet m of job j with key (from keypair src), counter and the bytes to seal or
  * open (off, len). Returns the packet's slot for the caller's extra fields. The job must
- * have room (j->n < TL_BURST). */
+ * have room (j->n < TL_JOB_MAX). */
 struct tl_crypt_pkt *tl_crypt_add(struct tl_crypt_job *j, struct rte_mbuf *m, const void *src,
 			    const uint8_t key[TL_KEY_LEN], uint64_t counter, uint16_t off, uint16_t len);
 

@@ -245,7 +245,7 @@ void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf
 
 unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src)
 {
-	struct rte_mbuf *pkts[TL_BURST];
+	struct rte_mbuf *pkts[TL_JOB_MAX];
 	struct tl_crypt_job *j;
 	unsigned n;
 
@@ -255,10 +255,10 @@ unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src)
 	if (!j)
 		return 0;
 	if (src) {
-		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_BURST - j->n, NULL);
+		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_JOB_MAX - j->n, NULL);
 		w->cnt.slowpath_rx += n;
 	} else {
-		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_BURST - j->n));
+		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_JOB_MAX - j->n));
 		w->cnt.rx[TL_PORT_WAN] += n;
 	}
 	if (n) {

@@ -28,7 +28,11 @@
  * bits). Nothing is sized by it: tables grow with the peers there are. */
 #define TL_MAX_PEERS (1u << 20)
 #define TL_BURST 32
-/* Crypto jobs (bursts) one queue owner may have in flight per direction: packets beyond the
+/* Packets of one crypto job at most: the kernel's 64 segments of one UDP GSO send (its 64 KiB
+ * make that 44 of 1420-byte packets: a job then leaves in two sends, not three), and on the
+ * way in a GRO message's worth, so that a flow's TSO packet crosses the tunnel in few pieces. */
+#define TL_JOB_MAX 64
+/* Crypto jobs one queue owner may have in flight per direction: packets beyond the
  * egress and RX rings that the port pools are sized for. */
 #define TL_JOBS_PER_OWNER 64
 

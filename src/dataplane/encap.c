@@ -301,19 +301,19 @@ static void encap_prepare(struct tl_worker *w, const struct tl_table *t, struct 
 /* ---- the WAN queue released it: nonce and headers, sealed by any worker, sent in order ---- */
 
 
-/* Up to a burst the WAN queue's AQM releases and the shaper allows, readied for sealing
+/* Up to a job's packets the WAN queue's AQM releases and the shaper allows, readied for sealing
  * into the open encapsulation job, which is submitted. Without a free job the queue waits. */
 unsigned tl_encap_take(struct tl_worker *w)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
 	const struct tl_table *t = atomic_load_explicit(&w->dp->table, memory_order_acquire);
 	struct tl_crypt_job *j = tl_crypt_open(w, TL_DIR_ENCAP);
-	struct rte_mbuf *m[TL_BURST];
+	struct rte_mbuf *m[TL_JOB_MAX];
 	unsigned taken = 0, got;
 
-	while (j && j->n < TL_BURST && tl_queue_open(e, w->now_ns)) {
-		/* Without a shaper a whole burst at once; with one, packet by packet. */
-		got = tl_aqm_dequeue_burst(e->aqm, m, tl_shaper_on(&e->sh) ? 1 : TL_BURST - j->n, w->now_ns);
+	while (j && j->n < TL_JOB_MAX && tl_queue_open(e, w->now_ns)) {
+		/* Without a shaper a whole job at once; with one, packet by packet. */
+		got = tl_aqm_dequeue_burst(e->aqm, m, tl_shaper_on(&e->sh) ? 1 : TL_JOB_MAX - j->n, w->now_ns);
 		if (got == 0)
 			break;
 		taken += got;
@@ -342,14 +342,14 @@ unsigned tl_encap_take(struct tl_worker *w)
 	return taken;
 }
 
-/* Sends n (at most a burst) frames on the WAN port and returns how many it took. A socket
- * port may refuse some of them (the kernel's send error: no route, too big): those are
- * dropped here as kernel_send_failed, as packets a queue released (queued) or as frames of
- * the control plane; *lost says how many and *lost_bytes their bytes. */
+/* Sends n (at most the port's tx_burst_max) frames on the WAN port and returns how many it
+ * took. A socket port may refuse some of them (the kernel's send error: no route, too big):
+ * those are dropped here as kernel_send_failed, as packets a queue released (queued) or as
+ * frames of the control plane; *lost says how many and *lost_bytes their bytes. */
 static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, bool queued, unsigned *lost,
 		       uint64_t *lost_bytes)
 {
-	struct rte_mbuf *failed[TL_BURST];
+	struct rte_mbuf *failed[TL_PORT_TX_MAX];
 	uint16_t nf = 0, sent;
 
 	*lost_bytes = 0;
@@ -370,9 +370,7 @@ static unsigned wan_tx(struct tl_worker *w, struct rte_mbuf **m, unsigned n, boo
 static bool send_job(struct tl_worker *w, struct tl_crypt_job *j)
 {
 	struct tl_egress *e = &w->eg[TL_PORT_WAN];
-	uint32_t len[TL_BURST];
-	unsigned k = 0, sent, lost, n;
-	uint64_t lost_bytes;
+	unsigned k = 0, max = tl_port_tx_burst_max(&w->dp->port[TL_PORT_WAN]);
 
 	if (!j->checked) {
 		/* A failed seal may have left plaintext in the buffer: never sent. */
@@ -387,23 +385,27 @@ static bool send_job(struct tl_worker *w, struct tl_crypt_job *j)
 		j->n = (uint16_t)k;
 		j->checked = true;
 	}
-	if (j->next == j->n)
-		return true;
-	n = (unsigned)(j->n - j->next);
-	for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
-		len[i] = j->m[j->next + i]->pkt_len;
-	sent = wan_tx(w, j->m + j->next, n, true, &lost, &lost_bytes);
-	for (unsigned i = 0; i < sent; i++)
-		e->tx_bytes += len[i];
-	e->tx_bytes -= lost_bytes;               /* refused: not transmitted */
-	e->tx_packets += sent - lost;
-	w->cnt.tx[TL_PORT_WAN] += sent - lost;
-	w->cnt.inflight[TL_DIR_ENCAP] -= sent;
-	j->next = (uint16_t)(j->next + sent);
-	if (j->next < j->n) {
-		e->backpressure++;
-		w->cnt.backpressure[TL_PORT_WAN]++;
-		return false;
+	/* In pieces of what the port takes at once (a udp port: the whole job, one GSO send). */
+	while (j->next < j->n) {
+		unsigned n = RTE_MIN((unsigned)(j->n - j->next), max), sent, lost;
+		uint32_t len[TL_PORT_TX_MAX];
+		uint64_t lost_bytes;
+
+		for (unsigned i = 0; i < n; i++)          /* the port frees what it sends */
+			len[i] = j->m[j->next + i]->pkt_len;
+		sent = wan_tx(w, j->m + j->next, n, true, &lost, &lost_bytes);
+		for (unsigned i = 0; i < sent; i++)
+			e->tx_bytes += len[i];
+		e->tx_bytes -= lost_bytes;               /* refused: not transmitted */
+		e->tx_packets += sent - lost;
+		w->cnt.tx[TL_PORT_WAN] += sent - lost;
+		w->cnt.inflight[TL_DIR_ENCAP] -= sent;
+		j->next = (uint16_t)(j->next + sent);
+		if (sent < n) {
+			e->backpressure++;
+			w->cnt.backpressure[TL_PORT_WAN]++;
+			return false;
+		}
 	}
 	return true;
 }

@@ -20,7 +20,8 @@
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
-#define UDPP_BURST 32
+/* Frames one send takes at most: a crypto job, so that its frames can leave as GSO sends. */
+#define UDPP_BURST TL_JOB_MAX
 /* UDP_GRO: the kernel queues a run of datagrams from one sender as one super-datagram of at
  * most 64 KiB (in particular a peer's UDP_SEGMENT send, which then never gets segmented on
  * its way here). A queue reads up to GRO_MSGS of them at once into its arena and hands their

@@ -132,7 +132,7 @@ static unsigned poll_port(struct tl_worker *w, int role)
 
 unsigned tl_worker_flush(struct tl_worker *w, int role)
 {
-	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_BURST : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
+	unsigned total = 0, n, max = role == TL_PORT_WAN ? TL_JOB_MAX : tl_port_tx_burst_max(&w->dp->port[TL_PORT_LAN]);
 
 	tl_shaper_backlog(&w->eg[role].sh, tl_aqm_backlog(w->eg[role].aqm) != 0, w->now_ns);
 	for (int r = 0; r < TL_RX_ROUNDS && tl_aqm_backlog(w->eg[role].aqm); r++) {

@@ -120,12 +120,12 @@ static struct tl_crypt_job *steal_job(struct fixture *f)
 static unsigned owner_read_wan(struct fixture *f)
 {
 	struct tl_crypt_job *j = tl_crypt_open(&f->pl.w, TL_DIR_DECAP);
-	struct rte_mbuf *pk[TL_BURST];
+	struct rte_mbuf *pk[TL_JOB_MAX];
 	uint16_t k;
 
 	if (!j)
 		return 0;
-	k = rte_eth_rx_burst(f->pl.dp.port[TL_PORT_WAN].port_id, 0, pk, (uint16_t)(TL_BURST - j->n));
+	k = rte_eth_rx_burst(f->pl.dp.port[TL_PORT_WAN].port_id, 0, pk, (uint16_t)(TL_JOB_MAX - j->n));
 	f->pl.w.cnt.rx[TL_PORT_WAN] += k;
 	tl_decap_burst(&f->pl.w, j, pk, k);
 	tl_crypt_submit(&f->pl.w, TL_DIR_DECAP);
@@ -138,12 +138,14 @@ static void give_back(struct fixture *f, struct tl_crypt_job *j)
 		rte_ring_mp_enqueue(f->pl.dp.crypto_ring, j);
 }
 
-/* Two decapsulation jobs, the second opened first by another worker: nothing leaves until
- * the first is done, then both in arrival order. The second job repeats eight counters of
- * the first: the first's packets are the ones accepted, as in arrival order. */
+/* Two decapsulation jobs (J = TL_JOB_MAX packets each), the second opened first by another
+ * worker: nothing leaves until the first is done, then both in arrival order. The second job
+ * repeats eight counters of the first: the first's packets are the ones accepted, as in
+ * arrival order. */
 static void test_decap_order(void)
 {
-	struct rte_mbuf *m[128];
+	enum { J = TL_JOB_MAX };
+	struct rte_mbuf *m[2 * J];
 	struct tl_crypt_job *first;
 	struct fixture f;
 	unsigned n, ok = 0;
@@ -152,46 +154,47 @@ static void test_decap_order(void)
 		CHECK(0, "decap order: setup");
 		return;
 	}
-	for (uint32_t i = 0; i < 32; i++)
+	for (uint32_t i = 0; i < J; i++)
 		inject_wan(&f, i, i);
 	for (uint32_t i = 0; i < 8; i++)
 		inject_wan(&f, i, 1000 + i);              /* replays of counters 0..7 */
-	for (uint32_t i = 32; i < 56; i++)
+	for (uint32_t i = J; i < 2 * J - 8; i++)
 		inject_wan(&f, i, i);
-	CHECK(owner_read_wan(&f) == 32 && owner_read_wan(&f) == 32, "decap order: bursts not read");
+	CHECK(owner_read_wan(&f) == J && owner_read_wan(&f) == J, "decap order: jobs not read");
 	CHECK(rte_ring_count(f.pl.dp.crypto_ring) == 2, "decap order: %u jobs waiting, expected 2",
 	      rte_ring_count(f.pl.dp.crypto_ring));
 	first = steal_job(&f);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: second job not run");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "decap order: second job not run");
 	CHECK(tl_decap_finish(&f.pl.w) == 0, "decap order: finished ahead of the first job");
-	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == 64, "decap order: inflight %" PRIu64,
+	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == 2 * J, "decap order: inflight %" PRIu64,
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP]);
 	CHECK(tl_pl_balanced(&f.pl), "decap order: balance with jobs in flight");
 	give_back(&f, first);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "decap order: first job not run");
-	CHECK(tl_decap_finish(&f.pl.w) == 64, "decap order: not all finished");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "decap order: first job not run");
+	CHECK(tl_decap_finish(&f.pl.w) == 2 * J, "decap order: not all finished");
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
-	CHECK(n == 56, "decap order: %u frames on the LAN port, expected 56", n);
-	for (unsigned i = 0; i < n && i < 56; i++)
+	CHECK(n == 2 * J - 8, "decap order: %u frames on the LAN port, expected %u", n, 2 * J - 8);
+	for (unsigned i = 0; i < n && i < 2 * J - 8; i++)
 		ok += lan_frame_is(m[i], i);
-	CHECK(ok == 56, "decap order: %u of 56 frames in place", ok);
+	CHECK(ok == 2 * J - 8, "decap order: %u of %u frames in place", ok, 2 * J - 8);
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_replay, 8), "decap order: drops");
-	CHECK(f.pl.xw[0].cnt.crypto_pkts == 64 && f.pl.w.cnt.crypto_pkts == 0,
+	CHECK(f.pl.xw[0].cnt.crypto_pkts == 2 * J && f.pl.w.cnt.crypto_pkts == 0,
 	      "decap order: crypto by the wrong worker (%" PRIu64 " / %" PRIu64 ")", f.pl.xw[0].cnt.crypto_pkts,
 	      f.pl.w.cnt.crypto_pkts);
 	CHECK(tl_pl_balanced(&f.pl), "decap order: balance");
 	tl_pl_teardown(&f.pl);
 }
 
-/* Two encapsulation jobs of the WAN queue, the second sealed first: frames leave with
- * counters 0..63 in order, whichever worker sealed them (IPv4 and IPv6 outer: the IPv6
- * UDP checksum is made after sealing). */
+/* Two encapsulation jobs of the WAN queue (J = TL_JOB_MAX packets each), the second sealed
+ * first: frames leave with counters 0..2J-1 in order, whichever worker sealed them (IPv4 and
+ * IPv6 outer: the IPv6 UDP checksum is made after sealing). */
 static void test_encap_order(const struct tl_endpoint *ep)
 {
-	struct rte_mbuf *m[128];
+	enum { J = TL_JOB_MAX };
+	struct rte_mbuf *m[2 * J];
 	struct tl_crypt_job *a;
 	struct fixture f;
 	unsigned n, ok = 0;
@@ -200,24 +203,24 @@ static void test_encap_order(const struct tl_endpoint *ep)
 		CHECK(0, "encap order: setup");
 		return;
 	}
-	for (uint32_t i = 0; i < 64; i++)
+	for (uint32_t i = 0; i < 2 * J; i++)
 		inject_lan(&f, i);
 	tl_worker_round(&f.pl.w);           /* LAN frames into the WAN queue; no job yet */
-	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 64, "encap order: queue holds %" PRIu64,
+	CHECK(tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm) == 2 * J, "encap order: queue holds %" PRIu64,
 	      tl_aqm_backlog(f.pl.w.eg[TL_PORT_WAN].aqm));
-	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 64, "encap order: queue not released into jobs");
+	CHECK(tl_worker_flush(&f.pl.w, TL_PORT_WAN) == 2 * J, "encap order: queue not released into jobs");
 	a = steal_job(&f);
-	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == 32, "encap order: second job not run");
+	CHECK(tl_crypt_work(&f.pl.xw[1], 1) == J, "encap order: second job not run");
 	CHECK(tl_encap_finish(&f.pl.w) == 0, "encap order: sent ahead of the first job");
 	CHECK(rte_ring_count(f.pl.tx[TL_PORT_WAN]) == 0, "encap order: frames on the wire early");
 	give_back(&f, a);
-	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == 32, "encap order: first job not run");
-	CHECK(tl_encap_finish(&f.pl.w) == 64, "encap order: not all sent");
+	CHECK(tl_crypt_work(&f.pl.xw[0], 1) == J, "encap order: first job not run");
+	CHECK(tl_encap_finish(&f.pl.w) == 2 * J, "encap order: not all sent");
 	n = tl_pl_collect(&f.pl, TL_PORT_WAN, m, RTE_DIM(m));
-	CHECK(n == 64, "encap order: %u frames, expected 64", n);
-	for (unsigned i = 0; i < n && i < 64; i++)
+	CHECK(n == 2 * J, "encap order: %u frames, expected %u", n, 2 * J);
+	for (unsigned i = 0; i < n && i < 2 * J; i++)
 		ok += wan_frame_is(&f, m[i], i);
-	CHECK(ok == 64, "encap order: %u of 64 frames in order with their counter", ok);
+	CHECK(ok == 2 * J, "encap order: %u of %u frames in order with their counter", ok, 2 * J);
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "encap order: drops");
@@ -272,8 +275,7 @@ static void test_retired_in_flight(void)
  * run. */
 static void test_backpressure(void)
 {
-	const unsigned total = TL_JOBS_PER_OWNER * TL_BURST + 100;
-	unsigned cap;
+	unsigned cap, total;
 	struct rte_mbuf *m[256];
 	struct fixture f;
 	unsigned got = 0, n, ok = 0;
@@ -283,6 +285,8 @@ static void test_backpressure(void)
 		CHECK(0, "backpressure: setup");
 		return;
 	}
+	cap = tl_crypt_inflight_max(&f.pl.dp) * TL_JOB_MAX;   /* every job full */
+	total = cap + 100;
 	while (sent < total) {
 		inject_wan(&f, sent, sent);
 		sent++;
@@ -291,7 +295,6 @@ static void test_backpressure(void)
 	while (owner_read_wan(&f))
 		;
 	CHECK(f.pl.w.cnt.crypto_full[TL_DIR_DECAP] > 0, "backpressure: not counted");
-	cap = tl_crypt_inflight_max(&f.pl.dp) * TL_BURST;
 	CHECK(f.pl.w.cnt.inflight[TL_DIR_DECAP] == cap, "backpressure: %" PRIu64 " in flight, expected %u",
 	      f.pl.w.cnt.inflight[TL_DIR_DECAP], cap);
 	CHECK(rte_ring_count(f.pl.rx[TL_PORT_WAN]) == total - cap, "backpressure: %u left in the port ring, expected %u",

@@ -247,6 +247,38 @@ static void test_tx_run(void)
 	tl_udpport_close(u);
 }
 
+/* A whole crypto job of equal frames to one place (TL_JOB_MAX of 900 bytes, under the 64 KiB
+ * of one GSO send) is taken in one call and leaves as one GSO send, in order. */
+static void test_tx_job(void)
+{
+	struct tl_udpport *u = port_open(0);
+	struct rte_mbuf *m[TL_JOB_MAX], *refused[TL_JOB_MAX];
+	uint16_t nf = 0, took;
+	int fd = peer_socket();
+	uint8_t buf[2048];
+	unsigned ok = 0, k = 0;
+	ssize_t n;
+
+	if (!u)
+		return;
+	for (unsigned i = 0; i < TL_JOB_MAX; i++) {
+		m[i] = frame_to(LO4, PEER_PORT, 0x02, 900);
+		if (m[i])
+			rte_pktmbuf_mtod_offset(m[i], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] = (uint8_t)i;
+	}
+	took = tl_udpport_tx(u, 0, m, TL_JOB_MAX, refused, &nf);
+	CHECK(took == TL_JOB_MAX && nf == 0, "a job's %u frames taken in one call (%u, %u refused)", TL_JOB_MAX, took, nf);
+	CHECK(tl_udpport_gso_sends(u) == 1, "as one GSO send (%lu)", (unsigned long)tl_udpport_gso_sends(u));
+	while (k < TL_JOB_MAX && readable(fd) && (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		ok += buf[0] == k && n == 900;
+		k++;
+	}
+	CHECK(k == took && ok == took, "every datagram in order (%u, %u right)", k, ok);
+	rte_pktmbuf_free_bulk(m + took, TL_JOB_MAX - took);
+	close(fd);
+	tl_udpport_close(u);
+}
+
 /* A peer's GSO send (12 datagrams, the last shorter) arrives as one UDP_GRO message and
  * leaves the port as 12 frames in order, even when a burst has room for only some of them
  * (the rest waits in the queue, which says so). */
@@ -653,6 +685,7 @@ int main(int argc, char **argv)
 		test_second_address();
 		test_tx_datagrams();
 		test_tx_run();
+		test_tx_job();
 		test_rx_gro();
 		test_move();
 		test_overflow_counted();
