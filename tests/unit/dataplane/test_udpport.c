@@ -213,70 +213,51 @@ static void test_tx_datagrams(void)
 	tl_udpport_close(u);
 }
 
-/* A run of equal frames to one place leaves as one GSO send: every datagram arrives, in
- * order, with its size (the last one shorter). */
-static void test_tx_run(void)
+/* A run of n equal frames of size bytes to one place (the last one last bytes) is taken in
+ * one call and leaves as one GSO send: every datagram arrives, in order, with its size. */
+static void tx_run(unsigned n, uint16_t size, uint16_t last)
 {
 	struct tl_udpport *u = port_open(0);
-	struct rte_mbuf *m[12], *refused[12];
+	struct rte_mbuf *m[TL_JOB_MAX], *refused[TL_JOB_MAX];
 	struct rte_eth_stats st;
 	uint16_t nf = 0, took;
 	int fd = peer_socket();
 	uint8_t buf[2048];
 	unsigned ok = 0, k = 0;
-	ssize_t n;
+	ssize_t got;
 
 	if (!u)
 		return;
-	for (unsigned i = 0; i < 12; i++) {
-		m[i] = frame_to(LO4, PEER_PORT, 0x02, i == 11 ? 500 : 1000);
+	for (unsigned i = 0; i < n; i++) {
+		m[i] = frame_to(LO4, PEER_PORT, 0x02, i + 1 == n ? last : size);
 		if (m[i])
 			rte_pktmbuf_mtod_offset(m[i], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] = (uint8_t)i;
 	}
-	took = tl_udpport_tx(u, 0, m, 12, refused, &nf);
-	CHECK(took == 12 && nf == 0, "twelve frames taken (%u, %u refused)", took, nf);
-	while (k < 12 && readable(fd) && (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
-		ok += buf[0] == k && n == (k == 11 ? 500 : 1000);
+	took = tl_udpport_tx(u, 0, m, (uint16_t)n, refused, &nf);
+	CHECK(took == n && nf == 0, "%u frames taken in one call (%u, %u refused)", n, took, nf);
+	while (k < took && readable(fd) && (got = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		ok += buf[0] == (uint8_t)k && got == (k + 1 == n ? last : size);
 		k++;
 	}
-	CHECK(k == 12 && ok == 12, "twelve datagrams in order with their sizes (%u, %u right)", k, ok);
+	CHECK(k == n && ok == n, "%u datagrams in order with their sizes (%u, %u right)", n, k, ok);
 	tl_udpport_stats(u, &st);
-	CHECK(st.opackets == 12 && st.oerrors == 0, "counted: opackets %lu", (unsigned long)st.opackets);
+	CHECK(st.opackets == took && st.oerrors == 0, "counted: opackets %lu", (unsigned long)st.opackets);
 	CHECK(tl_udpport_gso_sends(u) == 1, "as one GSO send (%lu)", (unsigned long)tl_udpport_gso_sends(u));
+	rte_pktmbuf_free_bulk(m + took, n - took);
 	close(fd);
 	tl_udpport_close(u);
 }
 
-/* A whole crypto job of equal frames to one place (TL_JOB_MAX of 900 bytes, under the 64 KiB
- * of one GSO send) is taken in one call and leaves as one GSO send, in order. */
+/* Twelve frames, the last one shorter. */
+static void test_tx_run(void)
+{
+	tx_run(12, 1000, 500);
+}
+
+/* A whole crypto job (TL_JOB_MAX frames of 900 bytes, under the 64 KiB of one GSO send). */
 static void test_tx_job(void)
 {
-	struct tl_udpport *u = port_open(0);
-	struct rte_mbuf *m[TL_JOB_MAX], *refused[TL_JOB_MAX];
-	uint16_t nf = 0, took;
-	int fd = peer_socket();
-	uint8_t buf[2048];
-	unsigned ok = 0, k = 0;
-	ssize_t n;
-
-	if (!u)
-		return;
-	for (unsigned i = 0; i < TL_JOB_MAX; i++) {
-		m[i] = frame_to(LO4, PEER_PORT, 0x02, 900);
-		if (m[i])
-			rte_pktmbuf_mtod_offset(m[i], uint8_t *, RTE_ETHER_HDR_LEN + 28)[0] = (uint8_t)i;
-	}
-	took = tl_udpport_tx(u, 0, m, TL_JOB_MAX, refused, &nf);
-	CHECK(took == TL_JOB_MAX && nf == 0, "a job's %u frames taken in one call (%u, %u refused)", TL_JOB_MAX, took, nf);
-	CHECK(tl_udpport_gso_sends(u) == 1, "as one GSO send (%lu)", (unsigned long)tl_udpport_gso_sends(u));
-	while (k < TL_JOB_MAX && readable(fd) && (n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
-		ok += buf[0] == k && n == 900;
-		k++;
-	}
-	CHECK(k == took && ok == took, "every datagram in order (%u, %u right)", k, ok);
-	rte_pktmbuf_free_bulk(m + took, TL_JOB_MAX - took);
-	close(fd);
-	tl_udpport_close(u);
+	tx_run(TL_JOB_MAX, 900, 900);
 }
 
 /* A peer's GSO send (12 datagrams, the last shorter) arrives as one UDP_GRO message and
