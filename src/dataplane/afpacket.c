@@ -426,8 +426,8 @@ uint16_t tl_afp_rx(struct tl_afp *p, uint16_t qi, struct rte_mbuf **pkts, uint16
 	unsigned got = arena_take(q, pkts, n);
 
 	/* Reads again until the burst is full or the socket has no more: a host that sends single
-	 * frames (not GSO packets) gives one frame per message, and a burst of AFP_MSGS frames
-	 * would make the crypto jobs and the WAN's GSO sends behind it just as small. */
+	 * frames (not GSO packets) gives one frame per message, and one fill would cut every
+	 * burst down to AFP_MSGS frames. */
 	for (int f = 0; f < AFP_FILLS && got < n && q->i >= q->n; f++) {
 		int k = arena_fill(q);
 

@@ -243,22 +243,27 @@ void tl_decap_burst(struct tl_worker *w, struct tl_crypt_job *j, struct rte_mbuf
 		decap_one(w, j, pkts[i]);
 }
 
-unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src)
+unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src, unsigned *asked)
 {
 	struct rte_mbuf *pkts[TL_JOB_MAX];
 	struct tl_crypt_job *j;
-	unsigned n;
+	unsigned n, want;
 
+	if (asked)
+		*asked = 0;
 	if (src && rte_ring_empty(src))
 		return 0;
 	j = tl_crypt_open(w, TL_DIR_DECAP);
 	if (!j)
 		return 0;
+	want = TL_JOB_MAX - j->n;
+	if (asked)
+		*asked = want;
 	if (src) {
-		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, TL_JOB_MAX - j->n, NULL);
+		n = rte_ring_sc_dequeue_burst(src, (void **)pkts, want, NULL);
 		w->cnt.slowpath_rx += n;
 	} else {
-		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)(TL_JOB_MAX - j->n));
+		n = tl_port_rx(&w->dp->port[TL_PORT_WAN], w->queue, pkts, (uint16_t)want);
 		w->cnt.rx[TL_PORT_WAN] += n;
 	}
 	if (n) {

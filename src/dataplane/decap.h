@@ -9,8 +9,9 @@
 /* Reads WAN frames (src NULL: from the port's queue of the worker; else from that ring, the
  * slow path's datagrams) into the open decapsulation job, at most the room it has, which
  * is submitted, and finishes what is done; none when every job is in flight (the frames
- * wait in the port's ring). Returns the frames read. */
-unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src);
+ * wait in the port's ring). Returns the frames read; *asked (may be NULL) is how many it
+ * asked for, 0 when no job was free: fewer than asked means the source is empty. */
+unsigned tl_decap_rx(struct tl_worker *w, struct rte_ring *src, unsigned *asked);
 
 /* WAN frames received by the worker's queue (or reassembled by the kernel): handshake
  * messages go to the control plane, data messages into the open decapsulation job, which

@@ -6,8 +6,8 @@
 #include "dataplane/crypt.h"
 
 /* Reads a burst of LAN frames from the port's queue of the worker into tl_encap_burst.
- * Returns the frames read. */
-unsigned tl_encap_rx(struct tl_worker *w);
+ * Returns the frames read; *asked (may be NULL) is how many it asked for. */
+unsigned tl_encap_rx(struct tl_worker *w, unsigned *asked);
 
 /* LAN frames received by the worker's queue: cryptokey routing on the inner destination,
  * checks, fragmentation or ICMP errors, then the WAN egress queue. Each packet goes into a

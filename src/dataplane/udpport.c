@@ -20,8 +20,6 @@
 #include "dataplane/sockport.h"
 #include "dataplane/udpport.h"
 
-/* Frames one send takes at most: a crypto job, so that its frames can leave as GSO sends. */
-#define UDPP_BURST TL_JOB_MAX
 /* UDP_GRO: the kernel queues a run of datagrams from one sender as one super-datagram of at
  * most 64 KiB (in particular a peer's UDP_SEGMENT send, which then never gets segmented on
  * its way here). A queue reads up to GRO_MSGS of them at once into its arena and hands their
@@ -31,6 +29,7 @@
 /* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
 #define TL_UDPPORT_GSO_SEGS 64
 #define TL_UDPPORT_GSO_BYTES 65000
+#define UDPP_BURST TL_UDPPORT_TX_BURST
 /* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))

@@ -45,8 +45,12 @@ void tl_udpport_close(struct tl_udpport *u);
 
 /* Up to n frames read from queue q's sockets. */
 uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
+/* Frames tl_udpport_tx takes in one call (one sendmmsg) at most: as many segments as the
+ * kernel takes in one GSO send. */
+#define TL_UDPPORT_TX_BURST 64
+
 /* Sends pkts[0..n) in order on queue q: returns how many it took (sent, or refused and put
- * in failed[0..*n_failed), not freed); the rest was not touched. */
+ * in failed[0..*n_failed), not freed); the rest was not touched. At most TL_UDPPORT_TX_BURST. */
 uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts, uint16_t n,
 		       struct rte_mbuf **failed, uint16_t *n_failed);
 

@@ -95,5 +95,5 @@ const struct tl_port_ops tl_udpport_ops = {
 	.kind = "udp", .open = udp_open, .close = udp_close, .rx = udp_rx, .tx = udp_tx,
 	.rx_pending = udp_rx_pending, .fd = udp_fd, .tx_full_fd = udp_tx_full, .stats = udp_stats, .gso = udp_gso,
 	.move_prepare = udp_move_prepare, .move_commit = udp_move_commit, .move_abort = udp_move_abort,
-	.tx_burst_max = TL_JOB_MAX, .queues_max = TL_MAX_WORKERS, .sockets = true, .live_fds = true,
+	.tx_burst_max = TL_UDPPORT_TX_BURST, .queues_max = TL_MAX_WORKERS, .sockets = true, .live_fds = true,
 };

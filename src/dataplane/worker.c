@@ -117,12 +117,12 @@ void tl_worker_fini(struct tl_worker *w)
 
 static unsigned poll_port(struct tl_worker *w, int role)
 {
-	unsigned total = 0, n;
+	unsigned total = 0, n, asked;
 
 	for (int r = 0; r < TL_RX_ROUNDS; r++) {
-		n = role == TL_PORT_WAN ? tl_decap_rx(w, NULL) : tl_encap_rx(w);
+		n = role == TL_PORT_WAN ? tl_decap_rx(w, NULL, &asked) : tl_encap_rx(w, &asked);
 		total += n;
-		if (n < TL_BURST)
+		if (n == 0 || n < asked)   /* the port is empty, or no job is free */
 			break;
 	}
 	return total;
@@ -320,7 +320,7 @@ static unsigned owner_round(struct tl_worker *w)
 	work = tl_encap_ctrl_flush(w);
 	work += tl_encap_finish(w) + tl_decap_finish(w);
 	work += tl_worker_flush(w, TL_PORT_WAN) + tl_worker_flush(w, TL_PORT_LAN);
-	work += tl_decap_rx(w, w->slow_rx);
+	work += tl_decap_rx(w, w->slow_rx, NULL);
 	work += poll_port(w, TL_PORT_WAN);
 	work += poll_port(w, TL_PORT_LAN);
 	return work;

@@ -1,11 +1,12 @@
 /* The worker pipeline end to end on net_ring ports (pipeline.h): LAN -> WAN encryption
  * and WAN -> LAN decryption and delivery, the per-reason drops of bad data messages,
  * handshake messages handed to the control plane, packets queued behind staged ones, and the
- * per-port balance after each. */
+ * per-port balance after each; a short read of the WAN port ends the round's reads. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 
@@ -252,6 +253,50 @@ static void test_staged_order(void)
 	tl_pl_fixture_down(&f);
 }
 
+/* Counts the reads of the port it is attached to. */
+static uint16_t count_reads(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, uint16_t max,
+			    void *arg)
+{
+	(void)port, (void)queue, (void)pkts, (void)max;
+	(*(unsigned *)arg)++;
+	return n;
+}
+
+/* A read of the WAN port that returned fewer frames than it asked for (40 data messages,
+ * a job's room asked) found the port empty: the round reads it once, not again. */
+static void test_wan_read_short(void)
+{
+	struct tl_pl_fixture f;
+	const struct rte_eth_rxtx_callback *cb;
+	uint8_t ip[1400];
+	struct rte_mbuf *m[64];
+	unsigned reads = 0, n;
+	uint16_t len;
+
+	if (tl_pl_fixture_up(&f, &TL_PL_PEER4) != 0) {
+		CHECK(0, "wan_read_short: setup");
+		return;
+	}
+	cb = rte_eth_add_rx_callback(f.pl.dp.port[TL_PORT_WAN].port_id, 0, count_reads, &reads);
+	CHECK(cb != NULL, "wan_read_short: rx callback");
+	len = tl_pl_ip(ip, AF_INET, TL_PL_PEER_HOST4, TL_PL_LAN_HOST4, 1000, 3);
+	for (uint64_t c = 0; c < 40; c++)
+		tl_pl_inject(&f.pl, TL_PORT_WAN, tl_pl_wan_data(&f.pl, &TL_PL_PEER4, f.kp, c, ip, len, NULL));
+	tl_worker_round(&f.pl.w);
+	CHECK(reads == 1, "wan_read_short: %u reads of the WAN port in the round that took 40 of %u asked, expected 1",
+	      reads, TL_JOB_MAX);
+	if (cb)
+		rte_eth_remove_rx_callback(f.pl.dp.port[TL_PORT_WAN].port_id, 0, cb);
+	tl_pl_run(&f.pl);
+	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
+	CHECK(n == 40, "wan_read_short: %u frames on the LAN port, expected 40", n);
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+	CHECK(tl_pl_drops_only(&f.pl, TL_DROP_MAX, 0), "wan_read_short: drops");
+	CHECK(tl_pl_balanced(&f.pl), "wan_read_short: balance");
+	tl_pl_fixture_down(&f);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -271,6 +316,7 @@ int main(int argc, char **argv)
 	test_no_route();
 	test_handshake_to_ctrl();
 	test_staged_order();
+	test_wan_read_short();
 	tl_pl_eal_fini();
 	return check_report();
 }
