@@ -402,6 +402,7 @@ void tl_api_merge_aqm(const struct tl_api_value *m, struct tl_aqm_params *p)
 	merge_u32(m, "rtt_us", &p->rtt_us);
 	merge_u32(m, "l4s_us", &p->l4s_us);
 	merge_u32(m, "flow_rtt_pct", &p->flow_rtt_pct);
+	merge_u32(m, "quantum_fast", &p->quantum_fast);
 	if ((v = tl_api_value_has(m, "memory_limit")))
 		p->memory_limit = (uint64_t)v->i;
 	if ((v = tl_api_value_has(m, "ecn")))

@@ -105,7 +105,8 @@ enum tl_stat_unit { TL_UNIT_NONE, TL_UNIT_PACKETS, TL_UNIT_BYTES, TL_UNIT_JOBS, 
 	X(aqm_rtt_us, GAUGE, US, "tunless_aqm_rtt_seconds", "", "rtt setting the target and interval derive from (0: target_us and interval_us)") \
 	X(aqm_l4s_us, GAUGE, US, "tunless_aqm_l4s_step_seconds", "", "sojourn at which ECT(1) packets are marked CE (0: off)") \
 	X(aqm_flow_rtt_pct, GAUGE, NONE, "tunless_aqm_flow_rtt_percent", "", "a TCP flow's target is at least this percentage of its measured round trip (0: off)") \
-	X(aqm_quantum, GAUGE, BYTES, "tunless_aqm_quantum_bytes", "", "DRR quantum in force") \
+	X(aqm_quantum, GAUGE, BYTES, "tunless_aqm_quantum_bytes", "", "DRR quantum in force: aqm_quantum_fast while the queue is not shaped below 1 Gbit/s (when larger), else the quantum setting") \
+	X(aqm_quantum_fast, GAUGE, BYTES, "tunless_aqm_quantum_fast_bytes", "", "DRR quantum setting for a queue not shaped below 1 Gbit/s (0: the quantum setting always)") \
 	X(aqm_flows, GAUGE, NONE, "tunless_aqm_flows", "", "flow hash buckets") \
 	X(aqm_limit, GAUGE, PACKETS, "tunless_aqm_limit_packets", "", "hard limit in packets") \
 	X(aqm_memory_limit, GAUGE, BYTES, "tunless_aqm_memory_limit_bytes", "", "hard limit in bytes of packet buffers") \

@@ -319,6 +319,7 @@ void tl_yaml_aqm(struct tl_yaml_writer *w, const struct tl_aqm_params *p)
 	tl_yaml_key_u64(w, "rtt_us", p->rtt_us);
 	tl_yaml_key_u64(w, "l4s_us", p->l4s_us);
 	tl_yaml_key_u64(w, "flow_rtt_pct", p->flow_rtt_pct);
+	tl_yaml_key_u64(w, "quantum_fast", p->quantum_fast);
 	tl_yaml_end_map(w);
 }
 

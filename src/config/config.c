@@ -234,7 +234,7 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 {
 	char f[TL_CFG_PATH_MAX];
 	const char *why;
-	int64_t v[9];
+	int64_t v[10];
 
 	*p = tl_aqm_params_default();
 	if (!raw)
@@ -248,7 +248,8 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 			  (int64_t)p->memory_limit, &v[5]) ||
 	    tl_cfg_member(c, path, "rtt_us", raw->rtt_us, 0, UINT32_MAX, p->rtt_us, &v[6]) ||
 	    tl_cfg_member(c, path, "l4s_us", raw->l4s_us, 0, UINT32_MAX, p->l4s_us, &v[7]) ||
-	    tl_cfg_member(c, path, "flow_rtt_pct", raw->flow_rtt_pct, 0, UINT32_MAX, p->flow_rtt_pct, &v[8]))
+	    tl_cfg_member(c, path, "flow_rtt_pct", raw->flow_rtt_pct, 0, UINT32_MAX, p->flow_rtt_pct, &v[8]) ||
+	    tl_cfg_member(c, path, "quantum_fast", raw->quantum_fast, 0, UINT32_MAX, p->quantum_fast, &v[9]))
 		return -1;
 	p->target_us = (uint32_t)v[0];
 	p->interval_us = (uint32_t)v[1];
@@ -259,6 +260,7 @@ static int tl_cfg_aqm(struct tl_cfg_ctx *c, const char *path, const struct tl_ra
 	p->rtt_us = (uint32_t)v[6];
 	p->l4s_us = (uint32_t)v[7];
 	p->flow_rtt_pct = (uint32_t)v[8];
+	p->quantum_fast = (uint32_t)v[9];
 	snprintf(f, sizeof(f), "%.200s.ecn", path);
 	if (raw->ecn && !tl_cfg_bool_text(tl_cfg_text(c, f)))
 		return tl_cfg_fail(c, f, "'" TL_CFG_SHOW "' is not true or false", tl_cfg_text(c, f));

@@ -211,7 +211,7 @@ static bool queue_changed(const struct tl_cfg_port *o, const struct tl_cfg_port 
 	return a->target_us != b->target_us || a->interval_us != b->interval_us || a->quantum != b->quantum ||
 	       a->flows != b->flows || a->limit != b->limit || a->memory_limit != b->memory_limit ||
 	       a->ecn != b->ecn || a->rtt_us != b->rtt_us || a->l4s_us != b->l4s_us ||
-	       a->flow_rtt_pct != b->flow_rtt_pct || o->shaper.rate_bps != n->shaper.rate_bps ||
+	       a->flow_rtt_pct != b->flow_rtt_pct || a->quantum_fast != b->quantum_fast || o->shaper.rate_bps != n->shaper.rate_bps ||
 	       o->shaper.burst_bytes != n->shaper.burst_bytes;
 }
 

@@ -34,6 +34,7 @@ struct tl_raw_aqm {
 	int64_t *rtt_us;
 	int64_t *l4s_us;
 	int64_t *flow_rtt_pct;
+	int64_t *quantum_fast;
 };
 
 struct tl_raw_shaper {

@@ -24,6 +24,7 @@ static const cyaml_schema_field_t tl_schema_aqm_fields[] = {
 	TL_OINT("rtt_us", struct tl_raw_aqm, rtt_us),
 	TL_OINT("l4s_us", struct tl_raw_aqm, l4s_us),
 	TL_OINT("flow_rtt_pct", struct tl_raw_aqm, flow_rtt_pct),
+	TL_OINT("quantum_fast", struct tl_raw_aqm, quantum_fast),
 	CYAML_FIELD_END
 };
 

@@ -297,7 +297,8 @@ void tl_stats_queue(struct tl_device *dev, int role, unsigned worker, struct tl_
 	s->rtt_held = a->rtt_held;
 	s->aqm_byte_limit = a->byte_limit;
 	s->l4s_marks = a->l4s_marks;
-	s->aqm_quantum = snap->params.quantum;
+	s->aqm_quantum = a->quantum;
+	s->aqm_quantum_fast = snap->params.quantum_fast;
 	s->aqm_flows = snap->params.flows;
 	s->aqm_limit = snap->params.limit;
 	s->aqm_memory_limit = snap->params.memory_limit;

@@ -75,7 +75,7 @@ struct tl_aqm_cfg {
 	uint64_t byte_limit;      /* packet bytes, from the rate; 0: none */
 	uint64_t rate_bps;        /* the shaped rate, 0: none */
 	uint64_t memory_limit;
-	uint32_t quantum;
+	uint32_t quantum;         /* in force: quantum, or quantum_fast while not shaped slower */
 	uint32_t mask;
 	uint32_t limit;
 	bool ecn;
@@ -648,7 +648,8 @@ static struct rte_mbuf *drr_dequeue(struct tl_aqm *q, uint64_t now)
 
 /* Target and interval from rtt_us (or target_us/interval_us) and the rate, as CAKE's: the
  * target never below two frame times at rate, the interval lengthened by what the target
- * gained and at least twice the target; the byte limit 4 intervals at rate, >= 4 MiB. */
+ * gained and at least twice the target; the byte limit 4 intervals at rate, >= 4 MiB; the
+ * quantum_fast while not shaped below TL_AQM_FAST_RATE (CAKE's split of GSO packets). */
 static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p, uint64_t rate_bps)
 {
 	uint64_t target = p->rtt_us ? (uint64_t)p->rtt_us * 1000 / 20 : (uint64_t)p->target_us * 1000;
@@ -673,6 +674,8 @@ static void cfg_from_params(struct tl_aqm_cfg *c, const struct tl_aqm_params *p,
 	c->flow_rtt_pct = p->flow_rtt_pct;
 	c->memory_limit = p->memory_limit;
 	c->quantum = p->quantum;
+	if (p->quantum_fast > p->quantum && (!rate_bps || rate_bps >= TL_AQM_FAST_RATE))
+		c->quantum = p->quantum_fast;
 	c->mask = p->flows - 1;
 	c->limit = p->limit;
 	c->ecn = p->ecn;
@@ -867,6 +870,7 @@ void tl_aqm_stats_get(const struct tl_aqm *q, struct tl_aqm_stats *s)
 	s->target_ns = q->cfg.target_ns;
 	s->interval_ns = q->cfg.interval_ns;
 	s->byte_limit = q->cfg.byte_limit;
+	s->quantum = q->cfg.quantum;
 	s->flows_new = q->new_flows.len;
 	s->flows_old = q->old_flows.len;
 	s->sojourn_max_ns = RTE_MAX(q->st.cls[TL_AQM_SPARSE].sojourn_max_ns, q->st.cls[TL_AQM_BULK].sojourn_max_ns);

@@ -80,6 +80,8 @@ struct tl_aqm_stats {
 	uint64_t target_ns;        /* the drop law's target and interval in force (from rtt_us */
 	uint64_t interval_ns;      /* or target_us/interval_us, and the shaped rate) */
 	uint64_t byte_limit;       /* packet bytes: 4 intervals at the shaped rate, >= 4 MiB; 0 = none */
+	uint64_t quantum;          /* the DRR quantum in force: quantum_fast (when larger) while not
+	                            * shaped below TL_AQM_FAST_RATE, else quantum */
 	uint32_t flows_new;        /* flows on the new list now */
 	uint32_t flows_old;        /* flows on the old list now */
 	struct tl_aqm_class_stats cls[TL_AQM_CLASSES]; /* of delivered packets */
@@ -99,8 +101,9 @@ void tl_aqm_free(struct tl_aqm *q);
  * once. Changing `flows` needs an empty queue. NULL on success or an error message. */
 const char *tl_aqm_set_params(struct tl_aqm *q, const struct tl_aqm_params *p);
 
-/* The rate the queue is shaped to (bit/s, 0 = none): floors the target at two frame times
- * and limits the packet bytes queued to 4 intervals at rate (at least 4 MiB). Lowering
+/* The rate the queue is shaped to (bit/s, 0 = none): floors the target at two frame times,
+ * limits the packet bytes queued to 4 intervals at rate (at least 4 MiB) and picks the
+ * quantum (quantum_fast unshaped or from TL_AQM_FAST_RATE up). Lowering
  * the limit drops from the fattest flows at once. */
 void tl_aqm_set_rate(struct tl_aqm *q, uint64_t rate_bps);
 

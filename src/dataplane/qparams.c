@@ -7,6 +7,7 @@ struct tl_aqm_params tl_aqm_params_default(void)
 		.target_us = 10000,
 		.interval_us = 200000,
 		.quantum = 1514,
+		.quantum_fast = 65536,
 		.flows = 1024,
 		.limit = 10240,
 		.memory_limit = 32u << 20,
@@ -25,6 +26,8 @@ const char *tl_aqm_params_check(const struct tl_aqm_params *p)
 		return "interval_us: must be >= target_us and <= 100000000 (100 s)";
 	if (p->quantum < TL_AQM_QUANTUM_MIN || p->quantum > TL_AQM_QUANTUM_MAX)
 		return "quantum: must be 256..1048576 bytes";
+	if (p->quantum_fast && (p->quantum_fast < TL_AQM_QUANTUM_MIN || p->quantum_fast > TL_AQM_QUANTUM_MAX))
+		return "quantum_fast: must be 0 (quantum always) or 256..1048576 bytes";
 	if (p->flows == 0 || p->flows > TL_AQM_FLOWS_MAX || (p->flows & (p->flows - 1)))
 		return "flows: must be a power of two in 1..65536";
 	if (p->limit == 0 || p->limit > TL_AQM_LIMIT_MAX)

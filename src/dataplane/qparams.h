@@ -14,11 +14,18 @@
 #define TL_AQM_MEMORY_MIN    (64u * 1024u)
 #define TL_AQM_MEMORY_MAX    (1ull << 32)
 #define TL_AQM_INTERVAL_MAX  100000000u   /* us: 100 s */
+#define TL_AQM_FAST_RATE     1000000000ull /* bit/s: quantum_fast from this shaped rate up */
 
 struct tl_aqm_params {
 	uint32_t target_us;      /* CoDel target sojourn time (10000) */
 	uint32_t interval_us;    /* CoDel interval (200000) */
 	uint32_t quantum;        /* DRR quantum in bytes (1514) */
+	/* The DRR quantum in bytes while the queue is not shaped below TL_AQM_FAST_RATE, when it
+	 * is larger than quantum: a flow's run of up to this many bytes leaves in its turn, as
+	 * a GSO packet leaves a fast device's queue whole (CAKE splits GSO packets only below
+	 * 1 Gbit/s), so that a flow's segments reach the next hop together and it can merge
+	 * them. 0 = quantum always. (65536) */
+	uint32_t quantum_fast;
 	uint32_t flows;          /* hash buckets, power of two (1024) */
 	uint32_t limit;          /* hard limit in packets (10240) */
 	uint64_t memory_limit;   /* hard limit in bytes of mbuf buffers (32 MiB) */
@@ -53,7 +60,7 @@ struct tl_shaper_params {
 	uint32_t burst_bytes;    /* bucket depth; 0 = default: 1 ms at rate, >= 2 full frames */
 };
 
-/* Defaults of Linux fq_codel. */
+/* Defaults of Linux fq_codel; those of the parameters it does not have are in their comments. */
 struct tl_aqm_params tl_aqm_params_default(void);
 
 /* NULL if p is usable, else "<field>: <rule>" naming the first field that breaks a rule. */

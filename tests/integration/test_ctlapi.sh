@@ -165,8 +165,8 @@ hl_check "show: wan and lan ports with rx/tx packets" \
 	test "$(yq_get 'sorted(p["port"] for p in r["result"]["ports"] if p["rx_packets"] > 0 and p["tx_packets"] > 0 and p["ethdev_rx_packets"] > 0)')" = "['lan', 'wan']"
 hl_check "show: a queue per port and worker, wan dequeued > 0" \
 	test "$(yq_get 'len(r["result"]["queues"]) == 2 * r["result"]["device"]["workers"] and any(q["port"] == "wan" and q["dequeued"] > 0 for q in r["result"]["queues"])')" = True
-hl_check "show: default AQM parameters (fq_codel's; no rtt, the L4S step at 1 ms, no byte limit without a shaper)" \
-	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")} == {"aqm_target_us": 10000, "aqm_interval_us": 200000, "aqm_rtt_us": 0, "aqm_l4s_us": 1000, "aqm_flow_rtt_pct": 20, "aqm_quantum": 1514, "aqm_flows": 1024, "aqm_limit": 10240, "aqm_memory_limit": 33554432, "aqm_byte_limit": 0, "aqm_ecn": True}')" = True
+hl_check "show: default AQM parameters (fq_codel's; no rtt, the L4S step at 1 ms, no byte limit and the fast quantum in force without a shaper)" \
+	test "$(yq_get '{k: v for k, v in r["result"]["queues"][0].items() if k.startswith("aqm_")} == {"aqm_target_us": 10000, "aqm_interval_us": 200000, "aqm_rtt_us": 0, "aqm_l4s_us": 1000, "aqm_flow_rtt_pct": 20, "aqm_quantum": 65536, "aqm_quantum_fast": 65536, "aqm_flows": 1024, "aqm_limit": 10240, "aqm_memory_limit": 33554432, "aqm_byte_limit": 0, "aqm_ecn": True}')" = True
 hl_check "show: every drop reason listed" test "$(yq_get '"aqm_codel" in r["result"]["drops"] and "xsk_ring_full" in r["result"]["drops"]')" = True
 hl_check "show: workers with busy_percent" test "$(yq_get 'all(0 <= w["busy_percent"] <= 100 for w in r["result"]["workers"])')" = True
 hl_check "show section=peers has only the peers and their count" test "$(ctl --yaml show section=peers | python3 -c 'import sys, yaml; print(list(yaml.safe_load(sys.stdin.read().replace("\n...\n", "\n"))["result"]))')" = "['peers_total', 'peers']"

@@ -93,6 +93,7 @@ static const struct bad_case bad_cases[] = {
 	{ "handshake_threads_word.yaml", 7, "handshake_threads", "'all' is not an integer (nor auto)" },
 	{ "aqm_rtt_range.yaml", 8, "ports.wan.aqm.rtt_us", "must be 0 (target_us and interval_us) or 20.." },
 	{ "aqm_flow_rtt_range.yaml", 8, "ports.wan.aqm.flow_rtt_pct", "must be 0 (off) to 100" },
+	{ "aqm_quantum_fast_range.yaml", 8, "ports.wan.aqm.quantum_fast", "must be 0 (quantum always) or 256..1048576" },
 	{ "does-not-exist.yaml", 0, "(file)", "No such file" },
 };
 
@@ -338,9 +339,11 @@ static void test_host_lan(void)
 		return;
 	CHECK(cfg->lan.present && cfg->lan.driver == TL_DRIVER_PACKET && cfg->lan.aqm.target_us == 2000 &&
 	      cfg->lan.aqm.rtt_us == 200000 && cfg->lan.aqm.l4s_us == 500 && cfg->wan.aqm.l4s_us == 1000 &&
-	      cfg->wan.aqm.rtt_us == 0 && cfg->lan.aqm.flow_rtt_pct == 35 && cfg->wan.aqm.flow_rtt_pct == 20,
+	      cfg->wan.aqm.rtt_us == 0 && cfg->lan.aqm.flow_rtt_pct == 35 && cfg->wan.aqm.flow_rtt_pct == 20 &&
+	      cfg->lan.aqm.quantum_fast == 0 && cfg->wan.aqm.quantum_fast == 65536,
 	      "host mode: ports.lan chooses the packet kind and its queue (target %u us, rtt %u us, l4s %u us, "
-	      "flow_rtt_pct %u)", cfg->lan.aqm.target_us, cfg->lan.aqm.rtt_us, cfg->lan.aqm.l4s_us, cfg->lan.aqm.flow_rtt_pct);
+	      "flow_rtt_pct %u, quantum_fast %u)", cfg->lan.aqm.target_us, cfg->lan.aqm.rtt_us, cfg->lan.aqm.l4s_us,
+	      cfg->lan.aqm.flow_rtt_pct, cfg->lan.aqm.quantum_fast);
 	tl_config_free(cfg);
 	cfg = load_ok("configs/host-a.yaml");
 	if (cfg)

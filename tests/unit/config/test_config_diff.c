@@ -237,6 +237,9 @@ static void test_queues_and_port(void)
 	CHECK(diff_of("  wan:", "  wan: {iface: wan0, aqm: {flow_rtt_pct: 0}}\n", &d) == 0 && !d.restart_key &&
 	      d.queue_wan && !d.queue_lan, "wan AQM flow_rtt_pct changed");
 	tl_config_diff_free(&d);
+	CHECK(diff_of("  wan:", "  wan: {iface: wan0, aqm: {quantum_fast: 0}}\n", &d) == 0 && !d.restart_key &&
+	      d.queue_wan && !d.queue_lan, "wan AQM quantum_fast changed");
+	tl_config_diff_free(&d);
 	CHECK(diff_of("  lan:", "  lan: {iface: lan0, shaper: {rate_bps: 100000000}}\n", &d) == 0 && !d.restart_key &&
 	      !d.queue_wan && d.queue_lan, "lan shaper changed");
 	tl_config_diff_free(&d);

@@ -519,7 +519,7 @@ static uint32_t deq_id(struct tl_aqm *q, uint64_t now)
 static void test_sparse(void)
 {
 	struct tl_aqm_params p = tl_aqm_params_default();
-	struct tl_aqm *q = make(&p, 0);
+	struct tl_aqm *q;
 	struct fspec bulk = flow(0, false, IPPROTO_TCP, 0, 0), sparse = flow(1, true, IPPROTO_UDP, 0, 0),
 		     burst = flow(2, false, IPPROTO_UDP, 0, 0);
 	uint32_t taken[2], seq[3];
@@ -527,6 +527,8 @@ static void test_sparse(void)
 	uint64_t now = T0, nf;
 	bool ok;
 
+	p.quantum_fast = 0;   /* the DRR at the quantum setting (this queue is not shaped) */
+	q = make(&p, 0);
 	taken[0] = bucket(q, &bulk);
 	distinct_bucket(q, &sparse, taken, 1);
 	taken[1] = bucket(q, &sparse);
@@ -809,7 +811,7 @@ struct bad_case {
 static void test_params_validation(void)
 {
 	struct tl_aqm_params d = tl_aqm_params_default(), p;
-	struct bad_case c[12];
+	struct bad_case c[14];
 	unsigned n = 0, wrong = 0;
 	char why[200] = "";
 
@@ -818,6 +820,8 @@ static void test_params_validation(void)
 	ADD("interval_us", p.interval_us = p.target_us - 1);
 	ADD("interval_us", p.interval_us = TL_AQM_INTERVAL_MAX + 1);
 	ADD("quantum", p.quantum = 255);
+	ADD("quantum_fast", p.quantum_fast = 255);
+	ADD("quantum_fast", p.quantum_fast = TL_AQM_QUANTUM_MAX + 1);
 	ADD("flows", p.flows = 0);
 	ADD("flows", p.flows = 1000);
 	ADD("flows", p.flows = 131072);
@@ -838,6 +842,7 @@ static void test_params_validation(void)
 	p = d;
 	p.flows = 1;
 	p.quantum = 256;
+	p.quantum_fast = 0;
 	p.target_us = p.interval_us = 1;
 	check(!tl_aqm_params_check(&d) && !tl_aqm_params_check(&p) &&
 	      !tl_aqm_create("bad", &d, 7, SOCKET_ID_ANY) && rte_errno == EINVAL,

@@ -45,12 +45,14 @@ static uint16_t sport_of(struct rte_mbuf *m)
 	return (uint16_t)(p[20] << 8 | p[21]);
 }
 
-/* CoDel out of the way (a target of 50 s): the bytes ahead are the DRR's alone. */
+/* CoDel out of the way (a target of 50 s): the bytes ahead are the DRR's alone, at the
+ * quantum setting (the queue is not shaped: quantum_fast off). */
 static struct tl_aqm *make(void)
 {
 	struct tl_aqm_params p = tl_aqm_params_default();
 	struct tl_aqm *q;
 
+	p.quantum_fast = 0;
 	p.target_us = 50000000;
 	p.interval_us = 100000000;
 	q = tl_aqm_create("test_aqm_iso", &p, 0, SOCKET_ID_ANY);
@@ -297,6 +299,7 @@ static void test_requeue_and_drops(void)
 	bool ok = true;
 	char why[240];
 
+	p.quantum_fast = 0;
 	p.target_us = 50000000;
 	p.interval_us = 100000000;
 	p.limit = 64;

@@ -2,7 +2,8 @@
  * a flow is below target instead of restarting (COBALT), so short dips do not hold the
  * drop rate flat; the rtt setting (interval = rtt, target = rtt / 20); the target's floor
  * of two frame times at the shaped rate; the byte limit from the rate (4 intervals at
- * rate, at least 4 MiB); and the shallow marking of ECT(1) packets (L4S, RFC 9331). */
+ * rate, at least 4 MiB); the shallow marking of ECT(1) packets (L4S, RFC 9331); and the DRR
+ * quantum from the rate (quantum_fast while not shaped below 1 Gbit/s). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,7 @@ static void test_l4s(void)
 	char why[200];
 
 	p.quantum = 256;   /* with 300-byte packets, one packet per flow and turn */
+	p.quantum_fast = 0;
 	q = make(&p);
 	tl_aqm_test_distinct_flows(q, mp, 4001, sport, 3);
 	/* Three flows, one packet each per ms: ECT(1) at 1.5 ms, ECT(0) at 1.5 ms, ECT(1) at
@@ -245,6 +247,100 @@ static void test_l4s(void)
 	tl_aqm_free(q);
 }
 
+/* The flow (source port) of the next packet out, or 0 if none. */
+static uint16_t deq_sport(struct tl_aqm *q, uint64_t now)
+{
+	struct rte_mbuf *m;
+	uint16_t sport;
+
+	if (!tl_aqm_dequeue_burst(q, &m, 1, now))
+		return 0;
+	sport = (uint16_t)(rte_pktmbuf_mtod(m, uint8_t *)[20] << 8 | rte_pktmbuf_mtod(m, uint8_t *)[21]);
+	rte_pktmbuf_free(m);
+	return sport;
+}
+
+/* Runs of one flow in n dequeues: the shortest and the longest that began and ended within
+ * them (none: shortest UINT_MAX, longest 0). */
+static void runs_of(struct tl_aqm *q, uint64_t now, unsigned n, unsigned *shortest, unsigned *longest)
+{
+	uint16_t prev = 0;
+	unsigned run = 0;
+	bool first = true;
+
+	*shortest = UINT32_MAX;
+	*longest = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t sport = deq_sport(q, now);
+
+		if (sport == prev) {
+			run++;
+			continue;
+		}
+		if (prev && !first) {
+			*shortest = RTE_MIN(*shortest, run);
+			*longest = RTE_MAX(*longest, run);
+		}
+		first = !prev;
+		prev = sport;
+		run = 1;
+	}
+}
+
+/* The quantum from the rate: not shaped, or shaped at 1 Gbit/s or more, two backlogged flows
+ * leave in runs of quantum_fast bytes (43 or 44 packets of 1514 B for 65536); shaped below
+ * 1 Gbit/s, or with quantum_fast 0, in turns of the quantum setting (one packet of 1514 B).
+ * The quantum in force follows a rate change at once; a larger quantum setting wins. */
+static void test_quantum_fast(void)
+{
+	struct tl_aqm_params p = tl_aqm_params_default();
+	struct tl_aqm *q = make(&p);
+	unsigned lo[4], hi[4];
+	uint64_t quantum[5];
+	uint16_t sport[2];
+	char why[240];
+
+	tl_aqm_test_distinct_flows(q, mp, 4001, sport, 2);
+	for (unsigned i = 0; i < 1000; i++)
+		for (int k = 0; k < 2; k++)
+			tl_aqm_enqueue(q, mk(sport[k], 0, 1514), T0);
+	quantum[0] = stats(q).quantum;
+	runs_of(q, T0, 300, &lo[0], &hi[0]);
+	tl_aqm_set_rate(q, 100000000);
+	quantum[1] = stats(q).quantum;
+	runs_of(q, T0, 100, &lo[1], &hi[1]);     /* what the long turns left of deficit */
+	runs_of(q, T0, 100, &lo[1], &hi[1]);
+	tl_aqm_set_rate(q, TL_AQM_FAST_RATE);
+	quantum[2] = stats(q).quantum;
+	runs_of(q, T0, 300, &lo[2], &hi[2]);
+	tl_aqm_set_rate(q, 0);
+	p.quantum_fast = 0;
+	tl_aqm_set_params(q, &p);
+	quantum[3] = stats(q).quantum;
+	runs_of(q, T0, 100, &lo[3], &hi[3]);
+	runs_of(q, T0, 100, &lo[3], &hi[3]);
+	p.quantum = 100000;
+	p.quantum_fast = 65536;
+	tl_aqm_set_params(q, &p);
+	quantum[4] = stats(q).quantum;
+	snprintf(why, sizeof(why),
+		 "quantum in force %llu %llu %llu %llu %llu; runs: unshaped %u-%u, 100 Mbit/s %u-%u, 1 Gbit/s %u-%u, "
+		 "quantum_fast 0 %u-%u; drops %llu",
+		 (unsigned long long)quantum[0], (unsigned long long)quantum[1], (unsigned long long)quantum[2],
+		 (unsigned long long)quantum[3], (unsigned long long)quantum[4], lo[0], hi[0], lo[1], hi[1], lo[2],
+		 hi[2], lo[3], hi[3], (unsigned long long)(stats(q).drops_codel + stats(q).drops_overlimit));
+	check(quantum[0] == 65536 && lo[0] >= 43 && hi[0] <= 45 && lo[0] <= hi[0],
+	      "quantum: not shaped, a flow leaves in runs of quantum_fast", why);
+	check(quantum[1] == 1514 && lo[1] == 1 && hi[1] == 1, "quantum: shaped below 1 Gbit/s, one packet a turn", why);
+	check(quantum[2] == 65536 && lo[2] >= 43 && hi[2] <= 45 && lo[2] <= hi[2],
+	      "quantum: shaped at 1 Gbit/s, runs of quantum_fast again", why);
+	check(quantum[3] == 1514 && lo[3] == 1 && hi[3] == 1, "quantum: quantum_fast 0 keeps the quantum setting unshaped",
+	      why);
+	check(quantum[4] == 100000 && stats(q).drops_codel + stats(q).drops_overlimit == 0,
+	      "quantum: a quantum setting larger than quantum_fast wins, nothing dropped", why);
+	tl_aqm_free(q);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -262,6 +358,7 @@ int main(int argc, char **argv)
 	test_rtt();
 	test_byte_limit();
 	test_l4s();
+	test_quantum_fast();
 	rte_mempool_free(mp);
 	tl_test_eal_fini();
 	return tap_report();
