@@ -8,6 +8,7 @@
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+OUT=${OUT:-$HERE}   # where the results go (default: beside this script)
 BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
 B=${1:?the build before the change}
 TAG=${2:?a tag for the output names}
@@ -19,6 +20,6 @@ for c in $CELLS; do
 	if [ "$mode" = gateway ]; then impls=wggo-ts,tunless-udp-packet,tunless-udp-packet-b; else impls=wggo-ts,tunless,tunless-b; fi
 	echo "[ab $(date -u +%T)] $mode $name" >&2
 	TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m "$mode" -t 10 -n "$RUNS" -i "$impls" "${opt[@]}" -b "$B" \
-		-o "$HERE/$TAG-$mode-$name.json" >"$HERE/$TAG-$mode-$name.log" 2>&1
+		-o "$OUT/$TAG-$mode-$name.json" >"$OUT/$TAG-$mode-$name.log" 2>&1
 	echo "[ab $(date -u +%T)] $mode $name rc $?" >&2
 done

@@ -7,10 +7,11 @@
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+OUT=${OUT:-$HERE}   # where the results go (default: beside this script)
 BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
 P=${1:-8}
 TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m gateway -t 16 -P "$P" -i tunless-udp-packet \
-	-o "$HERE/probe-P$P-run.json" >"$HERE/probe-P$P-run.log" 2>&1 &
+	-o "$OUT/probe-P$P-run.json" >"$OUT/probe-P$P-run.log" 2>&1 &
 bp=$!
 . "$HERE/wait-transfer.sh"
 wait_transfer "$bp"
@@ -21,12 +22,12 @@ socks=$(ls -t /run/tunless/ | grep -E '^tb[0-9]+[ab]\.sock$' | head -n 2)
 echo "instances: $socks (bench pid $bp)" >&2
 for k in 1 2; do
 	for s in $socks; do
-		"$BUILD/src/cli/tunlessctl" -s "/run/tunless/$s" --json show >"$HERE/probe-P$P-${s%.sock}-$k.json" 2>&1
+		"$BUILD/src/cli/tunlessctl" -s "/run/tunless/$s" --json show >"$OUT/probe-P$P-${s%.sock}-$k.json" 2>&1
 	done
 	[ "$k" = 2 ] || sleep 5
 done
 wait "$bp"
-python3 - "$HERE" "$P" <<'PY' | tee "$HERE/probe-P$P.txt"
+python3 - "$OUT" "$P" <<'PY' | tee "$OUT/probe-P$P.txt"
 import glob, json, sys
 here, p = sys.argv[1], sys.argv[2]
 for f1 in sorted(glob.glob("%s/probe-P%s-tb*-1.json" % (here, p))):

@@ -6,10 +6,11 @@
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+OUT=${OUT:-$HERE}   # where the results go (default: beside this script)
 BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
 . "$HERE/wait-transfer.sh"
 TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m gateway -t 14 -P 8 -i tunless-udp-packet \
-	-o "$HERE/profile${TAG:-}-run.json" >"$HERE/profile${TAG:-}-run.log" 2>&1 &
+	-o "$OUT/profile${TAG:-}-run.json" >"$OUT/profile${TAG:-}-run.log" 2>&1 &
 bp=$!
 wait_transfer "$bp" || exit 1
 sleep 3
@@ -21,5 +22,5 @@ wait %2 %3 2>/dev/null
 wait "$bp"
 for g in gwa gwb; do
 	perf report -i "/tmp/gw-perf-$g.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep '%' |
-		head -n 60 >"$HERE/profile${TAG:-}-$g.txt"
+		head -n 60 >"$OUT/profile${TAG:-}-$g.txt"
 done

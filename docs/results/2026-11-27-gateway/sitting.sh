@@ -15,6 +15,7 @@
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
+OUT=${OUT:-$HERE}   # where the results go (default: beside this script)
 BUILD=${TUNLESS_BUILD:-$ROOT/build-rel}
 RUNS=${RUNS:-5}
 STEPS=${STEPS:-gateway host profile}
@@ -23,7 +24,7 @@ HOST_IMPLS=${HOST_IMPLS:-wggo-ts,tunless}
 PROFILE_IMPLS=${PROFILE_IMPLS:-tunless-udp-packet wggo-ts}
 T0=$SECONDS
 . "$HERE/wait-transfer.sh"
-log() { printf '[sitting %4ds %s] %s\n' $((SECONDS - T0)) "$(date -u +%H:%M:%S)" "$*" | tee -a "$HERE/sitting.log" >&2; }
+log() { printf '[sitting %4ds %s] %s\n' $((SECONDS - T0)) "$(date -u +%H:%M:%S)" "$*" | tee -a "$OUT/sitting.log" >&2; }
 
 log "lab lock taken; tunless build $BUILD, tree $(git -C "$ROOT" describe --always --dirty); load $(cut -d' ' -f1-3 /proc/loadavg)"
 CELLS=("P1:-P 1" "P8:-P 8" "P1R:-P 1 -R" "P8R:-P 8 -R")
@@ -33,7 +34,7 @@ cells() { # <mode> <impls>
 		log "$mode ${c%%:*}: -n $RUNS -i $impls ${c#*:}"
 		# shellcheck disable=SC2086
 		TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m "$mode" -t 10 -n "$RUNS" -i "$impls" ${c#*:} \
-			-o "$HERE/$mode-${c%%:*}.json" >"$HERE/$mode-${c%%:*}.log" 2>&1
+			-o "$OUT/$mode-${c%%:*}.json" >"$OUT/$mode-${c%%:*}.log" 2>&1
 		log "$mode ${c%%:*} rc $?"
 	done
 }
@@ -41,13 +42,13 @@ profile() { # <impl>: perf record -a -g during 8 s of one 8-stream gateway run
 	local impl=$1 bp pids=
 	log "profile $impl: 8 streams, perf record -a -g during 8 s"
 	TUNLESS_BUILD=$BUILD "$ROOT/bench/throughput.sh" -m gateway -t 14 -P 8 -i "$impl" \
-		-o "$HERE/profile-$impl.json" >"$HERE/profile-$impl.log" 2>&1 &
+		-o "$OUT/profile-$impl.json" >"$OUT/profile-$impl.log" 2>&1 &
 	bp=$!
 	wait_transfer "$bp" && pids=$(for g in gwa gwb; do ip netns pids "${NS%-client}-$g"; done | paste -sd,)
 	sleep 2
 	log "profile $impl: gwa,gwb pids $pids"
-	echo "$pids" >"$HERE/profile-$impl.pids"
-	perf record -a -g -F 499 -o "/tmp/gw27-perf-$impl.data" -- sleep 8 >/dev/null 2>"$HERE/profile-$impl.perf.log"
+	echo "$pids" >"$OUT/profile-$impl.pids"
+	perf record -a -g -F 499 -o "/tmp/gw27-perf-$impl.data" -- sleep 8 >/dev/null 2>"$OUT/profile-$impl.perf.log"
 	log "profile $impl: perf rc $?"
 	wait "$bp"
 	log "profile $impl: run rc $?"
