@@ -106,6 +106,14 @@ hl_check_out "STATUS= every 5 s: the peer with a session, throughput and bytes c
 	       end=\$((\$(date +%s) + 15)); until l=\$(lab_line) && [ -n \"\$l\" ]; do [ \$(date +%s) -lt \$end ] || exit 1; sleep 0.5; done; echo \"\$l\""
 
 # --- SIGHUP with a changed file while a stream runs ------------------------------------------
+# wireguard-go arms its new-handshake timer (15 s) when it has sent data, on its sending
+# goroutine, and clears it when an authenticated packet arrives, on its receiving one: the
+# answer to the ping at READY=1 can arrive before the timer is armed for the ping, which
+# leaves it armed with nothing but tunless's next packet to clear it. The one-way stream below
+# gets no answer before tunless's keepalive, 10 s after the stream's first datagram, so
+# wireguard-go would retry the handshake 15 s after that ping, whatever the reload does. A
+# ping from a clears the timer first, so the checks count only what the reload causes.
+hl_check "a ping from a to b before the stream" lab_exec a ping -c 1 -W 5 10.77.0.2
 hs0=$(hl_peer_get "$A" handshakes)
 wg0=$(hl_wg_latest b)
 cp "$CFG" "$LAB_DIR/a.good.yaml"
