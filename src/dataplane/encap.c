@@ -260,9 +260,7 @@ unsigned tl_encap_rx(struct tl_worker *w, unsigned *asked)
 	struct rte_mbuf *pkts[TL_BURST];
 	uint16_t n = tl_port_rx(&w->dp->port[TL_PORT_LAN], w->queue, pkts, TL_BURST);
 
-	if (asked)
-		*asked = TL_BURST;
-
+	*asked = TL_BURST;
 	w->cnt.rx[TL_PORT_LAN] += n;
 	tl_encap_burst(w, pkts, n);
 	return n;

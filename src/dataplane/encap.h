@@ -6,7 +6,7 @@
 #include "dataplane/crypt.h"
 
 /* Reads a burst of LAN frames from the port's queue of the worker into tl_encap_burst.
- * Returns the frames read; *asked (may be NULL) is how many it asked for. */
+ * Returns the frames read; *asked is how many it asked for. */
 unsigned tl_encap_rx(struct tl_worker *w, unsigned *asked);
 
 /* LAN frames received by the worker's queue: cryptokey routing on the inner destination,

@@ -29,7 +29,6 @@
 /* A GSO send: at most this many segments and bytes (the kernel's limits are 64 and 64 KiB). */
 #define TL_UDPPORT_GSO_SEGS 64
 #define TL_UDPPORT_GSO_BYTES 65000
-#define UDPP_BURST TL_UDPPORT_TX_BURST
 /* Room before a datagram for the largest frame header (Ethernet, IPv6, UDP). */
 #define HDR_ROOM (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr))
 #define HDR4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
@@ -736,11 +735,11 @@ static void src_cmsg(struct msghdr *mh, struct cmsghdr *c, const struct tx_msg *
  * kernel took, or -errno for the first. */
 static int send_msgs(struct udpq *q, struct tx_msg *msgs, unsigned n, struct iovec *iov)
 {
-	struct mmsghdr h[UDPP_BURST];
+	struct mmsghdr h[TL_UDPPORT_TX_BURST];
 	union {
 		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
-	} ctl[UDPP_BURST];
+	} ctl[TL_UDPPORT_TX_BURST];
 	int k;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -778,13 +777,13 @@ uint16_t tl_udpport_tx(struct tl_udpport *u, uint16_t qi, struct rte_mbuf **pkts
 		       struct rte_mbuf **failed, uint16_t *n_failed)
 {
 	struct udpq *q = &u->q[qi];
-	struct iovec iov[UDPP_BURST];
-	struct tx_msg msgs[UDPP_BURST];
+	struct iovec iov[TL_UDPPORT_TX_BURST];
+	struct tx_msg msgs[TL_UDPPORT_TX_BURST];
 	unsigned done = 0;
 	uint64_t now = q->no_gso_n ? mono_ns() : 0;   /* only to expire entries */
 
 	*n_failed = 0;
-	n = (uint16_t)RTE_MIN(n, (unsigned)UDPP_BURST);
+	n = (uint16_t)RTE_MIN(n, (unsigned)TL_UDPPORT_TX_BURST);
 	move_take(q);
 	q->out_full = -1;
 	while (done < n) {

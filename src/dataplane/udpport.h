@@ -45,8 +45,8 @@ void tl_udpport_close(struct tl_udpport *u);
 
 /* Up to n frames read from queue q's sockets. */
 uint16_t tl_udpport_rx(struct tl_udpport *u, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
-/* Frames tl_udpport_tx takes in one call (one sendmmsg) at most: as many segments as the
- * kernel takes in one GSO send. */
+/* Frames tl_udpport_tx takes in one call at most (the length of its sendmmsg's message
+ * arrays). */
 #define TL_UDPPORT_TX_BURST 64
 
 /* Sends pkts[0..n) in order on queue q: returns how many it took (sent, or refused and put

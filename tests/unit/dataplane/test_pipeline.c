@@ -9,6 +9,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_malloc.h>
 
 #include "check.h"
 #include "crypto/messages.h"
@@ -285,8 +286,8 @@ static void test_wan_read_short(void)
 	tl_worker_round(&f.pl.w);
 	CHECK(reads == 1, "wan_read_short: %u reads of the WAN port in the round that took 40 of %u asked, expected 1",
 	      reads, TL_JOB_MAX);
-	if (cb)
-		rte_eth_remove_rx_callback(f.pl.dp.port[TL_PORT_WAN].port_id, 0, cb);
+	if (cb && rte_eth_remove_rx_callback(f.pl.dp.port[TL_PORT_WAN].port_id, 0, cb) == 0)
+		rte_free((void *)(uintptr_t)cb);   /* removal leaves the memory to the caller */
 	tl_pl_run(&f.pl);
 	n = tl_pl_collect(&f.pl, TL_PORT_LAN, m, RTE_DIM(m));
 	CHECK(n == 40, "wan_read_short: %u frames on the LAN port, expected 40", n);
