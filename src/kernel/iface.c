@@ -167,14 +167,18 @@ int tl_iface_tx_csum_off(const char *ifname)
 
 /* With the packet port the host keeps its offloads, but only those a virtio-net header
  * carries and the port splits: TCP segmentation and the TCP/UDP checksum. Every other
- * segmentation (UDP, SCTP, tunnels, fraglists) and the SCTP CRC are done by the host's
- * kernel before the frame leaves. */
+ * segmentation (UDP, SCTP, tunnels, fraglist GSO: "tx-gso-list") and the SCTP CRC are done
+ * by the host's kernel before the frame leaves. Scatter-gather over a fragment list
+ * ("tx-scatter-gather-fraglist") stays on: it is how a packet is stored, not a segmentation
+ * (the socket's copy reads it whole), and many GRO super-packets have one (a stream of
+ * MTU-sized frames merged on a LAN interface); without it the kernel splits each of them
+ * again on the way to the port. */
 static bool host_feature_off(const char *name)
 {
 	static const char *const keep[] = { "tx-tcp-segmentation", "tx-tcp-ecn-segmentation",
 					    "tx-tcp-mangleid-segmentation", "tx-tcp6-segmentation" };
 
-	if (!strcmp(name, "tx-checksum-sctp") || !strcmp(name, "tx-scatter-gather-fraglist"))
+	if (!strcmp(name, "tx-checksum-sctp") || !strcmp(name, "tx-gso-list"))
 		return true;
 	if (strncmp(name, "tx-", 3) || !strstr(name, "segmentation"))
 		return false;

@@ -11,10 +11,12 @@
 # Checks: gwa up with its tc programs on lan-a; ping both ways (v4, v6); the gateway's own
 # addresses answered by gwa's kernel after the client forgot its neighbour (ARP, ND passed by
 # the tc program); iperf3 TCP both ways; the packet port split GSO packets on the way in and
-# merged segments on the way out; gwa's kernel forwarded nothing (no copy of a steered
-# packet); no drop on either gateway, no redirect without a target, nothing dropped on the
-# pair; after a SIGKILL a new gwa removes the left-over pair and tc program and works; on stop
-# the tc program and the pair are gone. No timing assertions. Needs root.
+# merged segments on the way out; with MTU-sized frames from the client (its eth0 without TX
+# offload), lan-a's GRO super-packets crossed the pair whole; gwa's kernel forwarded nothing
+# (no copy of a steered packet); no drop on either gateway, no redirect without a target,
+# nothing dropped on the pair; after a SIGKILL a new gwa removes the left-over pair and tc
+# program and works; on stop the tc program and the pair are gone. No timing assertions.
+# Needs root.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -147,6 +149,21 @@ no_drop() {
 	echo "$d"
 	[ "$d" = none ]
 }
+# MTU-sized frames from the LAN, as from a wire (the client's eth0 without TX offload, as
+# bench/impl.sh's nic lab has it): lan-a's GRO merges them into super-packets, many of them
+# with a fragment list; each must cross the pair whole, one packet out of gwa-lan per packet
+# the tc program steered (the kernel splits a packet the pair's end cannot take whole).
+pair_tx_packets() { lab_nsexec gwa cat "/sys/class/net/$GWA-lan/statistics/tx_packets"; }
+lab_nsexec client ethtool -K eth0 tx off >/dev/null
+ST0=$(tc_stat steered) PT0=$(pair_tx_packets) RX2=$(hl_tel "$GWA" /tunless/ports --get lan.gso_rx)
+hl_check_out "iperf3 TCP client -> server 10.2.0.2, MTU-sized frames from the client" hl_iperf tcp client server 10.2.0.2
+ST1=$(tc_stat steered) PT1=$(pair_tx_packets) RX3=$(hl_tel "$GWA" /tunless/ports --get lan.gso_rx)
+lab_nsexec client ethtool -K eth0 tx on >/dev/null
+pair_whole() {
+	echo "steered $((ST1 - ST0)), $GWA-lan sent $((PT1 - PT0)), GSO packets split by the port $((RX3 - RX2))"
+	[ $((RX3 - RX2)) -gt 0 ] && [ $((PT1 - PT0)) -eq $((ST1 - ST0)) ]
+}
+hl_check_out "lan-a's GRO super-packets crossed the pair whole (as many sent by $GWA-lan as steered)" pair_whole
 hl_check_out "gwa's tc counters: steered and sent, no redirect without a target" tc_counts
 hl_check_out "gwa's kernel routed none of the steered packets (forwarded or without a route: unchanged)" no_forward
 hl_check_out "nothing dropped on gwa's pair (tx_dropped of both ends)" no_pair_drop
