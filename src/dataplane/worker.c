@@ -24,19 +24,23 @@
 #include "dataplane/port.h"
 #include "dataplane/worker.h"
 
-/* Idle backoff, by time since the last work: spin briefly; then yield the CPU (to the
- * applications and other instances sharing it) without arming a timer, which is costly
- * in a VM. After 2 ms: when every port of the worker is an AF_XDP socket (or it owns no
- * port) and it has nothing queued or in flight, block in poll() on those sockets and its
- * eventfd, so that the kernel, the control plane or a submitting worker wakes it
- * (TL_IDLE_BLOCK_MS bounds how late a stop request is seen); otherwise sleep 50 us
- * growing to 1 ms per round. Blocking earlier, instead of yielding, costs throughput when
- * the CPUs are shared: each wake-up waits for the scheduler. A queue held back by the
+/* Idle backoff, by time since the last work: spin briefly (TL_IDLE_SPIN_NS). A queue
+ * owner whose ports all have sockets to wait on (AF_XDP, udp, packet) and that has nothing
+ * queued or in flight then blocks in poll() on those sockets and its eventfd after
+ * TL_IDLE_BLOCK_NS, so that the kernel, the control plane or a submitting worker wakes it
+ * (TL_IDLE_BLOCK_MS bounds how late a stop request is seen). Yielding through a stream's
+ * gaps instead cost the CPUs it shares more than the wake-ups do: a gateway that was not
+ * the bottleneck yielded 88 000 times and read its sockets empty 300 000 times a second
+ * (docs/results/2026-11-27-fraglist.md). Otherwise yield the CPU (to the applications and
+ * other instances sharing it) without arming a timer, which is costly in a VM; after 2 ms
+ * block as above when the worker can (one that owns no port: on its eventfd), or sleep
+ * 50 us growing to 1 ms per round (ports without sockets: DPDK's). A queue held back by the
  * shaper is not idle: the worker spins through a gap shorter than TL_SHAPER_SPIN_NS and
  * otherwise sleeps to the next send slot (shaper_sleep), never yields. An owner waiting
  * for its crypto jobs only spins and yields. */
 #define TL_IDLE_SPIN_NS 20000ull
 #define TL_IDLE_BLOCK_MS 10
+#define TL_IDLE_BLOCK_NS 50000ull
 #define TL_IDLE_YIELD_NS 2000000ull
 #define TL_IDLE_SLEEP_MIN_US 50
 #define TL_IDLE_SLEEP_MAX_US 1000
@@ -280,6 +284,10 @@ static void idle(struct tl_worker *w)
 	}
 	if (w->owner && (out_fd = out_full_fd(w)) >= 0) {
 		idle_wait_out(w, out_fd);
+		return;
+	}
+	if (w->owner && idle_ns >= TL_IDLE_BLOCK_NS && can_block(w)) {
+		idle_block(w);
 		return;
 	}
 	if (idle_ns < TL_IDLE_YIELD_NS || (w->owner && tl_crypt_busy(w))) {
