@@ -26,9 +26,9 @@
 
 /* Idle backoff, by time since the last work: spin briefly (TL_IDLE_SPIN_NS). A queue
  * owner whose ports all have sockets to wait on (AF_XDP, udp, packet) and that has nothing
- * queued or in flight then blocks in poll() on those sockets and its eventfd after
- * TL_IDLE_BLOCK_NS, so that the kernel, the control plane or a submitting worker wakes it
- * (TL_IDLE_BLOCK_MS bounds how late a stop request is seen). Yielding through a stream's
+ * queued or in flight then blocks in poll() on those sockets and its eventfd (after
+ * TL_IDLE_BLOCK_NS, the end of the spin), so that the kernel, the control plane or a
+ * submitting worker wakes it (TL_IDLE_BLOCK_MS bounds how late a stop request is seen). Yielding through a stream's
  * gaps instead cost the CPUs it shares more than the wake-ups do: a gateway that was not
  * the bottleneck yielded 88 000 times and read its sockets empty 300 000 times a second
  * (docs/results/2026-11-27-fraglist.md). Otherwise yield the CPU (to the applications and
@@ -38,7 +38,7 @@
  * shaper is not idle: the worker spins through a gap shorter than TL_SHAPER_SPIN_NS and
  * otherwise sleeps to the next send slot (shaper_sleep), never yields. An owner waiting
  * for its crypto jobs only spins and yields. */
-#define TL_IDLE_SPIN_NS 20000ull
+#define TL_IDLE_SPIN_NS 50000ull
 #define TL_IDLE_BLOCK_MS 10
 #define TL_IDLE_BLOCK_NS 50000ull
 #define TL_IDLE_YIELD_NS 2000000ull
