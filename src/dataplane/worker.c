@@ -24,11 +24,11 @@
 #include "dataplane/port.h"
 #include "dataplane/worker.h"
 
-/* Idle backoff, by time since the last work: spin briefly (TL_IDLE_SPIN_NS). A queue
- * owner whose ports all have sockets to wait on (AF_XDP, udp, packet) and that has nothing
- * queued or in flight then blocks in poll() on those sockets and its eventfd (after
- * TL_IDLE_BLOCK_NS, the end of the spin), so that the kernel, the control plane or a
- * submitting worker wakes it (TL_IDLE_BLOCK_MS bounds how late a stop request is seen). Yielding through a stream's
+/* Idle backoff, by time since the last work: spin briefly (TL_IDLE_SPIN_NS). At the end
+ * of the spin a queue owner whose ports all have sockets to wait on (AF_XDP, udp, packet)
+ * and that has nothing queued or in flight blocks in poll() on those sockets and its
+ * eventfd, so that the kernel, the control plane or a submitting worker wakes it
+ * (TL_IDLE_BLOCK_MS bounds how late a stop request is seen). Yielding through a stream's
  * gaps instead cost the CPUs it shares more than the wake-ups do: a gateway that was not
  * the bottleneck yielded 88 000 times and read its sockets empty 300 000 times a second
  * (docs/results/2026-11-27-fraglist.md). Otherwise yield the CPU (to the applications and
@@ -40,7 +40,6 @@
  * for its crypto jobs only spins and yields. */
 #define TL_IDLE_SPIN_NS 50000ull
 #define TL_IDLE_BLOCK_MS 10
-#define TL_IDLE_BLOCK_NS 50000ull
 #define TL_IDLE_YIELD_NS 2000000ull
 #define TL_IDLE_SLEEP_MIN_US 50
 #define TL_IDLE_SLEEP_MAX_US 1000
@@ -286,7 +285,7 @@ static void idle(struct tl_worker *w)
 		idle_wait_out(w, out_fd);
 		return;
 	}
-	if (w->owner && idle_ns >= TL_IDLE_BLOCK_NS && can_block(w)) {
+	if (w->owner && can_block(w)) {   /* the spin is over */
 		idle_block(w);
 		return;
 	}
