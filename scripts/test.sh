@@ -33,10 +33,12 @@ run_suite() {   # dir, suite, [meson test options...]
 	shift 2
 	log=$(mktemp)
 	if meson test -C "$dir" --suite "$suite" --print-errorlogs --num-processes 1 "$@" 2>&1 | tee "$log"; then :; fi
-	# Each failed check by name (--print-errorlogs shows only a log's last 100 lines), marked
-	# so that .ci/run can repeat them at its end.
+	# Each failed check by name with the notes ("# ..." lines, up to 6) that follow it
+	# (--print-errorlogs shows only a log's last 100 lines), marked so that .ci/run can repeat
+	# them at its end.
 	if [ -f "$dir/meson-logs/testlog.txt" ]; then
-		grep -E '^(not ok |FAIL )' "$dir/meson-logs/testlog.txt" | head -n 40 | sed "s|^|failed check ($suite): |" || true
+		awk '/^(not ok |FAIL )/ { print; n = 6; next } n > 0 && /^# / { print; n--; next } { n = 0 }' \
+			"$dir/meson-logs/testlog.txt" | head -n 120 | sed "s|^|failed check ($suite): |" || true
 	fi
 	passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
 	failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
