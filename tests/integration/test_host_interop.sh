@@ -55,27 +55,34 @@ tl_stat() { hl_tel "$1" /tunless/device --get "$2"; }
 ge() { [ "$1" -ge "$2" ] 2>/dev/null; }
 stat_ge() { ge "$(tl_stat "$1" "$2")" "$3"; }
 nonzero_drops() { hl_tel "$1" /tunless/drops | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join("%s=%d" % kv for kv in d.items() if kv[1]))'; }
-# Reasons a run under load may count without a fault of tunless, each where the no-drop
-# contract allows it: CoDel (the AQM: a TCP flow without ECN through a queue that stays above
-# its target; BBR, tcp_ecn=2 here) and a kernel ring or buffer before a worker read it (the
-# AF_XDP socket's, a udp/packet socket's), which on two shared cores a busy CI machine can
-# fill. Any other reason fails.
-LOAD_REASONS="aqm_codel xsk_ring_full kernel_socket_overflow"
-# no_drops <name>: the drop counters could be read and every reason is 0 but the load reasons,
-# which are printed.
+# What a run under load may count without a fault of tunless, each where the no-drop contract
+# allows it: CoDel (the AQM: a TCP flow without ECN through a queue that stays above its
+# target; BBR, tcp_ecn=2 here), and a kernel ring or buffer before a worker read it (the AF_XDP
+# socket's, a udp/packet socket's) below one RX ring's worth in the whole run (RING_LOSS_MAX):
+# a worker descheduled once on two busy cores loses at most about that, while a worker that
+# keeps overrunning its ring loses many (13 000 to 80 000 xsk_ring_full in 6 s when finishing
+# was late, design.md). Any other reason fails.
+RING_LOSS_MAX=2048
+# no_drops <name>: the drop counters could be read; only the reasons above are non-zero, the
+# ring losses below RING_LOSS_MAX. Every non-zero reason is printed.
 no_drops() {
-	local d r other=
+	local d r other= ring=0
 	d=$(nonzero_drops "$1") || { echo "cannot read /tunless/drops of $1"; return 1; }
 	for r in $d; do
-		[[ " $LOAD_REASONS " == *" ${r%%=*} "* ]] || other="$other $r"
+		case ${r%%=*} in
+		aqm_codel) ;;
+		xsk_ring_full | kernel_socket_overflow) ring=$((ring + ${r#*=})) ;;
+		*) other="$other $r" ;;
+		esac
 	done
 	[ -z "$d" ] || echo "drops: $d"
-	[ -z "$other" ]
+	[ -z "$other" ] && [ "$ring" -lt "$RING_LOSS_MAX" ]
 }
+
 # stop_checked <tag> <ns> <name> <wan-if> [signal=TERM]
 stop_checked() {
 	local tag=$1 ns=$2 name=$3 wan=$4 sig=${5:-TERM}
-	check_out "$tag: $name dropped nothing during the run (every reason 0 but CoDel and kernel rings)" no_drops "$name"
+	check_out "$tag: $name dropped nothing but by CoDel or below a ring in a kernel ring (every other reason 0)" no_drops "$name"
 	hl_check "$tag: $name still running before the stop" hl_tl_alive "$name"
 	hl_tunless_stop "$name" "$sig" 5
 	if [ "$HL_TL_RC" = 0 ]; then hl_ok "$tag: $name exits 0 within 5 s of SIG$sig"
