@@ -52,19 +52,23 @@ void tl_wipe(void *buf, size_t len);
 bool tl_equal(const void *a, const void *b, size_t len);   /* constant time */
 bool tl_is_zero(const void *a, size_t len);                /* constant time */
 
-/* Data-path AEAD: OpenSSL's ChaCha20-Poly1305 (its provider's functions, called directly),
- * in place, no associated data. One context per thread (not thread-safe); the key is set
- * per call. */
+/* Data-path AEAD: ChaCha20-Poly1305 in place, no associated data, from OpenSSL's providers
+ * (primitives.c says how). One context per thread (not thread-safe); the key is set per
+ * call. head and tail: the bytes before buf, and from buf + len on, that the call may use
+ * as scratch (it puts their contents back; a tag at buf + len may count in tail); with 64
+ * before and up to 63 after (to the end of the last 64-byte block) the message takes the
+ * one-pass path, otherwise OpenSSL's AEAD. 0 or -1. */
 struct tl_dp_aead;
 struct tl_dp_aead *tl_dp_aead_new(void);
 void tl_dp_aead_free(struct tl_dp_aead *a);
 /* Tests of the callers' failure handling only: a context that was never given its
- * cipher, so that every seal and open on it fails inside OpenSSL. */
+ * cipher, so that every seal and open on it fails. */
 struct tl_dp_aead *tl_dp_aead_new_unusable(void);
 int tl_dp_aead_seal(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_t counter,
-		    uint8_t *buf, size_t len, uint8_t tag[TL_AEAD_TAG_LEN]);
+		    uint8_t *buf, size_t len, uint8_t tag[TL_AEAD_TAG_LEN], size_t head, size_t tail);
 int tl_dp_aead_open(struct tl_dp_aead *a, const uint8_t key[TL_KEY_LEN], uint64_t counter,
-		    uint8_t *buf, size_t len, const uint8_t tag[TL_AEAD_TAG_LEN]);
+		    uint8_t *buf, size_t len, const uint8_t tag[TL_AEAD_TAG_LEN], size_t head,
+		    size_t tail);
 /* The context keeps a copy of the last key and its schedule: forget them (a retired key
  * must not outlive its keypair). 0 or -1. */
 int tl_dp_aead_forget(struct tl_dp_aead *a);

@@ -5,6 +5,7 @@
 #include <rte_malloc.h>
 
 #include "dataplane/crypt.h"
+#include "dataplane/packet.h"
 
 static struct rte_ring *jobs_ring(unsigned id, const char *what, int dir)
 {
@@ -162,16 +163,20 @@ static unsigned job_run(struct tl_worker *w, struct tl_crypt_job *j)
 	for (unsigned i = 0; i < n; i++) {
 		struct tl_crypt_pkt *p = &j->p[i];
 		uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], uint8_t *, p->off);
+		size_t head, tail;
 
 		if (i + 1 < n)
 			job_prefetch(j, i + 1);
 
+		tl_pkt_room(j->m[i], buf, p->len, &head, &tail);
 		if (j->dir == TL_DIR_ENCAP) {
-			p->ok = tl_dp_aead_seal(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len) == 0;
+			p->ok = tl_dp_aead_seal(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len,
+						head, tail) == 0;
 			if (p->ok && p->v6_csum)
 				tl_pkt_outer_csum(j->m[i]);
 		} else {
-			p->ok = tl_dp_aead_open(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len) == 0;
+			p->ok = tl_dp_aead_open(w->aead, j->keys[p->key], p->counter, buf, p->len, buf + p->len,
+						head, tail) == 0;
 		}
 	}
 	/* A keypair retired since the job was made: its key must not stay in the context. */

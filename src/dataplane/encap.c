@@ -93,11 +93,13 @@ enum tl_drop tl_encap_one(struct tl_dp *dp, struct tl_dp_aead *aead, struct tl_p
 	struct tl_seal s;
 	enum tl_drop r = encap_frame(dp, peer, kp, m, ecn, now_ns, &s);
 	uint8_t *p;
+	size_t head, tail;
 
 	if (r != TL_DROP_MAX)
 		return r;
 	p = rte_pktmbuf_mtod_offset(m, uint8_t *, s.off);
-	if (tl_dp_aead_seal(aead, kp->send_key, s.counter, p, s.len, p + s.len) != 0)
+	tl_pkt_room(m, p, s.len, &head, &tail);
+	if (tl_dp_aead_seal(aead, kp->send_key, s.counter, p, s.len, p + s.len, head, tail) != 0)
 		return TL_DROP_encrypt_failed;   /* the buffer may hold plaintext: never sent */
 	if (s.v6)
 		tl_pkt_outer_csum(m);

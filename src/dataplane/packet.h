@@ -37,6 +37,17 @@ static inline struct tl_outer *tl_hs_outer(struct rte_mbuf *m)
 									  : NULL;
 }
 
+/* The bytes of m's buffer before p and after p + len, which a worker owns with the buffer
+ * (stages never share or chain buffers): the data-path AEAD's head and tail room. */
+static inline void tl_pkt_room(const struct rte_mbuf *m, const uint8_t *p, size_t len, size_t *head,
+			       size_t *tail)
+{
+	const uint8_t *start = (const uint8_t *)m->buf_addr;
+
+	*head = (size_t)(p - start);
+	*tail = (size_t)(start + m->buf_len - (p + len));
+}
+
 /* A parsed inner IP packet. */
 struct tl_inner {
 	int family;

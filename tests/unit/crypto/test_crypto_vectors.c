@@ -2,7 +2,10 @@
  * BLAKE2 keyed known answers (BLAKE2s, keyed BLAKE2s), RFC 2104 (HMAC-BLAKE2s against a
  * naive construction), RFC 7748 (X25519); agreement of the handshake AEAD (libsodium) and
  * the data-path AEAD (OpenSSL) on random inputs; XChaCha20-Poly1305 round trip. */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include <openssl/core_names.h>
@@ -76,22 +79,88 @@ static void test_rfc8439_evp(const struct rfc8439 *v)
 
 /* ---- handshake AEAD vs data-path AEAD ------------------------------------------------- */
 
+enum { ROOM = 64, MAXLEN = 2000 };
+
+/* A message at buf with the tag behind it, in a region with head bytes before buf and tail
+ * bytes after the message (the tag counts in them). */
+struct dp_case {
+	uint8_t *region, *before, *buf;
+	size_t len, head, tail, size;
+};
+
+static void dp_case_set(struct dp_case *c, unsigned long long *seed, size_t len, size_t head,
+			size_t tail)
+{
+	c->len = len;
+	c->head = head;
+	c->tail = tail;
+	c->size = head + len + tail;
+	c->buf = c->region + head;
+	tl_test_fill(seed, c->region, c->size);
+	memcpy(c->before, c->region, c->size);
+}
+
+/* The bytes outside the message and its tag are what they were before the call. */
+static bool dp_room_kept(const struct dp_case *c)
+{
+	size_t end = c->head + c->len + TL_AEAD_TAG_LEN;
+
+	return memcmp(c->region, c->before, c->head) == 0 &&
+	       memcmp(c->region + end, c->before + end, c->size - end) == 0;
+}
+
+/* Seals with the data path (tag at buf + len), checks against libsodium's sealed, opens it
+ * again; a flipped tag bit and the wrong counter fail, and the room is kept throughout.
+ * one_pass: whether the case has the one-pass path's room, which keeps the ciphertext in
+ * the buffer when the tag does not verify (the whole path leaves unauthenticated bytes). */
+static bool dp_round_trip(struct tl_dp_aead *dp, struct dp_case *c, const uint8_t key[32],
+			  uint64_t counter, const uint8_t *plain, const uint8_t *sealed, bool one_pass,
+			  unsigned i)
+{
+	size_t len = c->len;
+	uint8_t *tag = c->buf + len;
+	bool good = true;
+
+	memcpy(c->buf, plain, len);
+	good &= tl_dp_aead_seal(dp, key, counter, c->buf, len, tag, c->head, c->tail) == 0;
+	good &= memcmp(c->buf, sealed, len) == 0 && memcmp(tag, sealed + len, 16) == 0;
+	good &= dp_room_kept(c);
+	good &= tl_dp_aead_open(dp, key, counter, c->buf, len, tag, c->head, c->tail) == 0;
+	good &= memcmp(c->buf, plain, len) == 0 && dp_room_kept(c);
+	memcpy(c->buf, sealed, len + 16);
+	tag[i % 16] ^= (uint8_t)(1u << (i % 8));
+	good &= tl_dp_aead_open(dp, key, counter, c->buf, len, tag, c->head, c->tail) != 0;
+	if (one_pass)
+		good &= memcmp(c->buf, sealed, len) == 0;
+	else if (len >= 16)   /* bytes the keystream changed (all 16 the same: 2^-128) */
+		good &= memcmp(c->buf, sealed, len) != 0;
+	tag[i % 16] ^= (uint8_t)(1u << (i % 8));
+	memcpy(c->buf, sealed, len);
+	good &= tl_dp_aead_open(dp, key, counter + 1, c->buf, len, tag, c->head, c->tail) != 0;
+	good &= dp_room_kept(c);
+	return good;
+}
+
+/* Both paths of the data-path AEAD (the one-pass path with room around the message, OpenSSL's
+ * AEAD without) against libsodium's, on every length to 2000, with keys that change, repeat
+ * and come back, as with several peers in one burst; the room at its least (64 bytes before,
+ * the rest of the last 64-byte block after) and one byte short of it. */
 static void test_aead_agreement(void)
 {
-	enum { MAXLEN = 2000 };
 	struct tl_dp_aead *dp = tl_dp_aead_new();
 	uint8_t *plain = malloc(MAXLEN), *sealed = malloc(MAXLEN + 16), *buf = malloc(MAXLEN);
 	uint8_t key[32], key_b[32] = { 7 }, tag[16];
+	struct dp_case c = { .region = malloc(4 * ROOM + MAXLEN), .before = malloc(4 * ROOM + MAXLEN) };
 	unsigned long long seed = 0x7475e1e55ull;
-	unsigned ok = 0, runs = 600;
+	unsigned ok = 0, runs = 2 * (MAXLEN + 1);
 
 	CHECK(dp != NULL);
 	for (unsigned i = 0; i < runs; i++) {
-		size_t len = i < 40 ? i : tl_test_rand(&seed) % (MAXLEN + 1);
+		size_t len = i % (MAXLEN + 1), slack = (64 - len % 64) % 64;
 		uint64_t counter = i % 3 ? tl_test_rand(&seed) : i;
-		int good = 1;
+		size_t tail = TL_AEAD_TAG_LEN > slack ? TL_AEAD_TAG_LEN : slack;
+		bool good = true;
 
-		/* keys change, repeat and come back, as with several peers in one burst */
 		if (i % 3 == 0)
 			tl_test_fill(&seed, key, sizeof(key));
 		else if (i % 7 == 0)
@@ -100,20 +169,22 @@ static void test_aead_agreement(void)
 			memcpy(key_b, key, sizeof(key));
 		tl_test_fill(&seed, plain, len);
 		tl_aead_seal(sealed, plain, len, counter, NULL, 0, key);
+		/* the one-pass path: the least room, and a varied amount more */
+		dp_case_set(&c, &seed, len, ROOM + (i % 5 == 0 ? i % 64 : 0), tail + (i % 4 ? 0 : i % ROOM));
+		good &= dp_round_trip(dp, &c, key, counter, plain, sealed, true, i);
+		/* the whole path: a byte short before, or (where the block has slack beyond the
+		 * tag) after */
+		if (i % 2 || slack <= TL_AEAD_TAG_LEN)
+			dp_case_set(&c, &seed, len, ROOM - 1, tail + ROOM);
+		else
+			dp_case_set(&c, &seed, len, ROOM, slack - 1);
+		good &= dp_round_trip(dp, &c, key, counter, plain, sealed, false, i);
+		/* a tag apart from the message, no room at all */
 		memcpy(buf, plain, len);
-		good &= tl_dp_aead_seal(dp, key, counter, buf, len, tag) == 0;
+		good &= tl_dp_aead_seal(dp, key, counter, buf, len, tag, 0, 0) == 0;
 		good &= memcmp(buf, sealed, len) == 0 && memcmp(tag, sealed + len, 16) == 0;
-		good &= tl_dp_aead_open(dp, key, counter, buf, len, tag) == 0;
-		good &= memcmp(buf, plain, len) == 0;
 		good &= tl_aead_open(buf, sealed, len + 16, counter, NULL, 0, key) == 0;
 		good &= memcmp(buf, plain, len) == 0;
-		/* a flipped tag bit, or the wrong counter, fails on both paths */
-		memcpy(buf, sealed, len);
-		tag[i % 16] ^= (uint8_t)(1u << (i % 8));
-		good &= tl_dp_aead_open(dp, key, counter, buf, len, tag) != 0;
-		tag[i % 16] ^= (uint8_t)(1u << (i % 8));
-		memcpy(buf, sealed, len);
-		good &= tl_dp_aead_open(dp, key, counter + 1, buf, len, tag) != 0;
 		sealed[len + i % 16] ^= 0x80;
 		good &= tl_aead_open(buf, sealed, len + 16, counter, NULL, 0, key) != 0;
 		if (len) {
@@ -121,35 +192,47 @@ static void test_aead_agreement(void)
 			sealed[i % len] ^= 1;
 			good &= tl_aead_open(buf, sealed, len + 16, counter, NULL, 0, key) != 0;
 		}
+		if (!good)
+			fprintf(stderr, "# data-path AEAD disagrees at length %zu (run %u)\n", len, i);
 		ok += (unsigned)good;
 	}
 	CHECK(ok == runs);
 	CHECK(tl_aead_open(buf, sealed, 15, 0, NULL, 0, key) != 0);
-	/* forgetting drops the key schedule: the next seal and open key the context again and
-	 * still agree with the handshake AEAD */
+	/* forgetting drops the keys: the next seal and open (either path) key the context
+	 * again and still agree with the handshake AEAD */
 	CHECK(tl_dp_aead_keyed(dp));
 	CHECK(tl_dp_aead_forget(dp) == 0);
 	CHECK(!tl_dp_aead_keyed(dp));
 	tl_test_fill(&seed, plain, 100);
 	tl_aead_seal(sealed, plain, 100, 9, NULL, 0, key);
 	memcpy(buf, plain, 100);
-	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag) == 0);
+	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag, 0, 0) == 0);
 	CHECK_MEM(buf, sealed, 100);
 	CHECK_MEM(tag, sealed + 100, 16);
 	CHECK(tl_dp_aead_forget(dp) == 0);
-	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag) == 0);
+	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag, 0, 0) == 0);
 	CHECK_MEM(buf, plain, 100);
+	CHECK(tl_dp_aead_forget(dp) == 0);
+	dp_case_set(&c, &seed, 100, ROOM, 28);
+	CHECK(dp_round_trip(dp, &c, key, 9, plain, sealed, true, 3));
+	CHECK(tl_dp_aead_keyed(dp));
+	CHECK(tl_dp_aead_forget(dp) == 0);
+	CHECK(!tl_dp_aead_keyed(dp));
 	tl_dp_aead_free(dp);
 	/* a context without its cipher fails every call, and forgetting on it is harmless */
 	dp = tl_dp_aead_new_unusable();
 	CHECK(dp != NULL);
-	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag) != 0);
-	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag) != 0);
+	CHECK(tl_dp_aead_seal(dp, key, 9, buf, 100, tag, 0, 0) != 0);
+	CHECK(tl_dp_aead_open(dp, key, 9, buf, 100, tag, 0, 0) != 0);
+	CHECK(tl_dp_aead_seal(dp, key, 9, c.buf, 100, c.buf + 100, c.head, c.tail) != 0);
+	CHECK(tl_dp_aead_open(dp, key, 9, c.buf, 100, c.buf + 100, c.head, c.tail) != 0);
 	CHECK(tl_dp_aead_forget(dp) == 0);
 	tl_dp_aead_free(dp);
 	free(plain);
 	free(sealed);
 	free(buf);
+	free(c.region);
+	free(c.before);
 }
 
 /* tl_aead with associated data agrees with libsodium called with the WireGuard nonce. */

@@ -62,7 +62,7 @@ static void worker_uses(struct tl_ch *h, const struct tl_keypair *kp)
 {
 	uint8_t buf[64] = { 0 }, tag[TL_AEAD_TAG_LEN];
 
-	tl_dp_aead_seal(h->dev.workers[0].aead, kp->send_key, 0, buf, sizeof(buf), tag);
+	tl_dp_aead_seal(h->dev.workers[0].aead, kp->send_key, 0, buf, sizeof(buf), tag, 0, 0);
 }
 
 static void test_expired(void)

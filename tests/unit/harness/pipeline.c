@@ -431,7 +431,8 @@ struct rte_mbuf *tl_pl_wan_data(struct tl_pl *pl, const struct tl_endpoint *ep, 
 	memset(hdr->payload, 0, padded);
 	if (len)
 		memcpy(hdr->payload, ip, len);
-	if (tl_dp_aead_seal(pl->w.aead, kp->recv_key, ctr, hdr->payload, padded, hdr->payload + padded) != 0) {
+	/* OpenSSL's own AEAD (no room given): the worker opens with the one-pass path */
+	if (tl_dp_aead_seal(pl->w.aead, kp->recv_key, ctr, hdr->payload, padded, hdr->payload + padded, 0, 0) != 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
@@ -498,7 +499,7 @@ int tl_pl_open_data(struct tl_pl *pl, const struct rte_mbuf *m, const struct tl_
 	*ctr = rte_le_to_cpu_64(hdr->counter);
 	memcpy(out, hdr->payload, clen);
 	*why = "tag did not verify with the keypair's send key";
-	if (tl_dp_aead_open(pl->w.aead, kp->send_key, *ctr, out, clen, hdr->payload + clen) != 0)
+	if (tl_dp_aead_open(pl->w.aead, kp->send_key, *ctr, out, clen, hdr->payload + clen, 0, 0) != 0)
 		return -1;
 	return clen;
 }
