@@ -139,16 +139,19 @@ bool tl_crypt_submit(struct tl_worker *w, int dir)
 	return true;
 }
 
-/* The bytes packet i of j seals or opens, and its tag, asked into the cache: a NIC (or the
- * copy of a socket port) wrote them long before, and the AEAD's first pass over them (the
- * ChaCha20 XOR on seal, Poly1305 on open) would otherwise wait for each line in turn. */
+/* The lines packet i of j's AEAD reads, asked into the cache: a NIC (or the copy of a socket
+ * port) wrote the message and its tag long before, and the one-pass path also reads the 64
+ * bytes before the message (a line of the headroom nobody wrote lately, on decap) and the
+ * rest of its last 64-byte block; the AEAD's first pass over them (the one ChaCha20 call)
+ * would otherwise wait for each line in turn. */
 static void job_prefetch(const struct tl_crypt_job *j, unsigned i)
 {
 	const struct tl_crypt_pkt *p = &j->p[i];
-	const uint8_t *buf = rte_pktmbuf_mtod_offset(j->m[i], const uint8_t *, p->off);
+	uintptr_t buf = rte_pktmbuf_mtod_offset(j->m[i], uintptr_t, p->off);
+	uintptr_t end = buf + RTE_ALIGN_CEIL((uintptr_t)p->len, 64) + TL_AEAD_TAG_LEN;
 
-	for (unsigned o = 0; o < (unsigned)p->len + TL_AEAD_TAG_LEN; o += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0(buf + o);
+	for (uintptr_t a = RTE_ALIGN_FLOOR(buf - 64, RTE_CACHE_LINE_SIZE); a < end; a += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0((const void *)a);
 }
 
 /* Its packets: once done is released the job is its owner's again, which may recycle and
